@@ -1,0 +1,65 @@
+// Operator actions on keys, shared by the CLI (and later the admin API and the TUI).
+import { issueSecret } from "../auth/secret.ts";
+import type { KeyRecord, Store } from "../store/store.ts";
+import type { Nanos } from "../types.ts";
+
+export interface CreateKeyInput {
+  account: string;
+  group: string;
+  name: string;
+  expiresAt: number | null;
+  allowIps: string[];
+  dailyCap: Nanos | null;
+  rpm: number | null;
+  concurrency: number | null;
+}
+
+/** Effective status: a key past its expiry time is `expired` whatever its stored status. */
+export type EffectiveStatus = "enabled" | "revoked" | "expired";
+
+export function effectiveStatus(key: KeyRecord, now = Date.now()): EffectiveStatus {
+  if (key.status === "revoked") return "revoked";
+  if (key.expiresAt !== null && key.expiresAt <= now) return "expired";
+  return "enabled";
+}
+
+/** Creates a key (input already validated) and returns it with its secret, which exists only in this return value. */
+export async function createKey(
+  store: Store,
+  input: CreateKeyInput,
+): Promise<{ key: KeyRecord; secret: string }> {
+  const issued = issueSecret();
+  const key = await store.createKey({
+    id: issued.id,
+    account: input.account,
+    group: input.group,
+    name: input.name,
+    prefix: issued.prefix,
+    secretHash: issued.secretHash,
+    expiresAt: input.expiresAt,
+    allowIps: input.allowIps.length > 0 ? input.allowIps : null,
+    dailyCap: input.dailyCap,
+    rpm: input.rpm,
+    concurrency: input.concurrency,
+  });
+  return { key, secret: issued.secret };
+}
+
+/** The operator's view of a key, as `keys list --json` prints it. */
+export function keyView(key: KeyRecord, now = Date.now()) {
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    name: key.name,
+    account: key.account,
+    group: key.group,
+    status: effectiveStatus(key, now),
+    expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
+    allow_ips: key.allowIps ?? [],
+    daily_cap_nanos: key.dailyCap,
+    rpm: key.rpm,
+    concurrency: key.concurrency,
+    created_at: new Date(key.createdAt).toISOString(),
+    last_used_at: key.lastUsedAt === null ? null : new Date(key.lastUsedAt).toISOString(),
+  };
+}

@@ -1,0 +1,77 @@
+// Client addresses and CIDR allowlists (IPv4 and IPv6), on ipaddr.js.
+import ipaddr from "ipaddr.js";
+
+type Address = ipaddr.IPv4 | ipaddr.IPv6;
+type Range = [Address, number];
+
+/** Parses an address, folding IPv4-mapped IPv6 (`::ffff:1.2.3.4`) to IPv4; undefined if not an address. */
+export function parseAddress(text: string): Address | undefined {
+  const trimmed = text.trim().replace(/^\[(.*)\]$/, "$1");
+  if (!ipaddr.isValid(trimmed)) return undefined;
+  return ipaddr.process(trimmed);
+}
+
+/** Checks one CIDR (or a bare address, meaning a single host); returns an error message if invalid. */
+export function checkCidr(text: string): string | undefined {
+  try {
+    parseRange(text);
+    return undefined;
+  } catch {
+    return `"${text}" is not an IP address or CIDR range (e.g. 10.0.0.0/8, 203.0.113.7, 2001:db8::/32)`;
+  }
+}
+
+function parseRange(text: string): Range {
+  const trimmed = text.trim();
+  if (trimmed.includes("/")) {
+    const [address, bits] = ipaddr.parseCIDR(trimmed);
+    if (address.kind() === "ipv6" && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
+      return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+    }
+    return [address, bits];
+  }
+  const address = parseAddress(trimmed);
+  if (!address) throw new Error("not an address");
+  return [address, address.kind() === "ipv4" ? 32 : 128];
+}
+
+/** A compiled list of CIDR ranges. */
+export class CidrList {
+  readonly #ranges: Range[];
+
+  constructor(cidrs: readonly string[]) {
+    this.#ranges = cidrs.map(parseRange);
+  }
+
+  get size(): number {
+    return this.#ranges.length;
+  }
+
+  contains(address: Address | undefined): boolean {
+    if (!address) return false;
+    for (const [base, bits] of this.#ranges) {
+      if (base.kind() === address.kind() && address.match(base, bits)) return true;
+    }
+    return false;
+  }
+}
+
+/**
+ * The client's address: the socket peer, unless the peer is a trusted proxy, in which case the
+ * right-most `X-Forwarded-For` entry that is not itself a trusted proxy.
+ */
+export function clientAddress(
+  peer: string,
+  forwardedFor: string | null,
+  trusted: CidrList,
+): Address | undefined {
+  const peerAddress = parseAddress(peer);
+  if (!forwardedFor || trusted.size === 0 || !trusted.contains(peerAddress)) return peerAddress;
+  const hops = forwardedFor.split(",");
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = parseAddress(hops[i] ?? "");
+    if (!hop) return peerAddress;
+    if (!trusted.contains(hop)) return hop;
+  }
+  return peerAddress;
+}

@@ -1,0 +1,187 @@
+// Authentication against an in-memory copy of the keys, looked up by SHA-256 of the secret.
+// The copy is reloaded when the store's revision changes (polled), so a revoked key is refused
+// within one poll interval without a database query per request.
+import { ModelAllowList } from "../catalog/groups.ts";
+import type { Store } from "../store/store.ts";
+import type { KeyId, Nanos } from "../types.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { CidrList, type parseAddress } from "./ip.ts";
+import { hashSecret } from "./secret.ts";
+
+type Address = NonNullable<ReturnType<typeof parseAddress>>;
+
+/** Who is calling, as the rest of the request path needs it. */
+export interface Principal {
+  keyId: KeyId;
+  keyName: string;
+  accountId: number;
+  accountName: string;
+  group: string;
+  models: ModelAllowList;
+  dailyCap: Nanos | null;
+  rpm: number | null;
+  concurrency: number | null;
+}
+
+interface CachedKey {
+  principal: Principal;
+  prefix: string;
+  status: "enabled" | "revoked";
+  expiresAt: number | null;
+  allowIps: CidrList | null;
+}
+
+export interface KeyCacheOptions {
+  /** How often the store's revision is polled, in ms. */
+  refreshMs?: number;
+  /** How often last-used times are written back, in ms. */
+  touchMs?: number;
+  now?: () => number;
+}
+
+/** The gateway's in-memory key table. */
+export class KeyCache {
+  readonly #store: Store;
+  readonly #refreshMs: number;
+  readonly #touchMs: number;
+  readonly #now: () => number;
+  #byHash = new Map<string, CachedKey>();
+  #revision = -1;
+  #lastUsed = new Map<string, number>();
+  #timers: ReturnType<typeof setInterval>[] = [];
+  #refreshing = false;
+
+  constructor(store: Store, options: KeyCacheOptions = {}) {
+    this.#store = store;
+    this.#refreshMs = options.refreshMs ?? 250;
+    this.#touchMs = options.touchMs ?? 5000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Loads the keys and starts polling for changes. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.#timers.push(
+      setInterval(() => void this.refresh().catch(logRefreshError), this.#refreshMs),
+      setInterval(() => void this.flushLastUsed().catch(logRefreshError), this.#touchMs),
+    );
+    for (const timer of this.#timers) timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    await this.flushLastUsed();
+  }
+
+  /** Reloads the key table when the store's revision moved. */
+  async refresh(): Promise<void> {
+    if (this.#refreshing) return;
+    this.#refreshing = true;
+    try {
+      const revision = await this.#store.revision();
+      if (revision === this.#revision) return;
+      const rows = await this.#store.loadAuthKeys();
+      const allowLists = new Map<string, ModelAllowList>();
+      const next = new Map<string, CachedKey>();
+      for (const row of rows) {
+        const patternsKey = row.groupModelPatterns.join("\n");
+        let models = allowLists.get(patternsKey);
+        if (!models) {
+          models = new ModelAllowList(row.groupModelPatterns);
+          allowLists.set(patternsKey, models);
+        }
+        next.set(row.secretHash, {
+          principal: {
+            keyId: row.id,
+            keyName: row.name,
+            accountId: row.accountId,
+            accountName: row.account,
+            group: row.group,
+            models,
+            dailyCap: row.dailyCap,
+            rpm: row.rpm,
+            concurrency: row.concurrency,
+          },
+          prefix: row.prefix,
+          status: row.status,
+          expiresAt: row.expiresAt,
+          allowIps: row.allowIps && row.allowIps.length > 0 ? new CidrList(row.allowIps) : null,
+        });
+      }
+      this.#byHash = next;
+      this.#revision = revision;
+    } finally {
+      this.#refreshing = false;
+    }
+  }
+
+  /** Checks a presented secret and client address; returns the principal or throws 401/403. */
+  authenticate(secret: string | undefined, client: Address | undefined): Principal {
+    if (!secret) {
+      throw new GatewayError(
+        "invalid_api_key",
+        "No API key provided. Send it as `Authorization: Bearer sk-...` or `x-api-key: sk-...`.",
+        { code: "missing_api_key" },
+      );
+    }
+    const entry = this.#byHash.get(hashSecret(secret));
+    if (!entry) {
+      throw new GatewayError(
+        "invalid_api_key",
+        `Incorrect API key provided: ${redact(secret)}. Check the key you sent.`,
+      );
+    }
+    if (entry.status === "revoked") {
+      throw new GatewayError(
+        "invalid_api_key",
+        `The API key ${entry.prefix}… has been revoked. Ask the operator for a new key.`,
+        { code: "revoked_api_key" },
+      );
+    }
+    if (entry.expiresAt !== null && entry.expiresAt <= this.#now()) {
+      throw new GatewayError(
+        "invalid_api_key",
+        `The API key ${entry.prefix}… expired at ${new Date(entry.expiresAt).toISOString()}. Ask the operator for a new key.`,
+        { code: "expired_api_key" },
+      );
+    }
+    if (entry.allowIps && !entry.allowIps.contains(client)) {
+      throw new GatewayError(
+        "ip_not_allowed",
+        `Requests from ${client?.toString() ?? "an unknown address"} are not allowed for this API key: the address is outside its IP allowlist.`,
+      );
+    }
+    this.#lastUsed.set(entry.principal.keyId, this.#now());
+    return entry.principal;
+  }
+
+  async flushLastUsed(): Promise<void> {
+    if (this.#lastUsed.size === 0) return;
+    const batch = this.#lastUsed;
+    this.#lastUsed = new Map();
+    await this.#store.touchKeys(batch);
+  }
+}
+
+/** Shows enough of a wrong key for the caller to recognise it, never the whole secret. */
+function redact(secret: string): string {
+  if (secret.length <= 12) return "****";
+  return `${secret.slice(0, 6)}****${secret.slice(-4)}`;
+}
+
+function logRefreshError(error: unknown): void {
+  console.error(
+    `modelgate: key cache refresh failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
+}
+
+/** The secret a request presents: `Authorization: Bearer …` first, then `x-api-key`. */
+export function presentedSecret(headers: Headers): string | undefined {
+  const authorization = headers.get("authorization");
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (match?.[1]) return match[1];
+  }
+  return headers.get("x-api-key")?.trim() || undefined;
+}

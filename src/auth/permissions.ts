@@ -1,0 +1,31 @@
+// Model resolution for a request: the id must be in the catalog (else 400 model not found)
+// and allowed by the key's group (else 403).
+import { findModel, type ModelInfo, modelNotFoundMessage } from "../catalog/models.ts";
+import { GatewayError } from "../wire/errors.ts";
+import type { Principal } from "./keys.ts";
+
+export function requireModel(
+  principal: Principal,
+  id: string,
+  notFound: "invalid_request" | "not_found" = "invalid_request",
+): ModelInfo {
+  const model = findModel(id);
+  if (!model) {
+    throw new GatewayError(
+      notFound === "not_found" ? "not_found" : "model_not_found",
+      modelNotFoundMessage(id),
+      {
+        code: "model_not_found",
+        param: "model",
+      },
+    );
+  }
+  if (!principal.models.allows(model.id)) {
+    throw new GatewayError(
+      "model_not_allowed",
+      `Your API key's group "${principal.group}" is not allowed to use the model \`${model.id}\`. GET /v1/models lists the models it may use; ask the operator to add this one to the group.`,
+      { param: "model" },
+    );
+  }
+  return model;
+}

@@ -1,0 +1,30 @@
+// API key secrets: `sk-` plus 32 random bytes in URL-safe base64; only their SHA-256 is stored.
+import { randomBytes } from "node:crypto";
+import type { KeyId } from "../types.ts";
+
+const PREFIX_LENGTH = 10;
+
+export interface IssuedSecret {
+  /** The whole secret, shown once to the operator and never stored. */
+  secret: string;
+  secretHash: string;
+  /** A short display prefix such as `sk-AbCdEfG`, safe to list. */
+  prefix: string;
+  id: KeyId;
+}
+
+/** Makes a new key secret with its hash, display prefix and public id. */
+export function issueSecret(): IssuedSecret {
+  const secret = `sk-${randomBytes(32).toString("base64url")}`;
+  return {
+    secret,
+    secretHash: hashSecret(secret),
+    prefix: secret.slice(0, PREFIX_LENGTH),
+    id: `key_${randomBytes(8).toString("hex")}` as KeyId,
+  };
+}
+
+/** The hex SHA-256 of a presented secret: the only form in which secrets are kept or looked up. */
+export function hashSecret(secret: string): string {
+  return new Bun.CryptoHasher("sha256").update(secret).digest("hex");
+}

@@ -1,0 +1,110 @@
+// The model catalog: exactly the fifteen public ids of SPEC.md, their families and sizes.
+// Anything not listed here (older ids, undated aliases, dotted messages ids) is "model not found".
+import type { ModelId } from "../types.ts";
+
+/** Text models speak Responses and Chat Completions; messages models speak Messages; image models make images. */
+export type Family = "text" | "image" | "messages";
+
+export interface ModelInfo {
+  id: ModelId;
+  family: Family;
+  displayName: string;
+  /** Unix seconds, shown as `created` (OpenAI) or `created_at` (Anthropic) in model lists. */
+  created: number;
+  ownedBy: string;
+  /** Input plus output tokens the model accepts; 0 for image models. */
+  contextTokens: number;
+  /** Largest output a request may ask for; 0 for image models. */
+  maxOutputTokens: number;
+}
+
+const day = (iso: string): number => Math.floor(Date.parse(`${iso}T00:00:00Z`) / 1000);
+
+function text(
+  id: string,
+  displayName: string,
+  created: string,
+  contextTokens: number,
+  maxOut: number,
+): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "text",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens,
+    maxOutputTokens: maxOut,
+  };
+}
+
+function messages(
+  id: string,
+  displayName: string,
+  created: string,
+  contextTokens: number,
+  maxOut: number,
+): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "messages",
+    displayName,
+    created: day(created),
+    ownedBy: "modelz",
+    contextTokens,
+    maxOutputTokens: maxOut,
+  };
+}
+
+function image(id: string, displayName: string, created: string): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "image",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 0,
+    maxOutputTokens: 0,
+  };
+}
+
+/** The catalog in the order SPEC.md lists it. Context sizes are ours: SPEC.md does not show them. */
+export const MODELS: readonly ModelInfo[] = [
+  text("modelx-5.5", "ModelX 5.5", "2026-04-23", 1_050_000, 128_000),
+  text("modelx-5.4", "ModelX 5.4", "2026-03-05", 1_050_000, 128_000),
+  text("modelx-5.4-mini", "ModelX 5.4 mini", "2026-03-17", 400_000, 128_000),
+  text("modelx-5.3-c", "ModelX 5.3 C", "2026-02-05", 400_000, 128_000),
+  text("modelx-5.3-c-spark", "ModelX 5.3 C Spark", "2026-02-12", 128_000, 32_000),
+  text("modelx-5.2", "ModelX 5.2", "2025-12-11", 400_000, 128_000),
+  image("modelx-image-2", "ModelX Image 2", "2026-04-21"),
+  image("modelx-image-1.5", "ModelX Image 1.5", "2025-12-16"),
+  image("modelx-image-1", "ModelX Image 1", "2025-04-23"),
+  messages("modelz-opus-4-7", "ModelZ Opus 4.7", "2026-04-16", 1_000_000, 128_000),
+  messages("modelz-opus-4-6", "ModelZ Opus 4.6", "2026-02-05", 1_000_000, 128_000),
+  messages("modelz-opus-4-5-20251101", "ModelZ Opus 4.5", "2025-11-01", 200_000, 64_000),
+  messages("modelz-sonnet-4-6", "ModelZ Sonnet 4.6", "2026-02-17", 1_000_000, 64_000),
+  messages("modelz-sonnet-4-5-20250929", "ModelZ Sonnet 4.5", "2025-09-29", 200_000, 64_000),
+  messages("modelz-haiku-4-5-20251001", "ModelZ Haiku 4.5", "2025-10-01", 200_000, 64_000),
+];
+
+const BY_ID = new Map<string, ModelInfo>(MODELS.map((m) => [m.id, m]));
+
+/** Looks a model up by its exact id; undefined for anything the catalog does not list. */
+export function findModel(id: string): ModelInfo | undefined {
+  return BY_ID.get(id);
+}
+
+/** A "not found" message that helps: it names the closest real id when the caller was near one. */
+export function modelNotFoundMessage(id: string): string {
+  const hint = suggestModel(id);
+  const suffix = hint ? ` Did you mean \`${hint}\`?` : "";
+  return `The model \`${id}\` does not exist or is not served by this gateway. GET /v1/models lists the models available to your key.${suffix}`;
+}
+
+function suggestModel(id: string): string | undefined {
+  const dashed = id.replaceAll(".", "-");
+  const dated = MODELS.find((m) => m.family === "messages" && m.id.startsWith(`${dashed}-`));
+  if (dated) return dated.id;
+  if (dashed !== id && BY_ID.has(dashed)) return dashed;
+  return undefined;
+}

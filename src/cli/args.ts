@@ -1,0 +1,78 @@
+// Command-line parsing on node:util parseArgs, with valibot checking what the values mean.
+import { type ParseArgsConfig, parseArgs } from "node:util";
+import * as v from "valibot";
+import { parseUsd } from "../billing/money.ts";
+import { loadConfig } from "../config/load.ts";
+import type { Config } from "../config/schema.ts";
+import { openStore } from "../store/open.ts";
+import type { Store } from "../store/store.ts";
+import type { Nanos } from "../types.ts";
+
+/** A problem with what the operator typed: printed as is, exit status 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export type Options = NonNullable<ParseArgsConfig["options"]>;
+
+/** Flags every command that opens the store accepts. */
+export const STORE_FLAGS = {
+  db: { type: "string" },
+  config: { type: "string" },
+  json: { type: "boolean" },
+} as const satisfies Options;
+
+export function parse<O extends Options>(args: string[], options: O, command: string) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(`${command}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Loads the configuration the way `serve` does, so `--db`/`--config`/MODELGATE_DB agree everywhere. */
+export function configFrom(values: { db?: string | undefined; config?: string | undefined }): Config {
+  return loadConfig({
+    file: values.config ?? process.env.MODELGATE_CONFIG,
+    env: process.env,
+    flags: { db: values.db },
+  });
+}
+
+export async function storeFrom(values: {
+  db?: string | undefined;
+  config?: string | undefined;
+}): Promise<Store> {
+  return openStore(configFrom(values).store.url);
+}
+
+export function usd(text: string, flag: string): Nanos {
+  const parsed = parseUsd(text);
+  if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.message}`);
+  return parsed.value;
+}
+
+export function positiveInt(text: string | undefined, flag: string): number | null {
+  if (text === undefined) return null;
+  const result = v.safeParse(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1)), text);
+  if (!result.success) throw new UsageError(`${flag}: expected a whole number of at least 1, got "${text}"`);
+  return result.output;
+}
+
+/** Prints rows as aligned columns (for the non-JSON form of `list` commands). */
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  const cells = rows.map((row) => columns.map((c) => formatCell(row[c])));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i]?.length ?? 0)));
+  const line = (values: string[]) =>
+    values
+      .map((value, i) => value.padEnd(widths[i] ?? 0))
+      .join("  ")
+      .trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join("\n");
+}
+
+function formatCell(value: unknown): string {
+  if (value === null || value === undefined) return "-";
+  if (Array.isArray(value)) return value.length === 0 ? "-" : value.join(",");
+  return String(value);
+}

@@ -1,0 +1,47 @@
+// `modelgate groups set|list`.
+import { checkModelPattern } from "../catalog/groups.ts";
+import { parse, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
+
+const USAGE = `usage:
+  modelgate groups set NAME --models PATTERN[,PATTERN...]   (exact ids or a prefix ending in *)
+  modelgate groups list [--json]
+common: --db URL | --config FILE`;
+
+export async function groupsCommand(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parse(
+    rest,
+    { ...STORE_FLAGS, models: { type: "string" } },
+    `groups ${sub ?? ""}`.trim(),
+  );
+  switch (sub) {
+    case "set": {
+      const [name, extra] = positionals;
+      if (!name || extra !== undefined || values.models === undefined) throw new UsageError(USAGE);
+      const patterns = values.models
+        .split(",")
+        .map((p) => p.trim())
+        .filter((p) => p.length > 0);
+      if (patterns.length === 0) throw new UsageError("--models: give at least one model id or pattern");
+      for (const pattern of patterns) {
+        const problem = checkModelPattern(pattern);
+        if (problem) throw new UsageError(`--models: ${problem}`);
+      }
+      const store = await storeFrom(values);
+      const group = await store.setGroup(name, patterns);
+      console.log(
+        values.json ? JSON.stringify(group) : `group ${group.name} allows ${group.modelPatterns.join(", ")}`,
+      );
+      return;
+    }
+    case "list": {
+      if (positionals.length > 0) throw new UsageError(USAGE);
+      const store = await storeFrom(values);
+      const rows = (await store.listGroups()).map((g) => ({ name: g.name, models: g.modelPatterns }));
+      console.log(values.json ? JSON.stringify(rows) : table(rows, ["name", "models"]));
+      return;
+    }
+    default:
+      throw new UsageError(USAGE);
+  }
+}

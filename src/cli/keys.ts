@@ -1,0 +1,93 @@
+// `modelgate keys create|list|revoke|enable`.
+
+import { createKey, keyView } from "../admin/keys.ts";
+import { checkCidr } from "../auth/ip.ts";
+import { formatUsd } from "../billing/money.ts";
+import { parse, positiveInt, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
+
+const USAGE = `usage:
+  modelgate keys create --account NAME [--group G] [--name N] [--expires-at RFC3339]
+                        [--allow-ip CIDR]... [--daily-cap USD] [--rpm N] [--concurrency N]
+  modelgate keys list [--json]
+  modelgate keys revoke ID
+  modelgate keys enable ID
+common: --db URL | --config FILE`;
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+const FLAGS = {
+  ...STORE_FLAGS,
+  account: { type: "string" },
+  group: { type: "string" },
+  name: { type: "string" },
+  "expires-at": { type: "string" },
+  "allow-ip": { type: "string", multiple: true },
+  "daily-cap": { type: "string" },
+  rpm: { type: "string" },
+  concurrency: { type: "string" },
+} as const;
+
+function expiry(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const at = RFC3339.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(at))
+    throw new UsageError(`--expires-at: "${text}" is not an RFC 3339 time such as 2027-01-31T00:00:00Z`);
+  if (at <= Date.now()) throw new UsageError(`--expires-at: ${text} is in the past; give a future time`);
+  return at;
+}
+
+export async function keysCommand(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const { values, positionals } = parse(rest, FLAGS, `keys ${sub ?? ""}`.trim());
+  switch (sub) {
+    case "create": {
+      if (!values.account || positionals.length > 0) throw new UsageError(USAGE);
+      const allowIps = values["allow-ip"] ?? [];
+      for (const cidr of allowIps) {
+        const problem = checkCidr(cidr);
+        if (problem) throw new UsageError(`--allow-ip: ${problem}`);
+      }
+      const input = {
+        account: values.account,
+        group: values.group ?? "default",
+        name: values.name ?? "",
+        expiresAt: expiry(values["expires-at"]),
+        allowIps,
+        dailyCap: values["daily-cap"] === undefined ? null : usd(values["daily-cap"], "--daily-cap"),
+        rpm: positiveInt(values.rpm, "--rpm"),
+        concurrency: positiveInt(values.concurrency, "--concurrency"),
+      };
+      const store = await storeFrom(values);
+      const { key, secret } = await createKey(store, input);
+      // The secret alone on stdout, so `KEY=$(modelgate keys create …)` works; the rest on stderr.
+      console.log(secret);
+      const cap = key.dailyCap === null ? "" : `, daily cap ${formatUsd(key.dailyCap)} USD`;
+      console.error(
+        `created key ${key.id} (${key.prefix}…) for account ${key.account}, group ${key.group}${cap}. The secret is shown only once.`,
+      );
+      return;
+    }
+    case "list": {
+      if (positionals.length > 0) throw new UsageError(USAGE);
+      const store = await storeFrom(values);
+      const rows = (await store.listKeys()).map((k) => keyView(k));
+      console.log(
+        values.json
+          ? JSON.stringify(rows)
+          : table(rows, ["id", "prefix", "name", "account", "group", "status", "expires_at", "allow_ips"]),
+      );
+      return;
+    }
+    case "revoke":
+    case "enable": {
+      const [id, extra] = positionals;
+      if (!id || extra !== undefined) throw new UsageError(USAGE);
+      const store = await storeFrom(values);
+      const key = await store.setKeyStatus(id, sub === "revoke" ? "revoked" : "enabled");
+      console.log(values.json ? JSON.stringify(keyView(key)) : `key ${key.id} is now ${keyView(key).status}`);
+      return;
+    }
+    default:
+      throw new UsageError(USAGE);
+  }
+}

@@ -1,0 +1,100 @@
+// The configuration schema: a TOML file, MODELGATE_* variables and flags all end up here.
+// Strict objects: an unknown field is an error naming its path.
+import * as v from "valibot";
+import { checkCidr } from "../auth/ip.ts";
+import { parseUsd } from "../billing/money.ts";
+import { checkModelPattern } from "../catalog/groups.ts";
+
+/** `host:port` or `[ipv6]:port`; port 0 picks a free port. */
+export const ListenSchema = v.pipe(
+  v.string(),
+  v.regex(
+    /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/,
+    "expected HOST:PORT such as 127.0.0.1:8080 or [::1]:8080",
+  ),
+  v.check((s) => Number(s.slice(s.lastIndexOf(":") + 1)) <= 65535, "port must be at most 65535"),
+);
+
+const Cidr = v.pipe(
+  v.string(),
+  v.check(
+    (s) => checkCidr(s) === undefined,
+    (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
+  ),
+);
+
+const ModelPattern = v.pipe(
+  v.string(),
+  v.check(
+    (s) => checkModelPattern(s) === undefined,
+    (issue) => checkModelPattern(String(issue.input)) ?? "invalid model pattern",
+  ),
+);
+
+const UsdAmount = v.pipe(
+  v.union([v.string(), v.number()]),
+  v.transform(String),
+  v.check((s) => parseUsd(s).ok, "expected a USD amount such as 10 or 2.50"),
+);
+
+const ServerSchema = v.strictObject({
+  listen: v.optional(ListenSchema, "127.0.0.1:8080"),
+  /** PEM certificate chain file; with tls_key, the listener speaks HTTPS. */
+  tls_cert: v.optional(v.pipe(v.string(), v.minLength(1))),
+  tls_key: v.optional(v.pipe(v.string(), v.minLength(1))),
+  /** Offer HTTP/2 (ALPN with TLS, prior knowledge without). */
+  http2: v.optional(v.boolean(), true),
+  /** How long shutdown waits for in-flight requests before closing them. */
+  shutdown_deadline_seconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(3600)), 30),
+  /** Peers whose X-Forwarded-For is believed. */
+  trusted_proxies: v.optional(v.array(Cidr), []),
+});
+
+const StoreSchema = v.strictObject({
+  url: v.optional(
+    v.pipe(v.string(), v.startsWith("sqlite://", "expected sqlite://PATH")),
+    "sqlite://modelgate.db",
+  ),
+});
+
+const BootstrapSchema = v.strictObject({
+  /** On an empty store, create account, group and key `default` at first start. */
+  enabled: v.optional(v.boolean(), true),
+  balance_usd: v.optional(UsdAmount, "10"),
+});
+
+const SimSchema = v.strictObject({
+  seed: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+});
+
+/** An upstream channel: which protocol it speaks, where, with what credential, for which models. */
+const ChannelSchema = v.variant("kind", [
+  v.strictObject({
+    kind: v.literal("sim"),
+    name: v.pipe(v.string(), v.minLength(1)),
+    models: v.optional(v.array(ModelPattern), ["*"]),
+  }),
+  v.strictObject({
+    kind: v.picklist(["openai-responses", "openai-chat", "anthropic", "openai-images"]),
+    name: v.pipe(v.string(), v.minLength(1)),
+    base_url: v.pipe(v.string(), v.url("expected an http(s) URL such as https://api.example.com/v1")),
+    /** Name of the environment variable holding the upstream credential; the value is never logged. */
+    api_key_env: v.optional(
+      v.pipe(v.string(), v.regex(/^[A-Z_][A-Z0-9_]*$/, "expected an environment variable name")),
+    ),
+    models: v.array(ModelPattern),
+    /** Public model id → the id the upstream knows. */
+    model_map: v.optional(v.record(v.string(), v.string()), {}),
+  }),
+]);
+
+export const ConfigSchema = v.strictObject({
+  server: v.optional(ServerSchema, {}),
+  store: v.optional(StoreSchema, {}),
+  bootstrap: v.optional(BootstrapSchema, {}),
+  sim: v.optional(SimSchema, {}),
+  channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
+});
+
+export type Config = v.InferOutput<typeof ConfigSchema>;
+export type ChannelConfig = Config["channels"][number];

@@ -1,0 +1,65 @@
+// The route table: which handler serves which method and path, and in which error protocol.
+import { Elysia } from "elysia";
+import type { Gateway } from "./gateway.ts";
+import { getModel, listModels } from "./handlers/models.ts";
+import { healthz, readyz, root } from "./handlers/probes.ts";
+import { requestIdOf } from "./http/context.ts";
+import { type Handler, runHandler } from "./http/edge.ts";
+import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
+import type { ErrorProtocol } from "./wire/errors.ts";
+import { errorResponse } from "./wire/errors.ts";
+
+type Method = "GET" | "HEAD" | "POST";
+
+interface Route {
+  method: Method;
+  path: string;
+  protocol: ErrorProtocol;
+  handler: Handler;
+}
+
+export const ROUTES: readonly Route[] = [
+  { method: "GET", path: "/", protocol: "openai", handler: root },
+  { method: "HEAD", path: "/", protocol: "openai", handler: root },
+  { method: "GET", path: "/healthz", protocol: "openai", handler: healthz },
+  { method: "GET", path: "/readyz", protocol: "openai", handler: readyz },
+  { method: "GET", path: "/v1/models", protocol: "openai", handler: listModels },
+  { method: "GET", path: "/v1/models/:id", protocol: "openai", handler: getModel },
+];
+
+export interface App {
+  handle(request: Request): Promise<Response>;
+}
+
+/** Builds the HTTP app for a gateway; `handle` is what the listener calls. */
+export function createApp(gateway: Gateway): App {
+  const app = new Elysia().onError(({ code, request }) => {
+    if (code !== "NOT_FOUND") return undefined;
+    const pathname = new URL(request.url).pathname;
+    const allowed = allowedMethods(pathname);
+    const error =
+      allowed.length > 0
+        ? methodNotAllowedError(request.method, pathname, allowed)
+        : notFoundError(request.method, pathname);
+    return errorResponse(error, protocolOfPath(pathname), requestIdOf(request));
+  });
+  for (const route of ROUTES) {
+    app.route(route.method, route.path, ({ request, params }) =>
+      runHandler(route.handler, route.protocol, gateway, request, params as Record<string, string>),
+    );
+  }
+  return { handle: (request) => app.handle(request) };
+}
+
+function allowedMethods(pathname: string): Method[] {
+  return ROUTES.filter((r) => pathMatches(r.path, pathname)).map((r) => r.method);
+}
+
+function pathMatches(pattern: string, pathname: string): boolean {
+  const a = pattern.split("/");
+  const b = pathname.split("/");
+  return (
+    a.length === b.length &&
+    a.every((part, i) => (part.startsWith(":") ? (b[i] ?? "") !== "" : part === b[i]))
+  );
+}

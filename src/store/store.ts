@@ -1,0 +1,96 @@
+// The store interface: everything the gateway and the CLI persist goes through it. SQLite
+// implements it now; a PostgreSQL implementation must pass the same tests (test/unit/store.test.ts).
+import type { KeyId, Nanos } from "../types.ts";
+
+export type KeyStatus = "enabled" | "revoked";
+
+export interface Account {
+  id: number;
+  name: string;
+  balance: Nanos;
+  createdAt: number;
+}
+
+export interface Group {
+  id: number;
+  name: string;
+  modelPatterns: string[];
+}
+
+/** A key as the operator sees it; the stored status is `enabled` or `revoked`, expiry is separate. */
+export interface KeyRecord {
+  id: KeyId;
+  name: string;
+  prefix: string;
+  account: string;
+  accountId: number;
+  group: string;
+  status: KeyStatus;
+  expiresAt: number | null;
+  allowIps: string[] | null;
+  dailyCap: Nanos | null;
+  rpm: number | null;
+  concurrency: number | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** What the gateway loads into memory to authenticate without a query per request. */
+export interface AuthKeyRecord extends KeyRecord {
+  secretHash: string;
+  groupModelPatterns: string[];
+}
+
+export interface NewKey {
+  id: KeyId;
+  account: string;
+  group: string;
+  name: string;
+  prefix: string;
+  secretHash: string;
+  expiresAt: number | null;
+  allowIps: string[] | null;
+  dailyCap: Nanos | null;
+  rpm: number | null;
+  concurrency: number | null;
+}
+
+/** A failure of the store that the caller can explain: a name that does not exist, or one taken. */
+export class StoreError extends Error {
+  constructor(
+    readonly code: "not_found" | "conflict",
+    message: string,
+  ) {
+    super(message);
+    this.name = "StoreError";
+  }
+}
+
+export interface Store {
+  /** Applies pending migrations; safe to call on every start. */
+  migrate(): Promise<void>;
+  /** A number that changes whenever keys, groups or accounts change. Cheap: polled by gateways. */
+  revision(): Promise<number>;
+  /** True when the store holds no account and no key (a fresh install). */
+  isEmpty(): Promise<boolean>;
+  /** Throws when the database cannot be reached. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+
+  createAccount(name: string, balance: Nanos): Promise<Account>;
+  /** Adds to a balance and records a ledger credit with its note; returns the new balance. */
+  creditAccount(name: string, amount: Nanos, note: string): Promise<Account>;
+  listAccounts(): Promise<Account[]>;
+
+  /** Creates the group or replaces its model patterns. */
+  setGroup(name: string, modelPatterns: string[]): Promise<Group>;
+  listGroups(): Promise<Group[]>;
+
+  createKey(key: NewKey): Promise<KeyRecord>;
+  listKeys(): Promise<KeyRecord[]>;
+  setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord>;
+  /** Every key with its hash and group patterns, for the in-memory auth cache. */
+  loadAuthKeys(): Promise<AuthKeyRecord[]>;
+  /** Records last-used times in one batch (ms since epoch per key id). */
+  touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void>;
+}
