@@ -3,8 +3,12 @@
 import pkg from "../package.json";
 import { CidrList } from "./auth/ip.ts";
 import { KeyCache } from "./auth/keys.ts";
+import { UsageFeed } from "./billing/feed.ts";
+import type { Meter } from "./billing/meter.ts";
+import { UnmeteredMeter } from "./billing/unmetered.ts";
 import type { Config } from "./config/schema.ts";
 import type { Store } from "./store/store.ts";
+import { ChannelTable } from "./upstream/channels.ts";
 
 export const VERSION: string = pkg.version;
 
@@ -14,12 +18,27 @@ export interface Gateway {
   keys: KeyCache;
   /** Peers whose X-Forwarded-For is believed. */
   trustedProxies: CidrList;
+  /** Which upstream channels serve which model. */
+  channels: ChannelTable;
+  /** Admission and settlement of every billable request. */
+  meter: Meter;
+  /** Settled requests, live, for the admin feed and notifications. */
+  feed: UsageFeed;
 }
 
 export async function startGateway(config: Config, store: Store): Promise<Gateway> {
   const keys = new KeyCache(store);
   await keys.start();
-  return { config, store, keys, trustedProxies: new CidrList(config.server.trusted_proxies) };
+  const feed = new UsageFeed();
+  return {
+    config,
+    store,
+    keys,
+    trustedProxies: new CidrList(config.server.trusted_proxies),
+    channels: new ChannelTable(config),
+    meter: new UnmeteredMeter(feed),
+    feed,
+  };
 }
 
 export async function stopGateway(gateway: Gateway): Promise<void> {

@@ -28,16 +28,17 @@ export async function serveCommand(args: string[]): Promise<void> {
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
 
   const store = await openStore(config.store.url);
+  let bootstrapSecret: string | undefined;
   if (config.bootstrap.enabled) {
     const balance = parseUsd(config.bootstrap.balance_usd);
     if (!balance.ok) throw new UsageError(`bootstrap.balance_usd: ${balance.message}`);
-    const secret = await bootstrapStore(store, balance.value);
-    if (secret) announceBootstrap(secret, config.server.listen, config.server.tls_cert !== undefined);
+    bootstrapSecret = await bootstrapStore(store, balance.value);
   }
 
   const gateway = await startGateway(config, store);
   const app = createApp(gateway);
   const listener = listen(config, (request) => app.handle(request));
+  if (bootstrapSecret) announceBootstrap(bootstrapSecret, listener.url);
   log("info", "modelgate listening", {
     url: listener.url,
     version: VERSION,
@@ -64,8 +65,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
-function announceBootstrap(secret: string, listenAddress: string, tls: boolean): void {
-  const base = `${tls ? "https" : "http"}://${listenAddress.replace(/^0\.0\.0\.0:/, "127.0.0.1:")}`;
+function announceBootstrap(secret: string, url: string): void {
+  const base = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   process.stderr.write(
     `${[
       "",

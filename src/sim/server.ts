@@ -9,6 +9,18 @@ export interface SimServerOptions {
   seed: number;
 }
 
+/** A route of the simulator: protocol modules (text, images) each contribute theirs. */
+export interface SimRoute {
+  method: "GET" | "POST";
+  path: string;
+  handle(request: Request, options: SimServerOptions): Response | Promise<Response>;
+}
+
+const ROUTES: readonly SimRoute[] = [
+  { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },
+  { method: "GET", path: "/v1/models", handle: () => Response.json(openaiModelList(MODELS)) },
+];
+
 export interface SimServer {
   url: string;
   stop(): Promise<void>;
@@ -20,10 +32,8 @@ export function startSimServer(options: SimServerOptions): SimServer {
     port: options.port,
     fetch(request) {
       const { pathname } = new URL(request.url);
-      if (request.method === "GET" && pathname === "/healthz")
-        return Response.json({ status: "ok", seed: options.seed });
-      if (request.method === "GET" && pathname === "/v1/models")
-        return Response.json(openaiModelList(MODELS));
+      const route = ROUTES.find((r) => r.method === request.method && r.path === pathname);
+      if (route) return route.handle(request, options);
       return Response.json(
         {
           error: {

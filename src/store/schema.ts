@@ -57,6 +57,8 @@ export const ledger = sqliteTable(
       .references(() => accounts.id),
     amountNanos: integer("amount_nanos").notNull(),
     kind: text("kind", { enum: ["credit", "debit"] }).notNull(),
+    /** The request a debit settles; unique so a request is never debited twice. */
+    requestId: text("request_id").unique(),
     note: text("note").notNull().default(""),
     createdAt: integer("created_at").notNull().default(now),
   },
@@ -70,4 +72,65 @@ export const ledger = sqliteTable(
 export const storeMeta = sqliteTable("store_meta", {
   name: text("name").primaryKey(),
   value: integer("value").notNull(),
+});
+
+/**
+ * One row per client request (unique request id): what was asked, what it cost, where it went.
+ * Written by the billing issue's group-commit writer; read by `modelgate usage` and the admin API.
+ */
+export const usageRecords = sqliteTable(
+  "usage_records",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    requestId: text("request_id").notNull().unique(),
+    keyId: text("key_id").notNull(),
+    accountId: integer("account_id").notNull(),
+    model: text("model").notNull(),
+    endpoint: text("endpoint").notNull(),
+    stream: integer("stream", { mode: "boolean" }).notNull(),
+    status: integer("status").notNull(),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    cachedInputTokens: integer("cached_input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    reasoningTokens: integer("reasoning_tokens").notNull().default(0),
+    /** Image generations billed (n × (1 + partial_images) when streaming). */
+    generations: integer("generations").notNull().default(0),
+    costNanos: integer("cost_nanos").notNull().default(0),
+    /** `reported` by the upstream or `estimated` by the gateway (e.g. after a client disconnect). */
+    usageSource: text("usage_source", { enum: ["reported", "estimated", "none"] }).notNull(),
+    /** Channels tried, in order, comma-separated. */
+    channels: text("channels").notNull().default(""),
+    latencyMs: integer("latency_ms").notNull().default(0),
+    ttfbMs: integer("ttfb_ms"),
+    clientAddress: text("client_address"),
+    /** The client's `user` field (end-user id) for audit. */
+    endUser: text("end_user"),
+    /** Protocol-specific billing facts (image quality, size, input fidelity, …) as JSON. */
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [
+    index("usage_key_time_idx").on(t.keyId, t.createdAt),
+    index("usage_account_time_idx").on(t.accountId, t.createdAt),
+  ],
+);
+
+/** Who changed what, when: every operator change through the CLI or the admin API. */
+export const auditLog = sqliteTable("audit_log", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  actor: text("actor").notNull(),
+  action: text("action").notNull(),
+  target: text("target").notNull(),
+  detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
+/** Admin API tokens, distinct from API keys: stored as SHA-256 hashes only. */
+export const adminTokens = sqliteTable("admin_tokens", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  prefix: text("prefix").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
+  createdAt: integer("created_at").notNull().default(now),
 });

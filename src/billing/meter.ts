@@ -1,0 +1,71 @@
+// The billing seam every endpoint uses: admit before calling upstream (limits, reservation),
+// settle exactly once on every path afterwards. The billing issue implements it for real.
+import type { Principal } from "../auth/keys.ts";
+import type { ModelInfo } from "../catalog/models.ts";
+
+export interface UsageCounts {
+  /** Input tokens including cached ones (OpenAI convention). */
+  inputTokens: number;
+  cachedInputTokens: number;
+  /** Output tokens including reasoning tokens. */
+  outputTokens: number;
+  reasoningTokens: number;
+  /** Image generations (n × (1 + partial_images) when streaming). */
+  generations: number;
+}
+
+/** `reported` by the upstream, `estimated` by the gateway, `none` when nothing was produced. */
+export type UsageSource = "reported" | "estimated" | "none";
+
+export type WorstCase =
+  | { kind: "text"; inputTokens: number; maxOutputTokens: number }
+  | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" };
+
+export interface AdmitInput {
+  requestId: string;
+  principal: Principal;
+  model: ModelInfo;
+  /** The client-facing path, e.g. `/v1/responses`. */
+  endpoint: string;
+  method: string;
+  stream: boolean;
+  clientAddress?: string | undefined;
+  /** The client's `user` field, kept for audit. */
+  endUser?: string | undefined;
+  worstCase: WorstCase;
+}
+
+export interface Settlement {
+  /** The HTTP status the client got (200 for a stream that started, even if it later failed). */
+  status: number;
+  usage: UsageCounts;
+  source: UsageSource;
+  /** Channels tried, in order. */
+  channels: string[];
+  ttfbMs?: number | undefined;
+  /** Protocol-specific billing facts (image quality, size, fidelity, …). */
+  detail?: Record<string, unknown> | undefined;
+}
+
+export interface Admission {
+  /** Headers every answer of this request carries (x-ratelimit-*). */
+  readonly headers: Readonly<Record<string, string>>;
+  /**
+   * Turns the reservation into the actual cost and releases the request's slots. The first call
+   * wins; later calls do nothing. Resolves when the usage record is durable.
+   */
+  settle(result: Settlement): Promise<void>;
+}
+
+export interface Meter {
+  /** Checks limits and reserves the worst-case cost; throws a 429 GatewayError when refused. */
+  admit(input: AdmitInput): Promise<Admission>;
+}
+
+export const NO_USAGE: UsageCounts = {
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+  generations: 0,
+};

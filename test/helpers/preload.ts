@@ -1,0 +1,20 @@
+// Runs once before the tests: compiles the executable that integration tests start, into a
+// path private to this test run (so parallel runs never overwrite each other's binary).
+import { mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dir, "../..");
+const dir = join(root, ".tmp", `bin-${process.pid}`);
+mkdirSync(dir, { recursive: true });
+const outfile = join(dir, "modelgate");
+const build = Bun.spawnSync(
+  [process.execPath, "build", "--compile", "--sourcemap", join(root, "src/main.ts"), "--outfile", outfile],
+  { cwd: root, stdout: "pipe", stderr: "pipe" },
+);
+if (build.exitCode !== 0) {
+  throw new Error(
+    `building the modelgate executable failed:\n${build.stderr.toString()}${build.stdout.toString()}`,
+  );
+}
+process.env.MODELGATE_TEST_BIN = outfile;
+process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
