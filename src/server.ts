@@ -44,8 +44,13 @@ export function createApp(gateway: Gateway): App {
     return errorResponse(error, protocolOfPath(pathname), requestIdOf(request));
   });
   for (const route of ROUTES) {
-    app.route(route.method, route.path, ({ request, params }) =>
-      runHandler(route.handler, route.protocol, gateway, request, params as Record<string, string>),
+    // parse: "none": handlers read bodies themselves, with size caps enforced while reading.
+    app.route(
+      route.method,
+      route.path,
+      ({ request, params }) =>
+        runHandler(route.handler, route.protocol, gateway, request, params as Record<string, string>),
+      { parse: "none" },
     );
   }
   return { handle: (request) => app.handle(request) };
