@@ -98,7 +98,7 @@ export function findModel(id: string): ModelInfo | undefined {
 export function modelNotFoundMessage(id: string): string {
   const hint = suggestModel(id);
   const suffix = hint ? ` Did you mean \`${hint}\`?` : "";
-  return `The model \`${id}\` does not exist or is not served by this gateway. GET /v1/models lists the models available to your key.${suffix}`;
+  return `The model \`${id}\` was not found: it does not exist or is not served by this gateway. GET /v1/models lists the models available to your key.${suffix}`;
 }
 
 function suggestModel(id: string): string | undefined {
