@@ -134,3 +134,43 @@ export const adminTokens = sqliteTable("admin_tokens", {
   revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
   createdAt: integer("created_at").notNull().default(now),
 });
+
+/**
+ * Where notifications go: a webhook URL or an e-mail address, for one account (or every account
+ * when `accountId` is null: an operator channel), subscribed to some event kinds.
+ */
+export const notificationChannels = sqliteTable("notification_channels", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  accountId: integer("account_id").references(() => accounts.id),
+  kind: text("kind", { enum: ["webhook", "email"] }).notNull(),
+  /** The webhook URL or the e-mail address. */
+  target: text("target").notNull(),
+  /** HMAC-SHA256 key of a webhook (kept as is: signing needs it). */
+  secret: text("secret"),
+  /** Event kinds this channel receives, as JSON. */
+  events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+  /** Balance under which `balance.low` fires; null uses the configured default. */
+  balanceThresholdNanos: integer("balance_threshold_nanos"),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
+  createdAt: integer("created_at").notNull().default(now),
+});
+
+/** One notification sent to one channel, with its delivery state after each attempt. */
+export const notificationDeliveries = sqliteTable(
+  "notification_deliveries",
+  {
+    id: text("id").primaryKey(),
+    channelId: integer("channel_id")
+      .notNull()
+      .references(() => notificationChannels.id),
+    event: text("event").notNull(),
+    payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    state: text("state", { enum: ["pending", "delivered", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull().default(now),
+    updatedAt: integer("updated_at").notNull().default(now),
+  },
+  (t) => [index("notification_deliveries_channel_idx").on(t.channelId)],
+);
