@@ -98,7 +98,7 @@ describe("KeyCache", () => {
     const cache = new KeyCache(store);
     await cache.refresh();
     const principal = cache.authenticate(k.secret, local);
-    expect(requireModel(principal, "modelx-5.5").id).toBe("modelx-5.5");
+    expect(requireModel(principal, "modelx-5.5").id as string).toBe("modelx-5.5");
     const outside = failure(() => requireModel(principal, "modelz-opus-4-7"));
     expect([outside.status, outside.kind]).toEqual([403, "model_not_allowed"]);
     for (const id of ["modelz-haiku-4-5", "modelz.opus.4.7", "modelx-4o-mini", "gpt-4"]) {
