@@ -40,7 +40,9 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(created.balance).toBe(nanos(5_000_000_000));
       const credited = await store.creditAccount("acme", nanos(250_000_000), "top-up");
       expect(credited.balance).toBe(nanos(5_250_000_000));
-      expect((await store.listAccounts()).map((a) => [a.name, a.balance as number])).toEqual([["acme", 5_250_000_000]]);
+      expect((await store.listAccounts()).map((a) => [a.name, a.balance as number])).toEqual([
+        ["acme", 5_250_000_000],
+      ]);
       await expect(store.createAccount("acme", nanos(0))).rejects.toBeInstanceOf(StoreError);
       await expect(store.creditAccount("nobody", nanos(1), "x")).rejects.toThrow(
         'account "nobody" does not exist',
