@@ -7,6 +7,7 @@ import { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
 import { UnmeteredMeter } from "./billing/unmetered.ts";
 import type { Config } from "./config/schema.ts";
+import { Notifier } from "./notify/notifier.ts";
 import type { Store } from "./store/store.ts";
 import { ChannelTable } from "./upstream/channels.ts";
 
@@ -24,12 +25,16 @@ export interface Gateway {
   meter: Meter;
   /** Settled requests, live, for the admin feed and notifications. */
   feed: UsageFeed;
+  /** Balance, daily-cap and key security notifications; announcements. */
+  notifier: Notifier;
 }
 
 export async function startGateway(config: Config, store: Store): Promise<Gateway> {
   const keys = new KeyCache(store);
   await keys.start();
   const feed = new UsageFeed();
+  const notifier = new Notifier(store, config.admin.notifications);
+  notifier.start(feed, keys);
   return {
     config,
     store,
@@ -38,10 +43,12 @@ export async function startGateway(config: Config, store: Store): Promise<Gatewa
     channels: new ChannelTable(config),
     meter: new UnmeteredMeter(feed),
     feed,
+    notifier,
   };
 }
 
 export async function stopGateway(gateway: Gateway): Promise<void> {
   await gateway.keys.stop();
+  await gateway.notifier.stop();
   await gateway.store.close();
 }

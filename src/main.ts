@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // The modelgate command line: parses the command and hands off to its module.
 import { accountsCommand } from "./cli/accounts.ts";
+import { adminCommand } from "./cli/admin.ts";
 import { UsageError } from "./cli/args.ts";
 import { groupsCommand } from "./cli/groups.ts";
 import { keysCommand } from "./cli/keys.ts";
@@ -20,6 +21,7 @@ commands:
   accounts   create | credit | list
   groups     set | list
   keys       create | list | revoke | enable
+  admin      token create | token list (admin API tokens)
 
 Every store command takes --db sqlite://PATH or --config FILE and works while serve runs.
 Run \`modelgate COMMAND\` without arguments for its usage.`;
@@ -30,6 +32,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   accounts: accountsCommand,
   groups: groupsCommand,
   keys: keysCommand,
+  admin: adminCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -1,5 +1,6 @@
 // The route table: which handler serves which method and path, and in which error protocol.
 import { Elysia } from "elysia";
+import { ADMIN_ROUTES } from "./admin/routes.ts";
 import type { Gateway } from "./gateway.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
@@ -25,6 +26,7 @@ export const ROUTES: readonly Route[] = [
   { method: "GET", path: "/readyz", protocol: "openai", handler: readyz },
   { method: "GET", path: "/v1/models", protocol: "openai", handler: listModels },
   { method: "GET", path: "/v1/models/:id", protocol: "openai", handler: getModel },
+  ...ADMIN_ROUTES,
 ];
 
 export interface App {

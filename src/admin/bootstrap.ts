@@ -1,12 +1,21 @@
-// First start on an empty store: account, group and key named `default`, so a new install works at once.
+// First start on an empty store: account, group and key named `default`, so a new install works
+// at once, and an admin token for the admin API and the terminal UI.
 import type { Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
 import { createKey } from "./keys.ts";
+import { createAdminToken } from "./tokens.ts";
 
 export const DEFAULT_NAME = "default";
 
-/** Creates the defaults when the store is empty; returns the new key's secret, or undefined if not empty. */
-export async function bootstrapStore(store: Store, balance: Nanos): Promise<string | undefined> {
+export interface Bootstrapped {
+  /** The `default` API key's secret. */
+  secret: string;
+  /** The first admin token. */
+  adminToken: string;
+}
+
+/** Creates the defaults when the store is empty; returns the new secrets, or undefined if not empty. */
+export async function bootstrapStore(store: Store, balance: Nanos): Promise<Bootstrapped | undefined> {
   if (!(await store.isEmpty())) return undefined;
   await store.createAccount(DEFAULT_NAME, balance);
   const groups = await store.listGroups();
@@ -21,5 +30,7 @@ export async function bootstrapStore(store: Store, balance: Nanos): Promise<stri
     rpm: null,
     concurrency: null,
   });
-  return secret;
+  const { token } = await createAdminToken(store, "bootstrap");
+  await store.admin.audit("bootstrap", "admin_token.create", "bootstrap");
+  return { secret, adminToken: token };
 }

@@ -31,6 +31,17 @@ interface CachedKey {
   allowIps: CidrList | null;
 }
 
+/** A request refused for a known key (for key security alerts); never carries the secret. */
+export interface KeyRefusal {
+  reason: "revoked_key" | "expired_key" | "ip_not_allowed";
+  keyId: KeyId;
+  keyName: string;
+  keyPrefix: string;
+  accountId: number;
+  accountName: string;
+  client: string | null;
+}
+
 export interface KeyCacheOptions {
   /** How often the store's revision is polled, in ms. */
   refreshMs?: number;
@@ -50,6 +61,8 @@ export class KeyCache {
   #lastUsed = new Map<string, number>();
   #timers: ReturnType<typeof setInterval>[] = [];
   #refreshing = false;
+  /** Called (synchronously, must not block) when a known key is refused; set by the notifier. */
+  onRefused: ((refusal: KeyRefusal) => void) | undefined;
 
   constructor(store: Store, options: KeyCacheOptions = {}) {
     this.#store = store;
@@ -133,6 +146,7 @@ export class KeyCache {
       );
     }
     if (entry.status === "revoked") {
+      this.#refused(entry, "revoked_key", client);
       throw new GatewayError(
         "invalid_api_key",
         `The API key ${entry.prefix}… has been revoked. Ask the operator for a new key.`,
@@ -140,6 +154,7 @@ export class KeyCache {
       );
     }
     if (entry.expiresAt !== null && entry.expiresAt <= this.#now()) {
+      this.#refused(entry, "expired_key", client);
       throw new GatewayError(
         "invalid_api_key",
         `The API key ${entry.prefix}… expired at ${new Date(entry.expiresAt).toISOString()}. Ask the operator for a new key.`,
@@ -147,6 +162,7 @@ export class KeyCache {
       );
     }
     if (entry.allowIps && !entry.allowIps.contains(client)) {
+      this.#refused(entry, "ip_not_allowed", client);
       throw new GatewayError(
         "ip_not_allowed",
         `Requests from ${client?.toString() ?? "an unknown address"} are not allowed for this API key: the address is outside its IP allowlist.`,
@@ -154,6 +170,24 @@ export class KeyCache {
     }
     this.#lastUsed.set(entry.principal.keyId, this.#now());
     return entry.principal;
+  }
+
+  #refused(entry: CachedKey, reason: KeyRefusal["reason"], client: Address | undefined): void {
+    if (!this.onRefused) return;
+    try {
+      this.onRefused({
+        reason,
+        keyId: entry.principal.keyId,
+        keyName: entry.principal.keyName,
+        keyPrefix: entry.prefix,
+        accountId: entry.principal.accountId,
+        accountName: entry.principal.accountName,
+        client: client?.toString() ?? null,
+      });
+    } catch (error) {
+      // An alerting failure must never change the answer the client gets.
+      console.error("modelgate: key refusal hook failed:", error);
+    }
   }
 
   async flushLastUsed(): Promise<void> {

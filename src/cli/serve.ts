@@ -1,5 +1,5 @@
 // `modelgate serve`: opens the store, bootstraps a fresh install, listens, and drains on SIGINT/SIGTERM.
-import { bootstrapStore } from "../admin/bootstrap.ts";
+import { type Bootstrapped, bootstrapStore } from "../admin/bootstrap.ts";
 import { parseUsd } from "../billing/money.ts";
 import { loadConfig } from "../config/load.ts";
 import { startGateway, stopGateway, VERSION } from "../gateway.ts";
@@ -28,7 +28,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
 
   const store = await openStore(config.store.url);
-  let bootstrapSecret: string | undefined;
+  let bootstrapSecret: Bootstrapped | undefined;
   if (config.bootstrap.enabled) {
     const balance = parseUsd(config.bootstrap.balance_usd);
     if (!balance.ok) throw new UsageError(`bootstrap.balance_usd: ${balance.message}`);
@@ -38,7 +38,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const gateway = await startGateway(config, store);
   const app = createApp(gateway);
   const listener = listen(config, (request) => app.handle(request));
-  if (bootstrapSecret) announceBootstrap(bootstrapSecret, listener.url);
+  if (bootstrapSecret) announceBootstrap(bootstrapSecret.secret, listener.url, bootstrapSecret.adminToken);
   log("info", "modelgate listening", {
     url: listener.url,
     version: VERSION,
@@ -65,7 +65,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }
 
-function announceBootstrap(secret: string, url: string): void {
+function announceBootstrap(secret: string, url: string, adminToken: string): void {
   const base = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   process.stderr.write(
     `${[
@@ -77,6 +77,10 @@ function announceBootstrap(secret: string, url: string): void {
       "",
       "Try it:",
       `    curl ${base}/v1/models -H "Authorization: Bearer ${secret}"`,
+      "",
+      "Admin token for /admin/v1 and `modelgate tui` (also shown only once):",
+      "",
+      `    ${adminToken}`,
       "",
     ].join("\n")}\n`,
   );

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { checkCidr } from "../auth/ip.ts";
 import { parseUsd } from "../billing/money.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
+import { AdminConfigSchema } from "./admin.ts";
 
 /** `host:port` or `[ipv6]:port`; port 0 picks a free port. */
 export const ListenSchema = v.pipe(
@@ -93,6 +94,7 @@ export const ConfigSchema = v.strictObject({
   store: v.optional(StoreSchema, {}),
   bootstrap: v.optional(BootstrapSchema, {}),
   sim: v.optional(SimSchema, {}),
+  admin: v.optional(AdminConfigSchema, {}),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });
 

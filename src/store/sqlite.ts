@@ -4,6 +4,7 @@ import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../billing/money.ts";
 import type { KeyId, Nanos } from "../types.ts";
+import { SqliteAdminStore } from "./admin-sqlite.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
 import {
@@ -59,10 +60,12 @@ function toKeyRecord(row: KeyRow): KeyRecord {
 export class SqliteStore implements Store {
   readonly #sqlite: Database;
   readonly #db: BunSQLiteDatabase;
+  readonly admin: SqliteAdminStore;
 
   constructor(sqlite: Database) {
     this.#sqlite = sqlite;
     this.#db = drizzle({ client: sqlite });
+    this.admin = new SqliteAdminStore(this.#db);
   }
 
   async migrate(): Promise<void> {

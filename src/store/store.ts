@@ -1,6 +1,7 @@
 // The store interface: everything the gateway and the CLI persist goes through it. SQLite
 // implements it now; a PostgreSQL implementation must pass the same tests (test/unit/store.test.ts).
 import type { KeyId, Nanos } from "../types.ts";
+import type { AdminStore } from "./admin.ts";
 
 export type KeyStatus = "enabled" | "revoked";
 
@@ -67,6 +68,8 @@ export class StoreError extends Error {
 }
 
 export interface Store {
+  /** The operator's part: admin tokens, audit, key edits, usage reads, notifications. */
+  readonly admin: AdminStore;
   /** Applies pending migrations; safe to call on every start. */
   migrate(): Promise<void>;
   /** A number that changes whenever keys, groups or accounts change. Cheap: polled by gateways. */

@@ -1,0 +1,114 @@
+// /admin/v1/keys: list with filters, create (secret in the answer only), change settings,
+// revoke and enable. Changes go through the Store, which bumps the revision every key cache polls.
+import * as v from "valibot";
+import type { KeyPatch } from "../store/admin.ts";
+import { type AdminCall, adminRoute, readJson, readQuery } from "./http.ts";
+import { createKey, keyView } from "./keys.ts";
+import { Cidr, FutureTime, Name, PositiveInt, Usd } from "./schemas.ts";
+import { startOfUtcDay } from "./time.ts";
+
+const CreateKey = v.strictObject({
+  account: Name,
+  group: v.optional(Name, "default"),
+  name: v.optional(v.pipe(v.string(), v.maxLength(100)), ""),
+  expires_at: v.optional(v.nullable(FutureTime), null),
+  allow_ips: v.optional(v.array(Cidr), []),
+  daily_cap_usd: v.optional(v.nullable(Usd), null),
+  rpm: v.optional(v.nullable(PositiveInt), null),
+  concurrency: v.optional(v.nullable(PositiveInt), null),
+});
+
+const UpdateKey = v.strictObject({
+  name: v.optional(v.pipe(v.string(), v.maxLength(100))),
+  group: v.optional(Name),
+  expires_at: v.optional(v.nullable(FutureTime)),
+  allow_ips: v.optional(v.nullable(v.array(Cidr))),
+  daily_cap_usd: v.optional(v.nullable(Usd)),
+  rpm: v.optional(v.nullable(PositiveInt)),
+  concurrency: v.optional(v.nullable(PositiveInt)),
+});
+
+const KeyQuery = v.strictObject({
+  account: v.optional(v.string()),
+  group: v.optional(v.string()),
+  status: v.optional(v.picklist(["enabled", "revoked", "expired"])),
+  name: v.optional(v.string()),
+});
+
+/** A key as the admin API shows it: the CLI's view plus what it spent today (UTC). */
+async function views(call: AdminCall, ids?: Set<string>) {
+  const { byKey } = await call.gateway.store.admin.spending(startOfUtcDay());
+  const keys = await call.gateway.store.listKeys();
+  return keys
+    .filter((k) => ids === undefined || ids.has(k.id))
+    .map((k) => ({ ...keyView(k), spent_today_nanos: byKey.get(k.id) ?? 0 }));
+}
+
+async function oneView(call: AdminCall, id: string) {
+  await call.gateway.store.admin.getKey(id); // 404 when unknown
+  const [view] = await views(call, new Set([id]));
+  return view;
+}
+
+export const listKeys = adminRoute(async (call) => {
+  const q = readQuery(call.ctx, KeyQuery);
+  const rows = (await views(call)).filter(
+    (k) =>
+      (q.account === undefined || k.account === q.account) &&
+      (q.group === undefined || k.group === q.group) &&
+      (q.status === undefined || k.status === q.status) &&
+      (q.name === undefined || k.name.toLowerCase().includes(q.name.toLowerCase())),
+  );
+  return { object: "list", data: rows };
+});
+
+export const getKey = adminRoute(async (call) => oneView(call, call.params.id ?? ""));
+
+export const createKeyRoute = adminRoute(async (call) => {
+  const input = await readJson(call.ctx, CreateKey);
+  const { key, secret } = await createKey(call.gateway.store, {
+    account: input.account,
+    group: input.group,
+    name: input.name,
+    expiresAt: input.expires_at,
+    allowIps: input.allow_ips,
+    dailyCap: input.daily_cap_usd,
+    rpm: input.rpm,
+    concurrency: input.concurrency,
+  });
+  await call.gateway.store.admin.audit(call.actor, "key.create", key.id, {
+    account: key.account,
+    group: key.group,
+    name: key.name,
+  });
+  return { ...(await oneView(call, key.id)), secret };
+}, 201);
+
+export const updateKey = adminRoute(async (call) => {
+  const id = call.params.id ?? "";
+  const input = await readJson(call.ctx, UpdateKey);
+  const patch: KeyPatch = {
+    name: input.name,
+    group: input.group,
+    expiresAt: input.expires_at,
+    allowIps: input.allow_ips === null || input.allow_ips?.length === 0 ? null : input.allow_ips,
+    dailyCap: input.daily_cap_usd,
+    rpm: input.rpm,
+    concurrency: input.concurrency,
+  };
+  await call.gateway.store.admin.updateKey(id, patch);
+  await call.gateway.store.admin.audit(call.actor, "key.update", id, { ...input });
+  return oneView(call, id);
+});
+
+function statusRoute(status: "enabled" | "revoked") {
+  return adminRoute(async (call) => {
+    const id = call.params.id ?? "";
+    await call.gateway.store.setKeyStatus(id, status);
+    await call.gateway.store.admin.audit(call.actor, status === "revoked" ? "key.revoke" : "key.enable", id);
+    return oneView(call, id);
+  });
+}
+
+export const revokeKey = statusRoute("revoked");
+export const enableKey = statusRoute("enabled");

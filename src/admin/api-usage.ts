@@ -1,0 +1,87 @@
+// /admin/v1/usage (aggregates by key, model or day), /admin/v1/requests (recent usage records)
+// and /admin/v1/audit (who changed what, when). Read from usage_records and audit_log.
+import * as v from "valibot";
+import { adminRoute, intText, readQuery } from "./http.ts";
+import { startOfUtcDay } from "./time.ts";
+
+const Filters = {
+  days: v.optional(intText(1, 366), "30"),
+  key: v.optional(v.string()),
+  model: v.optional(v.string()),
+  account: v.optional(intText(1, Number.MAX_SAFE_INTEGER)),
+};
+
+const UsageQuery = v.strictObject({ by: v.optional(v.picklist(["key", "model", "day"]), "day"), ...Filters });
+const RequestsQuery = v.strictObject({ limit: v.optional(intText(1, 1000), "50"), ...Filters });
+const AuditQuery = v.strictObject({ limit: v.optional(intText(1, 1000), "100") });
+
+function filterOf(q: { days: number; key?: string; model?: string; account?: number }) {
+  return {
+    // `days=1` is today (UTC); `days=30` is today and the 29 days before.
+    since: startOfUtcDay() - (q.days - 1) * 86_400_000,
+    keyId: q.key,
+    model: q.model,
+    accountId: q.account,
+  };
+}
+
+export const usage = adminRoute(async ({ ctx, gateway }) => {
+  const q = readQuery(ctx, UsageQuery);
+  const rows = await gateway.store.admin.usage(q.by, filterOf(q));
+  return {
+    object: "list",
+    by: q.by,
+    days: q.days,
+    data: rows.map((r) => ({
+      bucket: r.bucket,
+      requests: r.requests,
+      errors: r.errors,
+      input_tokens: r.inputTokens,
+      output_tokens: r.outputTokens,
+      generations: r.generations,
+      cost_nanos: r.costNanos,
+    })),
+  };
+});
+
+export const recentRequests = adminRoute(async ({ ctx, gateway }) => {
+  const q = readQuery(ctx, RequestsQuery);
+  const rows = await gateway.store.admin.recentRequests(filterOf(q), q.limit);
+  return {
+    object: "list",
+    data: rows.map((r) => ({
+      request_id: r.requestId,
+      key_id: r.keyId,
+      account_id: r.accountId,
+      model: r.model,
+      endpoint: r.endpoint,
+      stream: r.stream,
+      status: r.status,
+      input_tokens: r.inputTokens,
+      cached_input_tokens: r.cachedInputTokens,
+      output_tokens: r.outputTokens,
+      reasoning_tokens: r.reasoningTokens,
+      generations: r.generations,
+      cost_nanos: r.costNanos,
+      latency_ms: r.latencyMs,
+      ttfb_ms: r.ttfbMs,
+      created_at: new Date(r.createdAt).toISOString(),
+    })),
+  };
+});
+
+export const auditLog = adminRoute(async ({ ctx, gateway }) => {
+  const q = readQuery(ctx, AuditQuery);
+  const rows = await gateway.store.admin.listAudit(q.limit);
+  return {
+    object: "list",
+    data: rows.map((r) => ({
+      id: r.id,
+      actor: r.actor,
+      action: r.action,
+      target: r.target,
+      detail: r.detail,
+      at: new Date(r.createdAt).toISOString(),
+    })),
+  };
+});

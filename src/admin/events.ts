@@ -1,0 +1,87 @@
+// GET /admin/v1/events: settled requests as server-sent events, live from the gateway's feed.
+// Backpressure: each reader has a bounded queue; a reader whose queue is full (it stopped
+// reading) is sent a final `dropped` event and disconnected. Publishing never waits on a reader.
+import type { UsageEvent } from "../billing/feed.ts";
+import { formatUsd } from "../billing/money.ts";
+import { log } from "../log.ts";
+import { adminRoute } from "./http.ts";
+
+/** Events a reader may have queued before it is dropped. */
+export const READER_QUEUE = 1024;
+const HEARTBEAT_MS = 15_000;
+const encoder = new TextEncoder();
+
+/** The record a reader receives for one request (documented in docs/admin-api.md). */
+export function eventRecord(e: UsageEvent) {
+  return {
+    request_id: e.requestId,
+    at: new Date(e.at).toISOString(),
+    method: e.method,
+    endpoint: e.endpoint,
+    key_id: e.keyId,
+    key_name: e.keyName,
+    account_id: e.accountId,
+    model: e.model,
+    stream: e.stream,
+    status: e.status,
+    input_tokens: e.inputTokens,
+    cached_input_tokens: e.cachedInputTokens,
+    output_tokens: e.outputTokens,
+    reasoning_tokens: e.reasoningTokens,
+    generations: e.generations,
+    cost_nanos: e.costNanos,
+    cost_usd: formatUsd(e.costNanos),
+    usage_source: e.usageSource,
+    latency_ms: e.latencyMs,
+    ttfb_ms: e.ttfbMs,
+    channels: e.channels,
+    client_address: e.clientAddress,
+  };
+}
+
+function frame(event: string, data: unknown): Uint8Array {
+  return encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+export const events = adminRoute(async ({ gateway, ctx }) => {
+  let unsubscribe = () => {};
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    unsubscribe();
+    if (heartbeat) clearInterval(heartbeat);
+  };
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(frame("ready", { queue: READER_QUEUE }));
+        unsubscribe = gateway.feed.subscribe((event) => {
+          // desiredSize counts free slots of the bounded queue; at 0 the reader has stalled.
+          if ((controller.desiredSize ?? 0) <= 0) {
+            stop();
+            log("warn", "admin event reader too slow; dropped", { request_id: ctx.requestId });
+            controller.enqueue(frame("dropped", { reason: "reader too slow", queued: READER_QUEUE }));
+            controller.close();
+            return;
+          }
+          controller.enqueue(frame("request", eventRecord(event)));
+        });
+        heartbeat = setInterval(() => {
+          if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(": keep-alive\n\n"));
+        }, HEARTBEAT_MS);
+        heartbeat.unref();
+      },
+      cancel() {
+        stop();
+      },
+    },
+    new CountQueuingStrategy({ highWaterMark: READER_QUEUE }),
+  );
+  ctx.request.signal.addEventListener("abort", stop, { once: true });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream",
+      "cache-control": "no-store",
+      "x-accel-buffering": "no",
+    },
+  });
+});

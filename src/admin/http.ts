@@ -1,0 +1,92 @@
+// Shared plumbing of the admin API handlers: authentication, JSON bodies and query strings
+// parsed by valibot with field-named errors, store errors mapped to 400/404, JSON answers.
+import * as v from "valibot";
+import type { Gateway } from "../gateway.ts";
+import type { RequestContext } from "../http/context.ts";
+import type { Handler } from "../http/edge.ts";
+import { StoreError } from "../store/store.ts";
+import { describeIssues, issuePath } from "../validation.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { authenticateAdmin } from "./tokens.ts";
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+export interface AdminCall {
+  ctx: RequestContext;
+  gateway: Gateway;
+  params: Record<string, string>;
+  /** Who acts, for the audit log. */
+  actor: string;
+}
+
+type AdminFn = (call: AdminCall) => Promise<unknown>;
+
+/** Wraps an admin operation: authenticates, runs it, answers its result as JSON (201 for `created`). */
+export function adminRoute(fn: AdminFn, status = 200): Handler {
+  return async (ctx, gateway, params) => {
+    const actor = await authenticateAdmin(ctx, gateway);
+    try {
+      const body = await fn({ ctx, gateway, params, actor });
+      if (body instanceof Response) return body;
+      return Response.json(body, { status, headers: { "cache-control": "no-store" } });
+    } catch (error) {
+      throw fromStoreError(error);
+    }
+  };
+}
+
+export function fromStoreError(error: unknown): unknown {
+  if (!(error instanceof StoreError)) return error;
+  return error.code === "not_found"
+    ? new GatewayError("not_found", error.message, { code: "not_found" })
+    : new GatewayError("invalid_request", error.message, { code: "conflict" });
+}
+
+function invalid(issues: readonly v.BaseIssue<unknown>[]): GatewayError {
+  const first = issues[0];
+  return new GatewayError("invalid_request", describeIssues(issues), {
+    param: first ? issuePath(first) || null : null,
+    code: "invalid_field",
+  });
+}
+
+/** Reads and validates a JSON body (at most 64 KiB). */
+export async function readJson<S extends v.GenericSchema>(
+  ctx: RequestContext,
+  schema: S,
+): Promise<v.InferOutput<S>> {
+  const text = await ctx.request.text();
+  if (text.length > MAX_BODY_BYTES) {
+    throw new GatewayError("too_large", `The admin request body is over ${MAX_BODY_BYTES} bytes; send less.`);
+  }
+  let raw: unknown;
+  try {
+    raw = text.trim() === "" ? {} : JSON.parse(text);
+  } catch {
+    throw new GatewayError("invalid_request", "The body is not valid JSON; send a JSON object.", {
+      code: "invalid_json",
+    });
+  }
+  const result = v.safeParse(schema, raw);
+  if (!result.success) throw invalid(result.issues);
+  return result.output;
+}
+
+/** Validates the query string as an object of strings. */
+export function readQuery<S extends v.GenericSchema>(ctx: RequestContext, schema: S): v.InferOutput<S> {
+  const raw = Object.fromEntries(new URL(ctx.request.url).searchParams);
+  const result = v.safeParse(schema, raw);
+  if (!result.success) throw invalid(result.issues);
+  return result.output;
+}
+
+/** A query or body integer given as text, within bounds. */
+export function intText(min: number, max: number) {
+  return v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, "expected a whole number"),
+    v.transform(Number),
+    v.minValue(min),
+    v.maxValue(max),
+  );
+}

@@ -1,0 +1,52 @@
+// `modelgate admin token create|list`: mint an admin token for an existing install (the first one
+// is made at bootstrap), or list them (never their secrets).
+import { createAdminToken } from "../admin/tokens.ts";
+import { parse, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
+
+const USAGE = `usage:
+  modelgate admin token create [--name NAME]   prints a new admin token (shown only once)
+  modelgate admin token list [--json]
+common: --db URL | --config FILE`;
+
+const FLAGS = { ...STORE_FLAGS, name: { type: "string" } } as const;
+
+export async function adminCommand(args: string[]): Promise<void> {
+  const [resource, sub, ...rest] = args;
+  if (resource !== "token") throw new UsageError(USAGE);
+  const { values, positionals } = parse(rest, FLAGS, `admin token ${sub ?? ""}`.trim());
+  if (positionals.length > 0) throw new UsageError(USAGE);
+  switch (sub) {
+    case "create": {
+      const store = await storeFrom(values);
+      const name = values.name ?? "cli";
+      const { token, record } = await createAdminToken(store, name);
+      await store.admin.audit(`cli:${process.env.USER ?? "unknown"}`, "admin_token.create", record.id, {
+        name,
+      });
+      // The token alone on stdout, so `TOKEN=$(modelgate admin token create)` works.
+      console.log(token);
+      console.error(
+        `created admin token ${record.id} (${record.prefix}…) named ${name}. It is shown only once.`,
+      );
+      await store.close();
+      return;
+    }
+    case "list": {
+      const store = await storeFrom(values);
+      const rows = (await store.admin.listAdminTokens()).map((t) => ({
+        id: t.id,
+        name: t.name,
+        prefix: t.prefix,
+        revoked: t.revoked,
+        created_at: new Date(t.createdAt).toISOString(),
+      }));
+      console.log(
+        values.json ? JSON.stringify(rows) : table(rows, ["id", "name", "prefix", "revoked", "created_at"]),
+      );
+      await store.close();
+      return;
+    }
+    default:
+      throw new UsageError(USAGE);
+  }
+}

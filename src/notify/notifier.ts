@@ -1,0 +1,193 @@
+// Watches for notification events and hands them to the dispatcher: balances under a threshold
+// and daily caps at 80% / 100% (checked shortly after traffic, off the request path), refused
+// known keys (from the key cache, rate-limited), and operator announcements.
+
+import { startOfUtcDay, utcDay } from "../admin/time.ts";
+import type { KeyCache, KeyRefusal } from "../auth/keys.ts";
+import type { UsageFeed } from "../billing/feed.ts";
+import { formatUsd, parseUsd } from "../billing/money.ts";
+import type { NotificationsConfig } from "../config/admin.ts";
+import { log } from "../log.ts";
+import type { NotificationChannel } from "../store/admin.ts";
+import type { Account, Store } from "../store/store.ts";
+import { Dispatcher } from "./dispatcher.ts";
+import { EmailSender } from "./email.ts";
+import { AlertLimiter } from "./limiter.ts";
+import { type AccountRef, type EventKind, type Notification, notification } from "./payloads.ts";
+
+export class Notifier {
+  readonly #store: Store;
+  readonly #config: NotificationsConfig;
+  readonly #email: EmailSender | undefined;
+  readonly dispatcher: Dispatcher;
+  readonly #limiter: AlertLimiter;
+  readonly #defaultThreshold: number;
+  /** Accounts with traffic or credits since the last check. */
+  #dirty = new Set<number>();
+  /** Conditions already notified: `balance:<channel>`, `cap:<key>:<day>:<level>`. */
+  readonly #fired = new Set<string>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #checking: Promise<void> | undefined;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(store: Store, config: NotificationsConfig) {
+    this.#store = store;
+    this.#config = config;
+    this.#email = config.smtp ? new EmailSender(config.smtp) : undefined;
+    this.dispatcher = new Dispatcher(store.admin, config, this.#email);
+    this.#limiter = new AlertLimiter(config.alert_interval_seconds * 1000);
+    const threshold = parseUsd(config.balance_threshold_usd);
+    this.#defaultThreshold = threshold.ok ? threshold.value : 0;
+  }
+
+  /** Subscribes to the feed and the key cache, and checks dirty accounts periodically. */
+  start(feed: UsageFeed, keys: KeyCache): void {
+    this.#unsubscribe = feed.subscribe((event) => this.#dirty.add(event.accountId));
+    keys.onRefused = (refusal) => this.keyRefused(refusal);
+    this.#timer = setInterval(() => void this.check(), this.#config.check_interval_ms);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#unsubscribe?.();
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#checking;
+    this.#email?.close();
+  }
+
+  /** A balance changed outside traffic (a credit): re-check it soon. */
+  balanceChanged(accountId: number): void {
+    this.#dirty.add(accountId);
+  }
+
+  /** Checks balances and daily caps of the accounts that had traffic since the last check. */
+  async check(): Promise<void> {
+    if (this.#checking || this.#dirty.size === 0) return this.#checking;
+    const ids = this.#dirty;
+    this.#dirty = new Set();
+    this.#checking = this.#checkAccounts(ids)
+      .catch((error: unknown) =>
+        log("error", "notification check failed", {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      )
+      .finally(() => {
+        this.#checking = undefined;
+      });
+    return this.#checking;
+  }
+
+  async #checkAccounts(ids: Set<number>): Promise<void> {
+    const channels = (await this.#store.admin.listChannels()).filter((c) => c.enabled);
+    if (channels.length === 0) return;
+    const accounts = (await this.#store.listAccounts()).filter((a) => ids.has(a.id));
+    for (const account of accounts) this.#checkBalance(account, channels);
+    const today = startOfUtcDay();
+    const { byKey } = await this.#store.admin.spending(today);
+    const keys = (await this.#store.listKeys()).filter((k) => ids.has(k.accountId) && k.dailyCap !== null);
+    for (const key of keys) {
+      const cap = key.dailyCap ?? 0;
+      const spent = byKey.get(key.id) ?? 0;
+      for (const level of [80, 100] as const) {
+        const mark = `cap:${key.id}:${utcDay(today)}:${level}`;
+        if (cap <= 0 || spent * 100 < cap * level || this.#fired.has(mark)) continue;
+        this.#fired.add(mark);
+        const ref = { id: key.accountId, name: key.account };
+        this.#emit(channels, "quota.daily_cap", ref, {
+          key_id: key.id,
+          key_name: key.name,
+          level,
+          spent_today_nanos: spent,
+          daily_cap_nanos: cap,
+          day: utcDay(today),
+        });
+      }
+    }
+  }
+
+  #checkBalance(account: Account, channels: NotificationChannel[]): void {
+    for (const channel of channels) {
+      if (!reaches(channel, "balance.low", account.id)) continue;
+      const threshold = channel.balanceThreshold ?? this.#defaultThreshold;
+      const mark = `balance:${channel.id}:${account.id}`;
+      if (account.balance >= threshold) {
+        this.#fired.delete(mark); // re-armed: the next fall under the threshold notifies again
+        continue;
+      }
+      if (this.#fired.has(mark)) continue;
+      this.#fired.add(mark);
+      const n = notification("balance.low", ref(account), {
+        balance_nanos: account.balance,
+        balance_usd: formatUsd(account.balance),
+        threshold_nanos: threshold,
+        threshold_usd: formatUsd(threshold),
+      });
+      this.dispatcher.send(channel, n);
+    }
+  }
+
+  /** A known key was refused (revoked, expired, outside its allowlist): alert, rate-limited. */
+  keyRefused(refusal: KeyRefusal): void {
+    const { send, suppressed } = this.#limiter.take(`${refusal.keyId}:${refusal.reason}`);
+    if (!send) return;
+    void this.#store.admin
+      .listChannels()
+      .then((channels) =>
+        this.#emit(
+          channels.filter((c) => c.enabled),
+          "key.security_alert",
+          { id: refusal.accountId, name: refusal.accountName },
+          {
+            reason: refusal.reason,
+            key_id: refusal.keyId,
+            key_name: refusal.keyName,
+            key_prefix: refusal.keyPrefix,
+            client_address: refusal.client,
+            suppressed,
+          },
+        ),
+      )
+      .catch((error: unknown) =>
+        log("error", "security alert failed", {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+  }
+
+  /** Sends an announcement to every channel subscribed to it (of one account, or all). */
+  async announce(
+    title: string,
+    message: string,
+    account: Account | null,
+  ): Promise<{ id: string; deliveries: string[] }> {
+    const channels = (await this.#store.admin.listChannels()).filter(
+      (c) =>
+        c.enabled &&
+        c.events.includes("announcement") &&
+        (account === null || c.accountId === null || c.accountId === account.id),
+    );
+    const n = notification("announcement", account ? ref(account) : null, { title, message });
+    return { id: n.id, deliveries: channels.map((c) => this.dispatcher.send(c, n)) };
+  }
+
+  #emit<K extends EventKind>(
+    channels: NotificationChannel[],
+    type: K,
+    account: AccountRef,
+    data: Notification<K>["data"],
+  ): void {
+    const n = notification(type, account, data);
+    for (const channel of channels) {
+      if (reaches(channel, type, account.id)) this.dispatcher.send(channel, n);
+    }
+  }
+}
+
+function ref(account: Account): AccountRef {
+  return { id: account.id, name: account.name };
+}
+
+/** Whether a channel receives this kind of event about this account. */
+function reaches(channel: NotificationChannel, type: EventKind, accountId: number): boolean {
+  return channel.events.includes(type) && (channel.accountId === null || channel.accountId === accountId);
+}

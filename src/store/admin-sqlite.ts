@@ -1,0 +1,298 @@
+// SQLite implementation of the AdminStore (tokens, audit, key edits, usage reads, notifications).
+import { and, desc, eq, gte, sql } from "drizzle-orm";
+import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { nanos } from "../billing/money.ts";
+import type { KeyId } from "../types.ts";
+import type {
+  AdminStore,
+  AdminToken,
+  AuditEntry,
+  Delivery,
+  KeyPatch,
+  NewAdminToken,
+  NewChannel,
+  NotificationChannel,
+  UsageAggregate,
+  UsageFilter,
+  UsageGrouping,
+  UsageRow,
+} from "./admin.ts";
+import {
+  accounts,
+  adminTokens,
+  apiKeys,
+  auditLog,
+  groups,
+  notificationChannels,
+  notificationDeliveries,
+  storeMeta,
+  usageRecords,
+} from "./schema.ts";
+import { type KeyRecord, StoreError } from "./store.ts";
+
+const keyColumns = {
+  id: apiKeys.id,
+  name: apiKeys.name,
+  prefix: apiKeys.prefix,
+  account: accounts.name,
+  accountId: apiKeys.accountId,
+  group: groups.name,
+  status: apiKeys.status,
+  expiresAt: apiKeys.expiresAt,
+  allowIps: apiKeys.allowIps,
+  dailyCap: apiKeys.dailyCapNanos,
+  rpm: apiKeys.rpm,
+  concurrency: apiKeys.concurrency,
+  createdAt: apiKeys.createdAt,
+  lastUsedAt: apiKeys.lastUsedAt,
+};
+
+const tokenColumns = {
+  id: adminTokens.id,
+  name: adminTokens.name,
+  prefix: adminTokens.prefix,
+  revoked: adminTokens.revoked,
+  createdAt: adminTokens.createdAt,
+};
+
+export class SqliteAdminStore implements AdminStore {
+  readonly #db: BunSQLiteDatabase;
+
+  constructor(db: BunSQLiteDatabase) {
+    this.#db = db;
+  }
+
+  async createAdminToken(token: NewAdminToken): Promise<AdminToken> {
+    return this.#db.insert(adminTokens).values(token).returning(tokenColumns).get();
+  }
+
+  async findAdminToken(tokenHash: string): Promise<AdminToken | undefined> {
+    return this.#db
+      .select(tokenColumns)
+      .from(adminTokens)
+      .where(and(eq(adminTokens.tokenHash, tokenHash), eq(adminTokens.revoked, false)))
+      .get();
+  }
+
+  async listAdminTokens(): Promise<AdminToken[]> {
+    return this.#db.select(tokenColumns).from(adminTokens).orderBy(adminTokens.createdAt).all();
+  }
+
+  async isApiKeyHash(secretHash: string): Promise<boolean> {
+    const row = this.#db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(eq(apiKeys.secretHash, secretHash))
+      .get();
+    return row !== undefined;
+  }
+
+  async audit(actor: string, action: string, target: string, detail?: Record<string, unknown>) {
+    this.#db
+      .insert(auditLog)
+      .values({ actor, action, target, detail: detail ?? null })
+      .run();
+  }
+
+  async listAudit(limit: number): Promise<AuditEntry[]> {
+    return this.#db.select().from(auditLog).orderBy(desc(auditLog.id)).limit(limit).all();
+  }
+
+  async getKey(id: string): Promise<KeyRecord> {
+    const row = this.#db
+      .select(keyColumns)
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+      .innerJoin(groups, eq(groups.id, apiKeys.groupId))
+      .where(eq(apiKeys.id, id))
+      .get();
+    if (!row)
+      throw new StoreError("not_found", `key "${id}" does not exist; GET /admin/v1/keys lists the ids`);
+    return {
+      ...row,
+      id: row.id as KeyId,
+      dailyCap: row.dailyCap === null ? null : nanos(row.dailyCap),
+    };
+  }
+
+  async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {
+    this.#db.transaction((tx) => {
+      const set: Partial<typeof apiKeys.$inferInsert> = {};
+      if (patch.name !== undefined) set.name = patch.name;
+      if (patch.expiresAt !== undefined) set.expiresAt = patch.expiresAt;
+      if (patch.allowIps !== undefined) set.allowIps = patch.allowIps;
+      if (patch.dailyCap !== undefined) set.dailyCapNanos = patch.dailyCap;
+      if (patch.rpm !== undefined) set.rpm = patch.rpm;
+      if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+      if (patch.group !== undefined) {
+        const group = tx.select({ id: groups.id }).from(groups).where(eq(groups.name, patch.group)).get();
+        if (!group) throw new StoreError("not_found", `group "${patch.group}" does not exist`);
+        set.groupId = group.id;
+      }
+      const row =
+        Object.keys(set).length === 0
+          ? tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id)).get()
+          : tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning({ id: apiKeys.id }).get();
+      if (!row) throw new StoreError("not_found", `key "${id}" does not exist`);
+      // The revision gateways poll: a changed key reaches every key cache.
+      tx.update(storeMeta)
+        .set({ value: sql`${storeMeta.value} + 1` })
+        .where(eq(storeMeta.name, "revision"))
+        .run();
+    });
+    return this.getKey(id);
+  }
+
+  async spending(since: number) {
+    const rows = this.#db
+      .select({
+        keyId: usageRecords.keyId,
+        accountId: usageRecords.accountId,
+        cost: sql<number>`sum(${usageRecords.costNanos})`,
+      })
+      .from(usageRecords)
+      .where(gte(usageRecords.createdAt, since))
+      .groupBy(usageRecords.keyId, usageRecords.accountId)
+      .all();
+    const byKey = new Map<string, number>();
+    const byAccount = new Map<number, number>();
+    for (const row of rows) {
+      byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
+      byAccount.set(row.accountId, (byAccount.get(row.accountId) ?? 0) + row.cost);
+    }
+    return { byKey, byAccount };
+  }
+
+  async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
+    const bucket =
+      grouping === "key"
+        ? sql<string>`${usageRecords.keyId}`
+        : grouping === "model"
+          ? sql<string>`${usageRecords.model}`
+          : sql<string>`strftime('%Y-%m-%d', ${usageRecords.createdAt} / 1000, 'unixepoch')`;
+    return this.#db
+      .select({
+        bucket,
+        requests: sql<number>`count(*)`,
+        errors: sql<number>`sum(case when ${usageRecords.status} >= 400 then 1 else 0 end)`,
+        inputTokens: sql<number>`sum(${usageRecords.inputTokens})`,
+        outputTokens: sql<number>`sum(${usageRecords.outputTokens})`,
+        generations: sql<number>`sum(${usageRecords.generations})`,
+        costNanos: sql<number>`sum(${usageRecords.costNanos})`,
+      })
+      .from(usageRecords)
+      .where(usageWhere(filter))
+      .groupBy(bucket)
+      .orderBy(bucket)
+      .all();
+  }
+
+  async recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+    return this.#db
+      .select({
+        requestId: usageRecords.requestId,
+        keyId: usageRecords.keyId,
+        accountId: usageRecords.accountId,
+        model: usageRecords.model,
+        endpoint: usageRecords.endpoint,
+        stream: usageRecords.stream,
+        status: usageRecords.status,
+        inputTokens: usageRecords.inputTokens,
+        cachedInputTokens: usageRecords.cachedInputTokens,
+        outputTokens: usageRecords.outputTokens,
+        reasoningTokens: usageRecords.reasoningTokens,
+        generations: usageRecords.generations,
+        costNanos: usageRecords.costNanos,
+        latencyMs: usageRecords.latencyMs,
+        ttfbMs: usageRecords.ttfbMs,
+        createdAt: usageRecords.createdAt,
+      })
+      .from(usageRecords)
+      .where(usageWhere(filter))
+      .orderBy(desc(usageRecords.id))
+      .limit(limit)
+      .all();
+  }
+
+  async createChannel(channel: NewChannel): Promise<NotificationChannel> {
+    const row = this.#db
+      .insert(notificationChannels)
+      .values({
+        accountId: channel.accountId,
+        kind: channel.kind,
+        target: channel.target,
+        secret: channel.secret,
+        events: channel.events,
+        balanceThresholdNanos: channel.balanceThreshold,
+      })
+      .returning()
+      .get();
+    return toChannel(row);
+  }
+
+  async listChannels(): Promise<NotificationChannel[]> {
+    return this.#db.select().from(notificationChannels).orderBy(notificationChannels.id).all().map(toChannel);
+  }
+
+  async disableChannel(id: number): Promise<NotificationChannel> {
+    const row = this.#db
+      .update(notificationChannels)
+      .set({ enabled: false })
+      .where(eq(notificationChannels.id, id))
+      .returning()
+      .get();
+    if (!row) throw new StoreError("not_found", `notification channel ${id} does not exist`);
+    return toChannel(row);
+  }
+
+  async createDelivery(delivery: Pick<Delivery, "id" | "channelId" | "event" | "payload">) {
+    this.#db
+      .insert(notificationDeliveries)
+      .values({ ...delivery, state: "pending" })
+      .run();
+  }
+
+  async updateDelivery(
+    id: string,
+    update: Pick<Delivery, "state" | "attempts" | "lastStatus" | "lastError">,
+  ) {
+    this.#db
+      .update(notificationDeliveries)
+      .set({ ...update, updatedAt: Date.now() })
+      .where(eq(notificationDeliveries.id, id))
+      .run();
+  }
+
+  async listDeliveries(limit: number, channelId?: number): Promise<Delivery[]> {
+    return this.#db
+      .select()
+      .from(notificationDeliveries)
+      .where(channelId === undefined ? undefined : eq(notificationDeliveries.channelId, channelId))
+      .orderBy(desc(notificationDeliveries.createdAt), desc(notificationDeliveries.id))
+      .limit(limit)
+      .all();
+  }
+}
+
+function usageWhere(filter: UsageFilter) {
+  return and(
+    gte(usageRecords.createdAt, filter.since),
+    filter.keyId === undefined ? undefined : eq(usageRecords.keyId, filter.keyId),
+    filter.accountId === undefined ? undefined : eq(usageRecords.accountId, filter.accountId),
+    filter.model === undefined ? undefined : eq(usageRecords.model, filter.model),
+  );
+}
+
+function toChannel(row: typeof notificationChannels.$inferSelect): NotificationChannel {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    kind: row.kind,
+    target: row.target,
+    secret: row.secret,
+    events: row.events,
+    balanceThreshold: row.balanceThresholdNanos === null ? null : nanos(row.balanceThresholdNanos),
+    enabled: row.enabled,
+    createdAt: row.createdAt,
+  };
+}

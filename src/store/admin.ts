@@ -1,0 +1,144 @@
+// The operator's part of the store (`store.admin`): admin tokens, the audit log, key edits,
+// spending and usage aggregates read from usage_records, notification channels and deliveries.
+import type { Nanos } from "../types.ts";
+import type { KeyRecord } from "./store.ts";
+
+export interface AdminToken {
+  id: string;
+  name: string;
+  prefix: string;
+  revoked: boolean;
+  createdAt: number;
+}
+
+export interface NewAdminToken {
+  id: string;
+  name: string;
+  prefix: string;
+  tokenHash: string;
+}
+
+export interface AuditEntry {
+  id: number;
+  actor: string;
+  action: string;
+  target: string;
+  detail: Record<string, unknown> | null;
+  createdAt: number;
+}
+
+/** A partial change of a key: fields left undefined stay as they are; null clears a limit. */
+export interface KeyPatch {
+  name?: string;
+  group?: string;
+  expiresAt?: number | null;
+  allowIps?: string[] | null;
+  dailyCap?: Nanos | null;
+  rpm?: number | null;
+  concurrency?: number | null;
+}
+
+export type UsageGrouping = "key" | "model" | "day";
+
+export interface UsageFilter {
+  /** Records created at or after this time (ms since epoch). */
+  since: number;
+  keyId?: string | undefined;
+  accountId?: number | undefined;
+  model?: string | undefined;
+}
+
+export interface UsageAggregate {
+  /** The key id, model id or UTC day (`YYYY-MM-DD`) the row sums. */
+  bucket: string;
+  requests: number;
+  errors: number;
+  inputTokens: number;
+  outputTokens: number;
+  generations: number;
+  costNanos: number;
+}
+
+export interface UsageRow {
+  requestId: string;
+  keyId: string;
+  accountId: number;
+  model: string;
+  endpoint: string;
+  stream: boolean;
+  status: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  generations: number;
+  costNanos: number;
+  latencyMs: number;
+  ttfbMs: number | null;
+  createdAt: number;
+}
+
+export type ChannelKind = "webhook" | "email";
+
+export interface NotificationChannel {
+  id: number;
+  /** The account whose events the channel receives; null: every account's (an operator channel). */
+  accountId: number | null;
+  kind: ChannelKind;
+  target: string;
+  secret: string | null;
+  events: string[];
+  balanceThreshold: Nanos | null;
+  enabled: boolean;
+  createdAt: number;
+}
+
+export type NewChannel = Omit<NotificationChannel, "id" | "createdAt" | "enabled">;
+
+export type DeliveryState = "pending" | "delivered" | "failed";
+
+export interface Delivery {
+  id: string;
+  channelId: number;
+  event: string;
+  payload: Record<string, unknown>;
+  state: DeliveryState;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AdminStore {
+  createAdminToken(token: NewAdminToken): Promise<AdminToken>;
+  /** The live (not revoked) token with this hash, if any. */
+  findAdminToken(tokenHash: string): Promise<AdminToken | undefined>;
+  listAdminTokens(): Promise<AdminToken[]>;
+  /** True when an API key has this secret hash (someone sent an API key as admin token). */
+  isApiKeyHash(secretHash: string): Promise<boolean>;
+
+  audit(actor: string, action: string, target: string, detail?: Record<string, unknown>): Promise<void>;
+  listAudit(limit: number): Promise<AuditEntry[]>;
+
+  getKey(id: string): Promise<KeyRecord>;
+  /** Changes a key's settings and bumps the store revision so gateways reload their key cache. */
+  updateKey(id: string, patch: KeyPatch): Promise<KeyRecord>;
+
+  /** Cost of requests since `since`, per key id and per account id. */
+  spending(since: number): Promise<{ byKey: Map<string, number>; byAccount: Map<number, number> }>;
+  usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]>;
+  recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]>;
+
+  createChannel(channel: NewChannel): Promise<NotificationChannel>;
+  listChannels(): Promise<NotificationChannel[]>;
+  /** Turns a channel off (kept for its delivery history). */
+  disableChannel(id: number): Promise<NotificationChannel>;
+
+  createDelivery(delivery: Pick<Delivery, "id" | "channelId" | "event" | "payload">): Promise<void>;
+  updateDelivery(
+    id: string,
+    update: Pick<Delivery, "state" | "attempts" | "lastStatus" | "lastError">,
+  ): Promise<void>;
+  listDeliveries(limit: number, channelId?: number): Promise<Delivery[]>;
+}
