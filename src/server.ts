@@ -2,6 +2,8 @@
 import { Elysia } from "elysia";
 import { ADMIN_ROUTES } from "./admin/routes.ts";
 import type { Gateway } from "./gateway.ts";
+import { createImage } from "./handlers/images.ts";
+import { editImage } from "./handlers/images-edits.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { requestIdOf } from "./http/context.ts";
@@ -26,6 +28,8 @@ export const ROUTES: readonly Route[] = [
   { method: "GET", path: "/readyz", protocol: "openai", handler: readyz },
   { method: "GET", path: "/v1/models", protocol: "openai", handler: listModels },
   { method: "GET", path: "/v1/models/:id", protocol: "openai", handler: getModel },
+  { method: "POST", path: "/v1/images/generations", protocol: "openai", handler: createImage },
+  { method: "POST", path: "/v1/images/edits", protocol: "openai", handler: editImage },
   ...ADMIN_ROUTES,
 ];
 

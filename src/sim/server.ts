@@ -2,6 +2,7 @@
 // provider APIs do, so every upstream adapter is tested over the wire.
 import { MODELS } from "../catalog/models.ts";
 import { openaiModelList } from "../wire/models.ts";
+import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
 
 export interface SimServerOptions {
   hostname: string;
@@ -19,6 +20,7 @@ export interface SimRoute {
 const ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },
   { method: "GET", path: "/v1/models", handle: () => Response.json(openaiModelList(MODELS)) },
+  ...SIM_IMAGE_ROUTES,
 ];
 
 export interface SimServer {

@@ -1,0 +1,83 @@
+// What an image request produced so far — progress images, final images, upstream usage,
+// channels tried — and its one settlement with the meter (billing facts: generations, quality,
+// size, input fidelity, output format).
+import { type Admission, NO_USAGE } from "../billing/meter.ts";
+import type { ImageEvent } from "../upstream/images.ts";
+import { GatewayError } from "../wire/errors.ts";
+import type { ImageOptions } from "../wire/images.ts";
+import { addUsage, EMPTY_USAGE, type ImageResult, type ImageUsage } from "../wire/images-events.ts";
+
+export class ImageTally {
+  readonly channels: string[] = [];
+  readonly #options: ImageOptions;
+  readonly #admission: Admission;
+  readonly #startedAt: number;
+  #partials = 0;
+  #images: { b64_json: string }[] = [];
+  #usage: ImageUsage = EMPTY_USAGE;
+  #reported = false;
+  #size: string | undefined;
+  #quality: string | undefined;
+  #ttfbMs: number | undefined;
+  #settled: Promise<void> | undefined;
+
+  constructor(options: ImageOptions, admission: Admission, startedAt: number) {
+    this.#options = options;
+    this.#admission = admission;
+    this.#startedAt = startedAt;
+  }
+
+  markFirstByte(): void {
+    this.#ttfbMs ??= Math.round(performance.now() - this.#startedAt);
+  }
+
+  record(event: ImageEvent): void {
+    if (event.type === "partial") {
+      this.#partials++;
+      return;
+    }
+    this.#images.push({ b64_json: event.b64 });
+    if (event.usage) {
+      this.#usage = addUsage(this.#usage, event.usage);
+      this.#reported = true;
+    }
+    this.#size ??= event.size;
+    this.#quality ??= event.quality;
+  }
+
+  /** The result so far; an upstream that produced no image at all is a failure. */
+  result(): ImageResult {
+    if (this.#images.length === 0) {
+      throw new GatewayError("upstream_failed", "the upstream finished without returning an image; retry");
+    }
+    return { created: Math.floor(Date.now() / 1000), data: this.#images, usage: this.#usage };
+  }
+
+  /** Settles once; later calls return the first settlement. */
+  settle(status: number): Promise<void> {
+    this.#settled ??= this.#settleOnce(status);
+    return this.#settled;
+  }
+
+  async #settleOnce(status: number): Promise<void> {
+    const generations = this.#partials + this.#images.length;
+    const o = this.#options;
+    await this.#admission.settle({
+      status,
+      usage: { ...NO_USAGE, generations },
+      source: this.#reported ? "reported" : generations > 0 ? "estimated" : "none",
+      channels: this.channels,
+      ttfbMs: this.#ttfbMs,
+      detail: {
+        quality: this.#quality ?? o.quality,
+        size: this.#size ?? o.size,
+        input_fidelity: o.inputFidelity ?? null,
+        output_format: o.outputFormat,
+        partial_images: this.#partials,
+        images: this.#images.length,
+        input_tokens: this.#usage.input_tokens,
+        output_tokens: this.#usage.output_tokens,
+      },
+    });
+  }
+}

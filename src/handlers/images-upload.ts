@@ -1,0 +1,142 @@
+// Reading an image-edit upload: the multipart body is streamed through busboy as it arrives,
+// each file capped separately at 20 MB *while* it streams (busboy truncates at the cap and the
+// request is abandoned with 413, so no more than the cap of a file is ever held), then each file
+// is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
+import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
+import type { UploadedImage } from "../upstream/images.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";
+
+/** Per uploaded file (image and mask counted separately). SPEC.md: 20 MB. */
+export const MAX_FILE_BYTES = 20_000_000;
+/** At most this many reference images (WIRE.md: up to 16). */
+export const MAX_IMAGES = 16;
+const MAX_FIELD_BYTES = 256 * 1024;
+const FILE_FIELDS = new Set(["image", "image[]", "mask"]);
+
+export interface ImageUpload {
+  fields: Record<string, string>;
+  images: UploadedImage[];
+  mask: UploadedImage | undefined;
+}
+
+function bad(message: string, param: string | null = null): GatewayError {
+  return new GatewayError("invalid_request", message, { param });
+}
+
+/** Checks a complete file: a PNG, JPEG or WebP whose header size is acceptable. */
+export function recognise(bytes: Uint8Array, field: string): UploadedImage {
+  const info = sniffImage(bytes);
+  if (!info) {
+    throw bad(
+      `${field}: the file is not a PNG, JPEG or WebP image (recognised by its bytes, not its name)`,
+      field,
+    );
+  }
+  const problem = dimensionProblem(info);
+  if (problem) throw bad(`${field}: ${problem}; upload a smaller image`, field);
+  return { bytes, info };
+}
+
+/** Streams the request body through the multipart parser; resolves once every part is in. */
+export async function readImageUpload(request: Request): Promise<ImageUpload> {
+  const contentType = request.headers.get("content-type") ?? "";
+  if (!contentType.toLowerCase().startsWith("multipart/form-data") || !request.body) {
+    throw bad(
+      `images/edits takes multipart/form-data with an image file and a prompt, got content-type "${contentType}"`,
+    );
+  }
+  const upload: ImageUpload = { fields: {}, images: [], mask: undefined };
+  let failure: GatewayError | undefined;
+  const fail = (error: GatewayError) => {
+    failure ??= error;
+  };
+  let parser: BusboyInstance;
+  try {
+    parser = Busboy({
+      headers: { "content-type": contentType },
+      isPartAFile: (name) => FILE_FIELDS.has(name ?? ""),
+      limits: { fileSize: MAX_FILE_BYTES, files: MAX_IMAGES + 1, fieldSize: MAX_FIELD_BYTES, fields: 64 },
+    });
+  } catch (thrown) {
+    throw bad(`malformed multipart/form-data: ${thrown instanceof Error ? thrown.message : String(thrown)}`);
+  }
+  const finished = new Promise<void>((resolve) => {
+    parser.on("finish", resolve);
+    parser.on("error", (e) => {
+      fail(bad(`malformed multipart/form-data: ${e instanceof Error ? e.message : String(e)}`));
+      resolve();
+    });
+  });
+  parser.on("field", (name, value, _nameCut, valueCut) => {
+    if (valueCut) fail(bad(`${name}: value longer than ${MAX_FIELD_BYTES} bytes`, name));
+    else upload.fields[name] = value;
+  });
+  parser.on("filesLimit", () => fail(bad(`at most ${MAX_IMAGES} images and one mask are accepted`, "image")));
+  parser.on("file", (name, stream) => collectFile(name, stream, upload, fail));
+  await pump(request.body, parser, () => failure !== undefined);
+  if (failure === undefined) await finished;
+  if (failure !== undefined) throw failure;
+  return upload;
+}
+
+function collectFile(
+  name: string,
+  stream: BusboyFileStream,
+  upload: ImageUpload,
+  fail: (error: GatewayError) => void,
+): void {
+  const chunks: Buffer[] = [];
+  const field = name === "image[]" ? "image" : name;
+  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+  stream.on("limit", () => {
+    chunks.length = 0;
+    fail(
+      new GatewayError(
+        "too_large",
+        `${field}: the file is larger than ${MAX_FILE_BYTES} bytes (20 MB); upload a smaller file`,
+        {
+          param: field,
+        },
+      ),
+    );
+  });
+  stream.on("end", () => {
+    if (stream.truncated) return;
+    try {
+      const file = recognise(new Uint8Array(Buffer.concat(chunks)), field);
+      chunks.length = 0;
+      if (field === "mask") {
+        if (upload.mask) throw bad("mask: send at most one mask", "mask");
+        upload.mask = file;
+      } else upload.images.push(file);
+    } catch (thrown) {
+      if (thrown instanceof GatewayError) fail(thrown);
+      else throw thrown;
+    }
+  });
+}
+
+/** Feeds the body to the parser chunk by chunk, honouring back-pressure; stops early on failure. */
+async function pump(
+  body: ReadableStream<Uint8Array>,
+  parser: BusboyInstance,
+  failed: () => boolean,
+): Promise<void> {
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const accepted = parser.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+      if (failed()) {
+        await reader.cancel();
+        return;
+      }
+      if (!accepted) await new Promise((resolve) => parser.once("drain", resolve));
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  parser.end();
+}

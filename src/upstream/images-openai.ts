@@ -1,0 +1,153 @@
+// Adapter for an OpenAI-style images API (channel kind "openai-images"): generations as JSON,
+// edits as multipart (files handed to fetch as Blobs, streamed on), results and stream events
+// (`image_generation.*` / `image_edit.*`) parsed by valibot into the gateway's ImageEvents.
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import * as v from "valibot";
+import type { ChannelConfig } from "../config/schema.ts";
+import { describeIssues } from "../validation.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { UpstreamEventSchema, UpstreamResultSchema } from "../wire/images-events.ts";
+import type { ImageEvent, ImageJob, ImageUpstream } from "./images.ts";
+
+type HttpChannel = Exclude<ChannelConfig, { kind: "sim" }>;
+
+const EXTENSION = { png: "png", jpeg: "jpg", webp: "webp" } as const;
+
+function commonFields(job: ImageJob): Record<string, string | number | boolean> {
+  const o = job.options;
+  const fields: Record<string, string | number | boolean> = {
+    model: job.upstreamModel,
+    prompt: o.prompt,
+    size: o.size,
+    quality: o.quality,
+    background: o.background,
+    output_format: o.outputFormat,
+    output_compression: o.outputCompression,
+    moderation: o.moderation,
+    n: o.n,
+    stream: o.stream,
+  };
+  if (o.stream) fields.partial_images = o.partialImages;
+  if (o.user !== undefined) fields.user = o.user;
+  if (o.inputFidelity !== undefined) fields.input_fidelity = o.inputFidelity;
+  return fields;
+}
+
+function editForm(job: ImageJob): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries({ ...job.extra, ...commonFields(job) })) {
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean")
+      form.append(name, String(value));
+  }
+  const field = job.images.length > 1 ? "image[]" : "image";
+  job.images.forEach((image, i) => {
+    form.append(field, new Blob([image.bytes]), `image-${i}.${EXTENSION[image.info.format]}`);
+  });
+  if (job.mask) form.append("mask", new Blob([job.mask.bytes]), "mask.png");
+  return form;
+}
+
+async function upstreamError(response: Response, channel: string): Promise<GatewayError> {
+  const text = (await response.text().catch(() => "")).slice(0, 2000);
+  let message = text;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } };
+    if (typeof parsed.error?.message === "string") message = parsed.error.message;
+  } catch {
+    // not JSON: keep the text as it came
+  }
+  const detail = `upstream channel "${channel}" answered ${response.status}: ${message || "(no body)"}`;
+  if (response.status === 400 || response.status === 422) return new GatewayError("invalid_request", detail);
+  if (response.status === 413) return new GatewayError("too_large", detail);
+  if (response.status === 429) return new GatewayError("rate_limited", detail, { retryAfterSeconds: 1 });
+  return new GatewayError("upstream_failed", detail);
+}
+
+async function* fromResult(response: Response): AsyncGenerator<ImageEvent> {
+  const result = v.safeParse(UpstreamResultSchema, await response.json());
+  if (!result.success) {
+    throw new GatewayError("upstream_failed", `upstream result malformed: ${describeIssues(result.issues)}`);
+  }
+  const { data, usage, size, quality } = result.output;
+  for (const [i, item] of data.entries()) {
+    const first = i === 0;
+    yield { type: "image", b64: item.b64_json, usage: first ? usage : undefined, size, quality };
+  }
+}
+
+/** Upstream SSE messages, parsed by eventsource-parser as the bytes arrive. */
+async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<EventSourceMessage> {
+  const queue: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => queue.push(message) });
+  const decoder = new TextDecoder();
+  for await (const chunk of body) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    yield* queue.splice(0);
+  }
+  parser.feed(decoder.decode());
+  yield* queue.splice(0);
+}
+
+async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ImageEvent> {
+  for await (const message of sseMessages(body)) {
+    if (message.data === "[DONE]") return;
+    const parsed = v.safeParse(UpstreamEventSchema, JSON.parse(message.data));
+    if (!parsed.success) continue; // an event type we do not know: tolerated (WIRE.md)
+    const event = parsed.output;
+    switch (event.type) {
+      case "error":
+        throw new GatewayError(
+          "upstream_failed",
+          `upstream stream failed: ${event.error?.message ?? "unknown error"}`,
+        );
+      case "image_generation.partial_image":
+      case "image_edit.partial_image":
+        yield { type: "partial", b64: event.b64_json };
+        break;
+      case "image_generation.completed":
+      case "image_edit.completed":
+        yield {
+          type: "image",
+          b64: event.b64_json,
+          usage: event.usage,
+          size: event.size,
+          quality: event.quality,
+        };
+        break;
+    }
+  }
+}
+
+export function openaiImageUpstream(channel: HttpChannel): ImageUpstream {
+  const base = channel.base_url.replace(/\/+$/, "");
+  const credential = channel.api_key_env === undefined ? undefined : process.env[channel.api_key_env];
+  return {
+    async *run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent> {
+      const headers: Record<string, string> = {
+        accept: job.options.stream ? "text/event-stream" : "application/json",
+      };
+      if (credential) headers.authorization = `Bearer ${credential}`;
+      const path = job.kind === "generation" ? "/images/generations" : "/images/edits";
+      let body: string | FormData;
+      if (job.kind === "generation") {
+        headers["content-type"] = "application/json";
+        body = JSON.stringify({ ...job.extra, ...commonFields(job) });
+      } else body = editForm(job);
+      let response: Response;
+      try {
+        response = await fetch(`${base}${path}`, { method: "POST", headers, body, signal });
+      } catch (thrown) {
+        if (signal.aborted) return;
+        const reason = thrown instanceof Error ? thrown.message : String(thrown);
+        throw new GatewayError(
+          "upstream_failed",
+          `upstream channel "${channel.name}" unreachable: ${reason}`,
+        );
+      }
+      if (!response.ok) throw await upstreamError(response, channel.name);
+      const streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+      if (streamed && response.body) yield* fromStream(response.body);
+      else yield* fromResult(response);
+    },
+  };
+}

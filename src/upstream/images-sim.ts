@@ -1,0 +1,27 @@
+// The in-process simulator as an image upstream (channel kind "sim"): no HTTP, same images.
+import { SimInputError, simImages } from "../sim/images/engine.ts";
+import { GatewayError } from "../wire/errors.ts";
+import type { ImageEvent, ImageJob, ImageUpstream } from "./images.ts";
+
+export function simImageUpstream(seed: number): ImageUpstream {
+  return {
+    async *run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent> {
+      const events = simImages({
+        seed,
+        options: job.options,
+        images: job.images.map((i) => i.bytes),
+        mask: job.mask?.bytes,
+      });
+      try {
+        for await (const event of events) {
+          if (signal.aborted) return;
+          if (event.type === "partial") yield { type: "partial", b64: event.b64 };
+          else yield { type: "image", b64: event.b64, usage: event.usage, size: event.size };
+        }
+      } catch (thrown) {
+        if (thrown instanceof SimInputError) throw new GatewayError("invalid_request", thrown.message);
+        throw thrown;
+      }
+    },
+  };
+}
