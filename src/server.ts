@@ -2,10 +2,13 @@
 import { Elysia } from "elysia";
 import { ADMIN_ROUTES } from "./admin/routes.ts";
 import type { Gateway } from "./gateway.ts";
+import { createChatCompletion } from "./handlers/chat.ts";
 import { createImage } from "./handlers/images.ts";
 import { editImage } from "./handlers/images-edits.ts";
+import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
+import { createResponse } from "./handlers/responses.ts";
 import { requestIdOf } from "./http/context.ts";
 import { type Handler, runHandler } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
@@ -28,6 +31,10 @@ export const ROUTES: readonly Route[] = [
   { method: "GET", path: "/readyz", protocol: "openai", handler: readyz },
   { method: "GET", path: "/v1/models", protocol: "openai", handler: listModels },
   { method: "GET", path: "/v1/models/:id", protocol: "openai", handler: getModel },
+  { method: "POST", path: "/v1/responses", protocol: "openai", handler: createResponse },
+  { method: "POST", path: "/v1/chat/completions", protocol: "openai", handler: createChatCompletion },
+  { method: "POST", path: "/v1/messages", protocol: "anthropic", handler: createMessage },
+  { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handler: countMessageTokens },
   { method: "POST", path: "/v1/images/generations", protocol: "openai", handler: createImage },
   { method: "POST", path: "/v1/images/edits", protocol: "openai", handler: editImage },
   ...ADMIN_ROUTES,

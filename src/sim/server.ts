@@ -3,6 +3,7 @@
 import { MODELS } from "../catalog/models.ts";
 import { openaiModelList } from "../wire/models.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
+import { SIM_TEXT_ROUTES } from "./text/routes.ts";
 
 export interface SimServerOptions {
   hostname: string;
@@ -21,6 +22,7 @@ const ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },
   { method: "GET", path: "/v1/models", handle: () => Response.json(openaiModelList(MODELS)) },
   ...SIM_IMAGE_ROUTES,
+  ...SIM_TEXT_ROUTES,
 ];
 
 export interface SimServer {

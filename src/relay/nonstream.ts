@@ -1,0 +1,38 @@
+// The non-stream relay: the upstream's JSON answer is read whole, parsed once for its usage, and
+// its bytes are passed to the client unchanged.
+import type { UsageCounts } from "../billing/meter.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { usageOfBody } from "../wire/text-usage.ts";
+import type { TextProtocol } from "../wire/text-view.ts";
+
+export interface JsonAnswer {
+  bytes: Uint8Array;
+  usage: UsageCounts | undefined;
+}
+
+export async function relayJson(
+  channel: string,
+  protocol: TextProtocol,
+  upstream: Response,
+): Promise<JsonAnswer> {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await upstream.arrayBuffer());
+  } catch (thrown) {
+    const why = thrown instanceof Error ? thrown.message : String(thrown);
+    throw new GatewayError(
+      "upstream_failed",
+      `Channel "${channel}" broke off its answer (${why}). Retry the request.`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    throw new GatewayError(
+      "upstream_failed",
+      `Channel "${channel}" answered with malformed JSON. Retry the request.`,
+    );
+  }
+  return { bytes, usage: usageOfBody(protocol, parsed) };
+}

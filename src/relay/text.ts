@@ -1,0 +1,144 @@
+// The text request path shared by /v1/responses, /v1/chat/completions and /v1/messages:
+// read (413) → authenticate → decode (400/422) → model (400/403) → size (413) → admit →
+// call upstream → relay (JSON or SSE) → settle exactly once on every path.
+import type { Principal } from "../auth/keys.ts";
+import { requireModel } from "../auth/permissions.ts";
+import type { Admission, Settlement } from "../billing/meter.ts";
+import { NO_USAGE } from "../billing/meter.ts";
+import type { Family, ModelInfo } from "../catalog/models.ts";
+import { countTokens } from "../catalog/tokenizer.ts";
+import type { Gateway } from "../gateway.ts";
+import { authenticate } from "../handlers/auth.ts";
+import type { RequestContext } from "../http/context.ts";
+import type { Channel } from "../upstream/channels.ts";
+import type { TextCall } from "../upstream/text.ts";
+import { asGatewayError, GatewayError } from "../wire/errors.ts";
+import type { TextView } from "../wire/text-view.ts";
+import { parseJson, readBody } from "./body.ts";
+import { respond } from "./respond.ts";
+import { callChannels, channelsFor, upstreamEnv } from "./route.ts";
+
+/** A decoded request: the neutral view plus what is needed to forward it unchanged. */
+export interface DecodedText {
+  view: TextView;
+  /** The parsed body (unknown fields kept), for re-serializing when something must change. */
+  body: Record<string, unknown>;
+  /** Extra fields to set on the forwarded body (e.g. Chat `stream_options.include_usage`). */
+  overrides?: Record<string, unknown>;
+  anthropicVersion?: string;
+  anthropicBeta?: string;
+}
+
+export interface TextEndpoint {
+  path: string;
+  family: Family;
+  /** Where to send callers whose model belongs to another family. */
+  familyHint: string;
+  decode(json: unknown, headers: Headers): DecodedText;
+}
+
+function checkModel(principal: Principal, view: TextView, endpoint: TextEndpoint): ModelInfo {
+  const model = requireModel(principal, view.model);
+  if (model.family !== endpoint.family) {
+    throw new GatewayError(
+      "invalid_request",
+      `The model \`${model.id}\` is not served on ${endpoint.path}: ${endpoint.familyHint}`,
+      {
+        param: "model",
+      },
+    );
+  }
+  const tokens = countTokens(view.promptText);
+  if (tokens > model.contextTokens) {
+    throw new GatewayError(
+      "too_large",
+      `The input is ${tokens} tokens, more than the ${model.contextTokens}-token context of \`${model.id}\`. Shorten the input.`,
+    );
+  }
+  const max = view.maxOutputTokens;
+  if (max !== undefined && max > model.maxOutputTokens) {
+    const field = view.protocol === "responses" ? "max_output_tokens" : "max_tokens";
+    throw new GatewayError(
+      "invalid_request",
+      `${field} is ${max}, above the ${model.maxOutputTokens} \`${model.id}\` allows.`,
+      {
+        param: field,
+      },
+    );
+  }
+  return model;
+}
+
+/** The forwarded body: the client's bytes untouched unless the model id or an override changes. */
+function bodyFor(channel: Channel, decoded: DecodedText, raw: Uint8Array): string | Uint8Array {
+  const mapped = channel.upstreamModel(decoded.view.model);
+  if (mapped === decoded.view.model && decoded.overrides === undefined) return raw;
+  return JSON.stringify({ ...decoded.body, ...decoded.overrides, model: mapped });
+}
+
+export async function serveText(
+  ctx: RequestContext,
+  gateway: Gateway,
+  endpoint: TextEndpoint,
+): Promise<Response> {
+  const raw = await readBody(ctx.request, gateway.config.text.max_body_bytes);
+  const principal = authenticate(ctx, gateway);
+  const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
+  const { view } = decoded;
+  const model = checkModel(principal, view, endpoint);
+  const channels = channelsFor(gateway, model, view.protocol);
+  const inputTokens = countTokens(view.promptText);
+  const admission = await gateway.meter.admit({
+    requestId: ctx.requestId,
+    principal,
+    model,
+    endpoint: endpoint.path,
+    method: ctx.request.method,
+    stream: view.stream,
+    clientAddress: ctx.client?.toString(),
+    endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
+    worstCase: { kind: "text", inputTokens, maxOutputTokens: view.maxOutputTokens ?? model.maxOutputTokens },
+  });
+  const settle = settleOnce(admission);
+  const tried: string[] = [];
+  const abort = new AbortController();
+  ctx.request.signal.addEventListener("abort", () => abort.abort(), { once: true });
+  try {
+    const call = (channel: Channel): TextCall => ({
+      protocol: view.protocol,
+      body: bodyFor(channel, decoded, raw),
+      stream: view.stream,
+      anthropicVersion: decoded.anthropicVersion,
+      anthropicBeta: decoded.anthropicBeta,
+      signal: abort.signal,
+    });
+    const answered = await callChannels(channels, call, upstreamEnv(gateway), tried);
+    const response = await respond({ ctx, gateway, view, inputTokens, answered, abort, tried, settle });
+    for (const [name, value] of Object.entries(admission.headers)) response.headers.set(name, value);
+    return response;
+  } catch (thrown) {
+    const error = asGatewayError(thrown);
+    await settle({ status: error.status, usage: NO_USAGE, source: "none", channels: tried });
+    if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
+      throw new GatewayError(error.kind, error.message, {
+        param: error.param,
+        ...(error.code === null ? {} : { code: error.code }),
+        ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
+        headers: { ...admission.headers },
+      });
+    }
+    throw thrown;
+  }
+}
+
+export type Settle = (result: Settlement) => Promise<void>;
+
+/** Guards the admission so this request's code settles it exactly once, whichever path ends it. */
+function settleOnce(admission: Admission): Settle {
+  let done = false;
+  return async (result) => {
+    if (done) return;
+    done = true;
+    await admission.settle(result);
+  };
+}

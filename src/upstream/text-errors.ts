@@ -1,0 +1,66 @@
+// Maps an upstream's error answer (any protocol) to a GatewayError the client sees in its own
+// protocol: the upstream's message is kept, the status chosen for the client's point of view.
+import * as v from "valibot";
+import { GatewayError } from "../wire/errors.ts";
+
+const ErrorBody = v.looseObject({
+  error: v.optional(v.union([v.string(), v.looseObject({ message: v.optional(v.string()) })])),
+  message: v.optional(v.string()),
+});
+
+function messageOf(text: string): string {
+  try {
+    const parsed = v.safeParse(ErrorBody, JSON.parse(text));
+    if (parsed.success) {
+      const e = parsed.output.error;
+      const message = typeof e === "string" ? e : (e?.message ?? parsed.output.message);
+      if (message) return message;
+    }
+  } catch {
+    // Not JSON: fall through to the raw text, shortened.
+  }
+  return text.slice(0, 300) || "(empty body)";
+}
+
+function retryAfter(headers: Headers): number | undefined {
+  const ms = Number(headers.get("retry-after-ms"));
+  if (Number.isFinite(ms) && ms > 0) return ms / 1000;
+  const s = Number(headers.get("retry-after"));
+  return Number.isFinite(s) && s > 0 ? s : undefined;
+}
+
+/** Whether another channel might do better (the failure is the upstream's, not the request's). */
+export function worthFailover(status: number): boolean {
+  return status === 429 || status >= 500 || status === 401 || status === 403;
+}
+
+/** The client-facing error for an upstream's non-2xx answer. */
+export async function upstreamError(channel: string, response: Response): Promise<GatewayError> {
+  const status = response.status;
+  const message = messageOf(await response.text().catch(() => ""));
+  const said = `channel "${channel}" answered ${status}: ${message}`;
+  if (status === 401 || status === 403) {
+    return new GatewayError(
+      "upstream_failed",
+      `The upstream refused the gateway's credential (${said}). This is not your key's fault; the operator must check the channel's api_key_env.`,
+      { code: "upstream_auth_failed" },
+    );
+  }
+  if (status === 429) {
+    const wait = retryAfter(response.headers);
+    return new GatewayError("rate_limited", `The upstream is rate limiting (${said}). Back off and retry.`, {
+      code: "upstream_rate_limited",
+      ...(wait === undefined ? {} : { retryAfterSeconds: wait }),
+    });
+  }
+  if (status === 413)
+    return new GatewayError("too_large", `The upstream found the request too large (${said}).`);
+  if (status === 422) return new GatewayError("invalid_value", `The upstream rejected a value (${said}).`);
+  if (status >= 400 && status < 500) {
+    return new GatewayError(
+      "invalid_request",
+      `The upstream rejected the request (${said}). Fix the request and retry.`,
+    );
+  }
+  return new GatewayError("upstream_failed", `The upstream failed (${said}). Retry later.`);
+}

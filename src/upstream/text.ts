@@ -1,0 +1,104 @@
+// Upstream adapters for the text endpoints, behind one exhaustive dispatch over channel kinds:
+// OpenAI Responses, OpenAI Chat Completions (also OpenAI-compatible servers), Anthropic Messages,
+// and the simulator in-process. Each adapter sends a body already in its protocol and returns the
+// upstream's raw Response; relaying and error mapping happen in src/relay.
+
+import type { Timing } from "../sim/text/pace.ts";
+import { simTextAnswer } from "../sim/text/routes.ts";
+import type { TextProtocol } from "../wire/text-view.ts";
+import type { Channel } from "./channels.ts";
+import { postUpstream } from "./http.ts";
+
+export interface TextCall {
+  protocol: TextProtocol;
+  /** The request body in `protocol`, model id already mapped. */
+  body: string | Uint8Array;
+  stream: boolean;
+  /** Messages only: the client's version and beta headers, passed on. */
+  anthropicVersion?: string | undefined;
+  anthropicBeta?: string | undefined;
+  /** Aborts the upstream call (client gone, timeout). */
+  signal: AbortSignal;
+}
+
+export interface UpstreamEnv {
+  simSeed: number;
+  simTiming: Timing;
+  /** How long to wait for response headers. */
+  timeoutMs: number;
+}
+
+/** Whether a channel can take a request in `protocol` without translation. */
+export function speaks(channel: Channel, protocol: TextProtocol): boolean {
+  const kind = channel.config.kind;
+  switch (kind) {
+    case "sim":
+      return true;
+    case "openai-responses":
+      return protocol === "responses";
+    case "openai-chat":
+      return protocol === "chat";
+    case "anthropic":
+      return protocol === "messages";
+    case "openai-images":
+      return false;
+    default: {
+      const never: never = kind;
+      throw new Error(`unknown channel kind ${String(never)}`);
+    }
+  }
+}
+
+const SIM_PATHS: Readonly<Record<TextProtocol, string>> = {
+  responses: "/v1/responses",
+  chat: "/v1/chat/completions",
+  messages: "/v1/messages",
+};
+
+/** Sends one text call to a channel and returns the upstream's response (any status). */
+export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Promise<Response> {
+  const config = channel.config;
+  switch (config.kind) {
+    case "sim": {
+      // In-process: the same handler `modelgate sim` serves, without a socket.
+      const request = new Request(`http://sim.internal${SIM_PATHS[call.protocol]}`, {
+        method: "POST",
+        body: call.body,
+        signal: call.signal,
+      });
+      return simTextAnswer(call.protocol, request, { seed: env.simSeed, timing: env.simTiming });
+    }
+    case "openai-responses":
+      return postUpstream(config, "/responses", openaiHeaders(config.api_key_env), call, env);
+    case "openai-chat":
+      return postUpstream(config, "/chat/completions", openaiHeaders(config.api_key_env), call, env);
+    case "anthropic": {
+      const path = config.base_url.replace(/\/+$/, "").endsWith("/v1") ? "/messages" : "/v1/messages";
+      return postUpstream(config, path, anthropicHeaders(config.api_key_env, call), call, env);
+    }
+    case "openai-images":
+      throw new Error(`channel ${config.name} serves images, not text`);
+    default: {
+      const never: never = config;
+      throw new Error(`unknown channel kind ${String(never)}`);
+    }
+  }
+}
+
+/** The credential named by `api_key_env`; read per call, never logged. */
+function credential(envName: string | undefined): string | undefined {
+  return envName === undefined ? undefined : process.env[envName] || undefined;
+}
+
+function openaiHeaders(envName: string | undefined): Record<string, string> {
+  const key = credential(envName);
+  return key === undefined ? {} : { authorization: `Bearer ${key}` };
+}
+
+function anthropicHeaders(envName: string | undefined, call: TextCall): Record<string, string> {
+  const key = credential(envName);
+  const headers: Record<string, string> = { "anthropic-version": call.anthropicVersion ?? "2023-06-01" };
+  if (key !== undefined) headers["x-api-key"] = key;
+  if (call.anthropicBeta) headers["anthropic-beta"] = call.anthropicBeta;
+  return headers;
+}

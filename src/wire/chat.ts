@@ -1,0 +1,145 @@
+// OpenAI Chat Completions wire format (`POST /v1/chat/completions`): the request schema (loose,
+// unknown fields kept) and its conversion to the neutral TextView.
+import * as v from "valibot";
+import {
+  checkSampling,
+  decode,
+  Effort,
+  JsonObject,
+  PositiveInt,
+  rejectMisplaced,
+  requireObject,
+  Temperature,
+  TopP,
+} from "./text-fields.ts";
+import {
+  contentText,
+  joinText,
+  type OutputFormatView,
+  type TextView,
+  type ToolChoiceView,
+  toolsText,
+} from "./text-view.ts";
+
+const Content = v.union([v.string(), v.array(v.looseObject({ type: v.string() }))]);
+
+const ToolCall = v.looseObject({
+  id: v.string(),
+  type: v.optional(v.string()),
+  function: v.looseObject({ name: v.string(), arguments: v.string() }),
+});
+
+const Message = v.variant("role", [
+  v.looseObject({ role: v.picklist(["system", "developer", "user"]), content: Content }),
+  v.looseObject({
+    role: v.literal("assistant"),
+    content: v.optional(v.nullable(Content)),
+    tool_calls: v.optional(v.nullable(v.array(ToolCall))),
+  }),
+  v.looseObject({ role: v.literal("tool"), tool_call_id: v.string(), content: Content }),
+]);
+
+const FunctionTool = v.looseObject({
+  type: v.literal("function"),
+  function: v.looseObject({
+    name: v.string(),
+    description: v.optional(v.nullable(v.string())),
+    parameters: v.optional(v.nullable(JsonObject)),
+  }),
+});
+
+export const ChatRequestSchema = v.looseObject({
+  model: v.string(),
+  messages: v.pipe(v.array(Message), v.minLength(1, "messages must hold at least one message")),
+  temperature: Temperature,
+  top_p: TopP,
+  max_tokens: v.optional(v.nullable(PositiveInt)),
+  max_completion_tokens: v.optional(v.nullable(PositiveInt)),
+  reasoning_effort: v.optional(v.nullable(Effort)),
+  stream: v.optional(v.nullable(v.boolean())),
+  stream_options: v.optional(
+    v.nullable(v.looseObject({ include_usage: v.optional(v.nullable(v.boolean())) })),
+  ),
+  tools: v.optional(v.nullable(v.array(FunctionTool))),
+  tool_choice: v.optional(
+    v.nullable(
+      v.union([
+        v.picklist(["none", "auto", "required"]),
+        v.looseObject({ type: v.string(), function: v.optional(v.looseObject({ name: v.string() })) }),
+      ]),
+    ),
+  ),
+  response_format: v.optional(
+    v.nullable(
+      v.looseObject({
+        type: v.picklist(["text", "json_object", "json_schema"]),
+        json_schema: v.optional(v.looseObject({ name: v.string(), schema: v.optional(JsonObject) })),
+      }),
+    ),
+  ),
+});
+
+export type ChatRequest = v.InferOutput<typeof ChatRequestSchema>;
+
+/** Checks a parsed JSON body: nested reasoning (400 upstream_error), shape (400), ranges (422). */
+export function decodeChatRequest(json: unknown): ChatRequest {
+  const body = requireObject(json);
+  rejectMisplaced(
+    body,
+    "reasoning",
+    'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
+  );
+  const request = decode(ChatRequestSchema, body);
+  checkSampling(request);
+  return request;
+}
+
+function toolChoiceOf(choice: ChatRequest["tool_choice"]): ToolChoiceView {
+  if (choice === "none" || choice === "required") return { mode: choice };
+  if (typeof choice === "object" && choice !== null && choice.function?.name) {
+    return { mode: "named", name: choice.function.name };
+  }
+  return { mode: "auto" };
+}
+
+function formatOf(format: ChatRequest["response_format"]): OutputFormatView | undefined {
+  if (format?.type === "json_schema" && format.json_schema?.schema) {
+    return { kind: "json_schema", schema: format.json_schema.schema };
+  }
+  return format?.type === "json_object" ? { kind: "json_object" } : undefined;
+}
+
+function messageText(message: ChatRequest["messages"][number]): string {
+  const calls = message.role === "assistant" ? (message.tool_calls ?? []) : [];
+  return joinText([
+    contentText(message.content),
+    ...calls.map((c) => joinText([c.function.name, c.function.arguments])),
+  ]);
+}
+
+/** The neutral view of a Chat Completions request. */
+export function viewOfChat(request: ChatRequest): TextView {
+  const tools = (request.tools ?? []).map((t) => ({
+    name: t.function.name,
+    description: t.function.description ?? undefined,
+    schema: t.function.parameters ?? undefined,
+  }));
+  const texts = request.messages.map(messageText);
+  const lastUserIndex = request.messages.findLastIndex((m) => m.role === "user");
+  const last = request.messages.at(-1);
+  const effort = request.reasoning_effort ?? undefined;
+  return {
+    protocol: "chat",
+    model: request.model,
+    stream: request.stream === true,
+    promptText: joinText([...texts, toolsText(tools)]),
+    lastUserText: lastUserIndex >= 0 ? (texts[lastUserIndex] ?? "") : "",
+    endsWithToolResult: last?.role === "tool",
+    tools: tools.map((t) => ({ name: t.name, parameters: t.schema })),
+    toolChoice: toolChoiceOf(request.tool_choice),
+    outputFormat: formatOf(request.response_format),
+    maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+    reasoning: effort === undefined ? undefined : { effort, budgetTokens: undefined, summary: false },
+    includeUsage: request.stream_options?.include_usage === true,
+  };
+}

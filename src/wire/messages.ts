@@ -1,0 +1,154 @@
+// Anthropic Messages wire format (`POST /v1/messages`, `/v1/messages/count_tokens`): the version
+// header rule, the request schemas (loose, unknown fields kept) and the conversion to TextView.
+import * as v from "valibot";
+import { GatewayError } from "./errors.ts";
+import {
+  checkSampling,
+  decode,
+  JsonObject,
+  PositiveInt,
+  requireObject,
+  Temperature,
+  TopP,
+} from "./text-fields.ts";
+import { contentText, joinText, type TextView, type ToolChoiceView, toolsText } from "./text-view.ts";
+
+/** The version SPEC.md names; SDKs send later dates, which are accepted and passed on. */
+export const DEFAULT_VERSION = "2023-06-01";
+const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Reads `modelz-version` or `anthropic-version` (same header); missing or malformed → 400. */
+export function requireVersion(headers: Headers): string {
+  const value = headers.get("modelz-version") ?? headers.get("anthropic-version");
+  if (value === null) {
+    throw new GatewayError(
+      "invalid_request",
+      `The version header is missing: send \`modelz-version: ${DEFAULT_VERSION}\` (or \`anthropic-version\`, which the official SDKs send).`,
+      { param: "modelz-version" },
+    );
+  }
+  if (!VERSION_FORMAT.test(value.trim())) {
+    throw new GatewayError(
+      "invalid_request",
+      `The version header has a malformed value "${value}": expected a date such as ${DEFAULT_VERSION}.`,
+      { param: "modelz-version" },
+    );
+  }
+  return value.trim();
+}
+
+const Block = v.looseObject({ type: v.string() });
+const Message = v.looseObject({
+  role: v.picklist(["user", "assistant", "system"]),
+  content: v.union([v.string(), v.array(Block)]),
+});
+const Tool = v.looseObject({
+  name: v.string(),
+  description: v.optional(v.string()),
+  input_schema: v.optional(JsonObject),
+});
+const Thinking = v.variant("type", [
+  v.looseObject({ type: v.literal("enabled"), budget_tokens: PositiveInt }),
+  v.looseObject({ type: v.literal("disabled") }),
+  v.looseObject({ type: v.literal("adaptive") }),
+]);
+
+const Common = {
+  model: v.string(),
+  messages: v.array(Message),
+  system: v.optional(v.union([v.string(), v.array(Block)])),
+  tools: v.optional(v.array(Tool)),
+  tool_choice: v.optional(
+    v.looseObject({ type: v.picklist(["auto", "any", "tool", "none"]), name: v.optional(v.string()) }),
+  ),
+  thinking: v.optional(Thinking),
+  output_config: v.optional(
+    v.looseObject({
+      effort: v.optional(v.string()),
+      format: v.optional(v.looseObject({ type: v.literal("json_schema"), schema: JsonObject })),
+    }),
+  ),
+};
+
+export const MessagesRequestSchema = v.looseObject({
+  ...Common,
+  max_tokens: PositiveInt,
+  temperature: Temperature,
+  top_p: TopP,
+  stream: v.optional(v.boolean()),
+});
+export const CountTokensRequestSchema = v.looseObject(Common);
+
+export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;
+export type CountTokensRequest = v.InferOutput<typeof CountTokensRequestSchema>;
+
+/** Checks a parsed body: shape (400), thinking budget (400), sampling ranges (422). */
+export function decodeMessagesRequest(json: unknown): MessagesRequest {
+  const request = decode(MessagesRequestSchema, requireObject(json));
+  const thinking = request.thinking;
+  if (thinking?.type === "enabled") {
+    const budget = thinking.budget_tokens as number;
+    if (budget < 1024 || budget >= request.max_tokens) {
+      throw new GatewayError(
+        "invalid_request",
+        `thinking.budget_tokens must be at least 1024 and less than max_tokens (${request.max_tokens}), got ${budget}`,
+        { param: "thinking.budget_tokens" },
+      );
+    }
+  }
+  checkSampling(request);
+  return request;
+}
+
+export function decodeCountTokensRequest(json: unknown): CountTokensRequest {
+  return decode(CountTokensRequestSchema, requireObject(json));
+}
+
+function toolChoiceOf(choice: CountTokensRequest["tool_choice"]): ToolChoiceView {
+  if (choice?.type === "none") return { mode: "none" };
+  if (choice?.type === "any") return { mode: "required" };
+  if (choice?.type === "tool" && choice.name) return { mode: "named", name: choice.name };
+  return { mode: "auto" };
+}
+
+function isToolResult(message: CountTokensRequest["messages"][number] | undefined): boolean {
+  return Array.isArray(message?.content) && message.content.some((b) => b.type === "tool_result");
+}
+
+/** The neutral view of a Messages request (count_tokens requests have no max_tokens). */
+export function viewOfMessages(
+  request: CountTokensRequest & { max_tokens?: number; stream?: boolean },
+): TextView {
+  const tools = (request.tools ?? []).map((t) => ({
+    name: t.name,
+    description: t.description,
+    schema: t.input_schema,
+  }));
+  const texts = request.messages.map((m) => contentText(m.content));
+  const lastUser = request.messages.findLastIndex((m) => m.role === "user");
+  const thinking = request.thinking;
+  const budget = thinking?.type === "enabled" ? (thinking.budget_tokens as number) : undefined;
+  const effort = request.output_config?.effort;
+  const format = request.output_config?.format;
+  return {
+    protocol: "messages",
+    model: request.model,
+    stream: request.stream === true,
+    promptText: joinText([contentText(request.system), ...texts, toolsText(tools)]),
+    lastUserText: lastUser >= 0 ? (texts[lastUser] ?? "") : "",
+    endsWithToolResult: isToolResult(request.messages.at(-1)),
+    tools: tools.map((t) => ({ name: t.name, parameters: t.schema })),
+    toolChoice: toolChoiceOf(request.tool_choice),
+    outputFormat: format ? { kind: "json_schema", schema: format.schema } : undefined,
+    maxOutputTokens: request.max_tokens,
+    reasoning:
+      thinking === undefined || thinking.type === "disabled"
+        ? undefined
+        : {
+            effort: effort ?? (budget === undefined ? "medium" : undefined),
+            budgetTokens: budget,
+            summary: true,
+          },
+    includeUsage: true,
+  };
+}

@@ -1,0 +1,67 @@
+// Valibot pieces shared by the three text protocols, and the decode step that turns parsed JSON
+// into a typed request with errors naming the field (400) or the out-of-range value (422).
+import * as v from "valibot";
+import { describeIssues, issuePath } from "../validation.ts";
+import { GatewayError } from "./errors.ts";
+import type { JsonSchema } from "./text-view.ts";
+
+/** Any JSON object (a JSON Schema, tool input): kept as sent. */
+export const JsonObject = v.custom<JsonSchema>(
+  (input) => typeof input === "object" && input !== null && !Array.isArray(input),
+  "expected a JSON object",
+);
+
+export const Temperature = v.optional(v.nullable(v.number()));
+export const TopP = v.optional(v.nullable(v.number()));
+export const PositiveInt = v.pipe(v.number(), v.integer("expected a whole number"), v.minValue(1));
+
+/** Reasoning effort values the OpenAI protocols know (SPEC names low … xhigh; SDKs send the rest). */
+export const Effort = v.picklist(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
+
+/** Validates `input` against `schema`; a failure is a 400 naming the first bad field. */
+export function decode<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const first = result.issues[0];
+  throw new GatewayError(
+    "invalid_request",
+    `Invalid request body: ${describeIssues(result.issues.slice(0, 3))}`,
+    {
+      param: first ? issuePath(first) || null : null,
+    },
+  );
+}
+
+/** A numeric field outside its range is a 422 naming it: `temperature must be between 0 and 2, got 3`. */
+export function checkRange(field: string, value: number | null | undefined, min: number, max: number): void {
+  if (value === null || value === undefined) return;
+  if (value >= min && value <= max) return;
+  throw new GatewayError("invalid_value", `${field} must be between ${min} and ${max}, got ${value}`, {
+    param: field,
+  });
+}
+
+/** The sampling ranges every text endpoint enforces (SPEC: temperature 0–2, top_p 0–1). */
+export function checkSampling(body: {
+  temperature?: number | null | undefined;
+  top_p?: number | null | undefined;
+}): void {
+  checkRange("temperature", body.temperature, 0, 2);
+  checkRange("top_p", body.top_p, 0, 1);
+}
+
+/** A field that belongs to another protocol: 400 with code `upstream_error` (SPEC rule). */
+export function rejectMisplaced(body: unknown, field: string, hint: string): void {
+  if (typeof body === "object" && body !== null && field in body) {
+    throw new GatewayError("misplaced_field", `\`${field}\` is not accepted on this endpoint: ${hint}`, {
+      param: field,
+    });
+  }
+}
+
+/** The body must be a JSON object before any schema runs. */
+export function requireObject(body: unknown): Record<string, unknown> {
+  if (typeof body === "object" && body !== null && !Array.isArray(body))
+    return body as Record<string, unknown>;
+  throw new GatewayError("invalid_request", 'The request body must be a JSON object such as {"model": …}.');
+}

@@ -1,0 +1,64 @@
+// Usage in each protocol's convention → the meter's UsageCounts (OpenAI convention: input includes
+// cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache tokens.
+import * as v from "valibot";
+import type { UsageCounts } from "../billing/meter.ts";
+import type { TextProtocol } from "./text-view.ts";
+
+const Count = v.optional(v.nullable(v.number()), 0);
+
+const OpenAIUsage = v.looseObject({
+  input_tokens: v.optional(v.number()),
+  prompt_tokens: v.optional(v.number()),
+  output_tokens: v.optional(v.number()),
+  completion_tokens: v.optional(v.number()),
+  input_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
+  prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
+  output_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
+  completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
+});
+
+const AnthropicUsage = v.looseObject({
+  input_tokens: Count,
+  output_tokens: Count,
+  cache_creation_input_tokens: Count,
+  cache_read_input_tokens: Count,
+});
+
+/** Reads an OpenAI (Responses or Chat) usage object; undefined when it is not one. */
+export function openaiUsage(raw: unknown): UsageCounts | undefined {
+  const parsed = v.safeParse(OpenAIUsage, raw);
+  if (!parsed.success) return undefined;
+  const u = parsed.output;
+  const input = u.input_tokens ?? u.prompt_tokens;
+  const output = u.output_tokens ?? u.completion_tokens;
+  if (input === undefined || output === undefined) return undefined;
+  return {
+    inputTokens: input,
+    cachedInputTokens: (u.input_tokens_details ?? u.prompt_tokens_details)?.cached_tokens ?? 0,
+    outputTokens: output,
+    reasoningTokens: (u.output_tokens_details ?? u.completion_tokens_details)?.reasoning_tokens ?? 0,
+    generations: 0,
+  };
+}
+
+/** Reads an Anthropic usage object (possibly partial, as in `message_delta`). */
+export function anthropicUsage(raw: unknown): UsageCounts | undefined {
+  const parsed = v.safeParse(AnthropicUsage, raw);
+  if (!parsed.success) return undefined;
+  const u = parsed.output;
+  const cacheRead = u.cache_read_input_tokens ?? 0;
+  return {
+    inputTokens: (u.input_tokens ?? 0) + cacheRead + (u.cache_creation_input_tokens ?? 0),
+    cachedInputTokens: cacheRead,
+    outputTokens: u.output_tokens ?? 0,
+    reasoningTokens: 0,
+    generations: 0,
+  };
+}
+
+/** The usage inside a complete non-stream answer of a protocol. */
+export function usageOfBody(protocol: TextProtocol, body: unknown): UsageCounts | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const usage = (body as { usage?: unknown }).usage;
+  return protocol === "messages" ? anthropicUsage(usage) : openaiUsage(usage);
+}
