@@ -7,6 +7,7 @@ import { groupsCommand } from "./cli/groups.ts";
 import { keysCommand } from "./cli/keys.ts";
 import { serveCommand } from "./cli/serve.ts";
 import { simCommand } from "./cli/sim.ts";
+import { tuiCommand } from "./cli/tui.ts";
 import { ConfigError } from "./config/load.ts";
 import { VERSION } from "./gateway.ts";
 import { StoreError } from "./store/store.ts";
@@ -22,6 +23,7 @@ commands:
   groups     set | list
   keys       create | list | revoke | enable
   admin      token create | token list (admin API tokens)
+  tui        the terminal UI (--url, --token or MODELGATE_ADMIN_URL / MODELGATE_ADMIN_TOKEN)
 
 Every store command takes --db sqlite://PATH or --config FILE and works while serve runs.
 Run \`modelgate COMMAND\` without arguments for its usage.`;
@@ -33,6 +35,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   groups: groupsCommand,
   keys: keysCommand,
   admin: adminCommand,
+  tui: tuiCommand,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -1,0 +1,176 @@
+// Keys screen: the key table; n creates a key through a form (the secret is shown once, with a
+// copy hint), r revokes, e enables, l edits limits, allowlist and expiry.
+import { Box, Text, useInput } from "ink";
+import { useState } from "react";
+import type { AdminApi } from "../api.ts";
+import { type Field, Form, list, optional, optionalInt } from "../form.tsx";
+import { message, usePoll } from "../poll.ts";
+import { type Column, Table } from "../table.tsx";
+import { type KeyView, usd } from "../types.ts";
+
+interface Props {
+  api: AdminApi;
+  onModal: (open: boolean) => void;
+  height: number;
+}
+
+const COLUMNS: Column<KeyView>[] = [
+  { title: "NAME", width: 12, cell: (k) => k.name || "-" },
+  { title: "PREFIX", width: 11, cell: (k) => k.prefix },
+  { title: "ACCOUNT", width: 9, cell: (k) => k.account },
+  {
+    title: "STATUS",
+    width: 8,
+    cell: (k) => k.status,
+    color: (k) => (k.status === "enabled" ? "green" : "red"),
+  },
+  { title: "TODAY/CAP", width: 15, cell: (k) => `${usd(k.spent_today_nanos)}/${usd(k.daily_cap_nanos)}` },
+  { title: "RPM", width: 4, cell: (k) => String(k.rpm ?? "-") },
+  { title: "ALLOW", width: 14, cell: (k) => (k.allow_ips.length ? k.allow_ips.join(",") : "any") },
+];
+
+const CREATE: Field[] = [
+  { name: "name", label: "Name" },
+  { name: "account", label: "Account", value: "default" },
+  { name: "group", label: "Group", value: "default" },
+  { name: "daily_cap", label: "Daily cap USD", hint: "empty: none" },
+  { name: "rpm", label: "Requests/min", hint: "empty: none" },
+  { name: "allow_ips", label: "Allow IPs", hint: "CIDRs, comma-separated" },
+];
+
+function editFields(k: KeyView): Field[] {
+  return [
+    {
+      name: "daily_cap",
+      label: "Daily cap USD",
+      value: k.daily_cap_nanos === null ? "" : String(k.daily_cap_nanos / 1e9),
+    },
+    { name: "rpm", label: "Requests/min", value: k.rpm === null ? "" : String(k.rpm) },
+    { name: "concurrency", label: "Concurrency", value: k.concurrency === null ? "" : String(k.concurrency) },
+    { name: "allow_ips", label: "Allow IPs", value: k.allow_ips.join(","), hint: "empty: any" },
+    { name: "expires_at", label: "Expires at", value: k.expires_at ?? "", hint: "RFC 3339, empty: never" },
+  ];
+}
+
+export function KeysScreen({ api, onModal, height }: Props) {
+  const keys = usePoll(() => api.listKeys());
+  const [selected, setSelected] = useState(0);
+  const [mode, setMode] = useState<"list" | "create" | "edit">("list");
+  const [secret, setSecret] = useState<string>();
+  const [error, setError] = useState<string>();
+  const [note, setNote] = useState<string>();
+  const rows = keys.data ?? [];
+  const current = rows[Math.min(selected, rows.length - 1)];
+
+  const open = (next: "list" | "create" | "edit") => {
+    setMode(next);
+    setError(undefined);
+    onModal(next !== "list");
+  };
+  const act = (work: Promise<unknown>, done: string) =>
+    work.then(
+      () => {
+        setNote(done);
+        keys.reload();
+      },
+      (failure: unknown) => setNote(message(failure)),
+    );
+
+  useInput(
+    (input, key) => {
+      if (secret !== undefined) return setSecret(undefined);
+      if (key.upArrow) setSelected((i) => Math.max(0, i - 1));
+      else if (key.downArrow) setSelected((i) => Math.min(rows.length - 1, i + 1));
+      else if (input === "n") open("create");
+      else if (input === "l" && current) open("edit");
+      else if (input === "r" && current)
+        void act(api.setKeyStatus(current.id, "revoked"), `revoked ${current.prefix}…`);
+      else if (input === "e" && current)
+        void act(api.setKeyStatus(current.id, "enabled"), `enabled ${current.prefix}…`);
+    },
+    { isActive: mode === "list" },
+  );
+
+  const submitCreate = (v: Record<string, string>) => {
+    api
+      .createKey({
+        account: v.account ?? "",
+        group: v.group || "default",
+        name: v.name ?? "",
+        daily_cap_usd: optional(v.daily_cap),
+        rpm: optionalInt(v.rpm),
+        allow_ips: list(v.allow_ips),
+      })
+      .then(
+        (created) => {
+          open("list");
+          setSecret(created.secret);
+          setNote(`created ${created.prefix}… (${created.name || created.id})`);
+          keys.reload();
+        },
+        (failure: unknown) => setError(message(failure)),
+      );
+  };
+  const submitEdit = (v: Record<string, string>) => {
+    if (!current) return;
+    api
+      .updateKey(current.id, {
+        daily_cap_usd: optional(v.daily_cap),
+        rpm: optionalInt(v.rpm),
+        concurrency: optionalInt(v.concurrency),
+        allow_ips: list(v.allow_ips),
+        expires_at: optional(v.expires_at),
+      })
+      .then(
+        () => {
+          open("list");
+          setNote(`updated ${current.prefix}…`);
+          keys.reload();
+        },
+        (failure: unknown) => setError(message(failure)),
+      );
+  };
+
+  if (mode === "create") {
+    return (
+      <Form
+        title="New API key"
+        fields={CREATE}
+        onSubmit={submitCreate}
+        onCancel={() => open("list")}
+        error={error}
+      />
+    );
+  }
+  if (mode === "edit" && current) {
+    return (
+      <Form
+        title={`Limits of ${current.name || current.prefix}`}
+        fields={editFields(current)}
+        onSubmit={submitEdit}
+        onCancel={() => open("list")}
+        error={error}
+      />
+    );
+  }
+  return (
+    <Box flexDirection="column">
+      {secret !== undefined ? (
+        <Box flexDirection="column" borderStyle="double" borderColor="yellow" paddingX={1}>
+          <Text bold>New secret, shown only once. Copy it now (select with the mouse):</Text>
+          <Text color="yellow">{secret}</Text>
+          <Text dimColor>Press any key when you have copied it.</Text>
+        </Box>
+      ) : null}
+      <Table
+        columns={COLUMNS}
+        rows={rows}
+        selected={selected}
+        height={height - (secret ? 4 : 0)}
+        empty="no keys yet: press n"
+      />
+      {note ? <Text color="cyan">{note}</Text> : null}
+      {keys.error && keys.data === undefined ? <Text color="red">{keys.error}</Text> : null}
+    </Box>
+  );
+}
