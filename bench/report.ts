@@ -1,0 +1,129 @@
+// Turns one run's results into the Markdown table (absolute figures, ratios computed within the
+// run, modelgate against the issue's targets) and the LiteLLM figures quoted beside them.
+import type { TargetFigures } from "./measure.ts";
+import type { Plan } from "./plan.ts";
+import type { SoakFigures } from "./soak.ts";
+import { ratio } from "./stats.ts";
+import type { TargetName } from "./targets.ts";
+
+export interface TargetResult {
+  name: TargetName;
+  /** "ok", "endpoint not available", or what went wrong. */
+  status: string;
+  streamEvents?: number;
+  figures?: TargetFigures;
+  soak?: SoakFigures;
+}
+
+export interface RunInfo {
+  date: string;
+  command: string;
+  machine: string;
+  versions: Record<string, string>;
+  coreSplit: string;
+  plan: Plan;
+  upstreamCapacity: string;
+}
+
+const LITELLM = `LiteLLM's published figures (not measured here; quoted from its documentation, docs.litellm.ai,
+pages "LiteLLM Proxy Performance" and "Benchmarks", as found through the search tool):
+- "LiteLLM proxy adds 0.00325 seconds latency as compared to using the Raw OpenAI API" (3.25 ms added).
+- Against a fake OpenAI endpoint, 2 instances of 4 CPUs / 8 GB: LiteLLM overhead median 12 ms, p95 29 ms,
+  p99 43 ms at 1,035.7 requests/s; 4 instances: median 2 ms, p95 8 ms, p99 13 ms at 1,170 requests/s.`;
+
+const ms = (us: number | undefined) => (us === undefined ? "–" : (us / 1000).toFixed(3));
+const fixed = (n: number | null | undefined, digits = 2) =>
+  n === null || n === undefined ? "–" : n.toFixed(digits);
+const mb = (bytes: number | undefined) => (bytes === undefined ? "–" : (bytes / 2 ** 20).toFixed(1));
+const kb = (bytes: number | undefined) => (bytes === undefined ? "–" : (bytes / 1024).toFixed(1));
+const int = (n: number | undefined) => (n === undefined ? "–" : Math.round(n).toLocaleString("en-US"));
+
+interface Derived {
+  addedP50Us?: number;
+  addedP99Us?: number;
+  addedTtfbMs?: number;
+  addedGapP99Ms?: number;
+}
+
+function derive(result: TargetResult, direct: TargetFigures | undefined): Derived {
+  const f = result.figures;
+  if (!f || !direct) return {};
+  return {
+    addedP50Us: f.latency.p50Us - direct.latency.p50Us,
+    addedP99Us: f.latency.p99Us - direct.latency.p99Us,
+    addedTtfbMs: f.stream.ttfbMs.p50 - direct.stream.ttfbMs.p50,
+    addedGapP99Ms: f.stream.gapMs.p99 - direct.stream.gapMs.p99,
+  };
+}
+
+function figuresTable(results: TargetResult[], direct: TargetFigures | undefined): string[] {
+  const head = [
+    "| target | status | added p50 ms (c=1) | added p99 ms (c=1) | req/s closed (c=32) | frontier req/s (p99 < 5 ms) | CPU µs/req | added TTFB p50 ms | added gap p99 ms | streams held | KB RSS/stream | upstream streams left open | idle RSS MB | RSS under load MB | soak growth MB |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  const rows = results.map((r) => {
+    const f = r.figures;
+    const d = derive(r, direct);
+    const status = r.status.replace(/\s+/g, " ").replaceAll("|", "\\|").slice(0, 160);
+    return `| ${r.name} | ${status} | ${ms(d.addedP50Us)} | ${ms(d.addedP99Us)} | ${int(f?.closed.rps)} | ${int(f?.frontier.rate)} | ${fixed(f?.closed.cpuUsPerRequest, 1)} | ${fixed(d.addedTtfbMs, 3)} | ${fixed(d.addedGapP99Ms, 3)} | ${int(f?.held.held)} | ${kb(f?.held.rssPerStreamBytes)} | ${int(f?.upstreamStreamsLeftOpen)} | ${mb(f?.idleRssBytes)} | ${mb(f?.loadRssBytes)} | ${mb(r.soak?.growthBytes)} |`;
+  });
+  return [...head, ...rows];
+}
+
+function ratiosTable(results: TargetResult[]): string[] {
+  const by = (name: TargetName) => results.find((r) => r.name === name)?.figures;
+  const [direct, nginx, bun] = [by("direct"), by("nginx"), by("bun-proxy")];
+  const added = (f: TargetFigures | undefined, key: "p50Us" | "p99Us") =>
+    f && direct ? f.latency[key] - direct.latency[key] : undefined;
+  const head = [
+    "| target | added p50 ÷ nginx | added p99 ÷ nginx | added p50 ÷ bun-proxy | frontier ÷ nginx | frontier ÷ direct | frontier ÷ bun-proxy | CPU/req ÷ nginx | CPU/req ÷ bun-proxy | p50 ÷ direct (c=1) |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+  ];
+  const rows = results
+    .filter((r) => r.figures)
+    .map((r) => {
+      const f = r.figures;
+      const cells = [
+        ratio(added(f, "p50Us"), added(nginx, "p50Us")),
+        ratio(added(f, "p99Us"), added(nginx, "p99Us")),
+        ratio(added(f, "p50Us"), added(bun, "p50Us")),
+        ratio(f?.frontier.rate, nginx?.frontier.rate),
+        ratio(f?.frontier.rate, direct?.frontier.rate),
+        ratio(f?.frontier.rate, bun?.frontier.rate),
+        ratio(f?.closed.cpuUsPerRequest, nginx?.closed.cpuUsPerRequest),
+        ratio(f?.closed.cpuUsPerRequest, bun?.closed.cpuUsPerRequest),
+        ratio(f?.latency.p50Us, direct?.latency.p50Us),
+      ];
+      return `| ${r.name} | ${cells.map((c) => fixed(c)).join(" | ")} |`;
+    });
+  return [...head, ...rows];
+}
+
+export function renderMarkdown(info: RunInfo, results: TargetResult[]): string {
+  const direct = results.find((r) => r.name === "direct")?.figures;
+  const p = info.plan;
+  return [
+    `# modelgate benchmark (${p.mode})`,
+    "",
+    `- Date: ${info.date}`,
+    `- Command: \`${info.command}\``,
+    `- Machine: ${info.machine}`,
+    `- Versions: ${Object.entries(info.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join("; ")}`,
+    `- Core split: ${info.coreSplit}`,
+    `- Upstream: ${info.upstreamCapacity}`,
+    `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
+    "",
+    "Added figures are the target minus direct, measured in this run.",
+    "",
+    ...figuresTable(results, direct),
+    "",
+    "Ratios, computed within this run:",
+    "",
+    ...ratiosTable(results),
+    "",
+    LITELLM,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,219 @@
+// The benchmark's one entry point: `bun bench/run.ts [--smoke]`. Builds the modelgate executable,
+// starts the fixed upstream and every target on 127.0.0.1 pinned to cores, measures them side by
+// side, soaks them, writes bench/results/<stamp>.{md,json} (and latest.*), and stops only what it
+// started. `--smoke` starts every target and has each answer once (plus a 1 s wrk run).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { measureTarget } from "./measure.ts";
+import { type Options, parseOptions, USAGE } from "./plan.ts";
+import {
+  freePort,
+  LOAD_CORE,
+  type Proc,
+  pinSelf,
+  runBounded,
+  spawnPinned,
+  TARGET_CORE,
+  waitReady,
+} from "./procs.ts";
+import { type RunInfo, renderMarkdown, type TargetResult } from "./report.ts";
+import { probe, writeBodyFile } from "./requests.ts";
+import { soak } from "./soak.ts";
+import { type BenchContext, type RunningTarget, startTarget, Unavailable } from "./targets.ts";
+import { ensureTools, fileLimit, PEERS_DIR } from "./tools.ts";
+import { wrk } from "./wrk.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const say = (line: string) => console.error(`[bench] ${line}`);
+
+async function buildBinary(dir: string): Promise<string> {
+  const outfile = join(dir, "bin", "modelgate");
+  say("building the modelgate executable");
+  const out = await runBounded(
+    [process.execPath, "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", outfile],
+    300_000,
+  );
+  if (out.code !== 0) throw new Error(`bun build --compile failed:\n${out.stderr}${out.stdout}`);
+  return outfile;
+}
+
+async function startUpstream(dir: string): Promise<{ proc: Proc; port: number }> {
+  const port = freePort();
+  const cmd = [process.execPath, join(import.meta.dir, "upstream.ts"), String(port)];
+  const proc = spawnPinned({ name: "upstream", cmd, core: LOAD_CORE, dir });
+  await waitReady(proc, async () => (await fetch(`http://127.0.0.1:${port}/stats`)).ok);
+  return { proc, port };
+}
+
+async function machine(): Promise<string> {
+  const model = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown CPU";
+  const kernel = (await runBounded(["uname", "-r"], 5000)).stdout.trim();
+  return `${cpus().length} cores (nproc), ${model}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${kernel}`;
+}
+
+async function versions(): Promise<Record<string, string>> {
+  const first = async (cmd: string[]) => {
+    const out = await runBounded(cmd, 5000);
+    return `${out.stdout}${out.stderr}`.split("\n")[0]?.trim() ?? "?";
+  };
+  let portkey = "not installed";
+  try {
+    const pkg = JSON.parse(
+      readFileSync(join(PEERS_DIR, "node_modules/@portkey-ai/gateway/package.json"), "utf8"),
+    );
+    portkey = String(pkg.version);
+  } catch {
+    // Reported as not installed; the Portkey target says why it did not run.
+  }
+  return {
+    bun: Bun.version,
+    nginx: (await first(["nginx", "-v"])).replace("nginx version: ", ""),
+    wrk: (await first(["wrk", "-v"])).split(" [")[0] ?? "?",
+    node: await first(["node", "--version"]),
+    "@portkey-ai/gateway": portkey,
+  };
+}
+
+/** Starts a target and checks it answers one non-stream and one stream request. */
+async function bringUp(name: RunningTarget["name"], ctx: BenchContext, running: RunningTarget[]) {
+  const result: TargetResult = { name, status: "ok" };
+  try {
+    const target = await startTarget(name, ctx);
+    running.push(target);
+    const answer = await probe(target.url, target.headers);
+    if (answer.ok) {
+      result.streamEvents = answer.streamEvents;
+      return { result, target };
+    }
+    result.status =
+      name === "modelgate" && answer.status === 404
+        ? "endpoint not available"
+        : `error: status ${answer.status}: ${answer.message}`;
+  } catch (error) {
+    result.status =
+      error instanceof Unavailable ? `unavailable: ${error.message}` : `error: ${String(error)}`;
+  }
+  return { result, target: undefined };
+}
+
+function writeResults(outDir: string, info: RunInfo, results: TargetResult[]): string {
+  mkdirSync(outDir, { recursive: true });
+  const stamp = info.date.replace(/[:.]/g, "-");
+  const markdown = renderMarkdown(info, results);
+  const json = JSON.stringify({ info, results }, null, 2);
+  const prefix = info.plan.mode === "smoke" ? "smoke-" : "";
+  for (const base of [`${prefix}${stamp}`, `${prefix}latest`]) {
+    writeFileSync(join(outDir, `${base}.md`), markdown);
+    writeFileSync(join(outDir, `${base}.json`), json);
+  }
+  return join(outDir, `${prefix}latest.md`);
+}
+
+async function run(options: Options, ctx: BenchContext, running: RunningTarget[]): Promise<TargetResult[]> {
+  const { plan } = options;
+  const bodyFile = writeBodyFile(ctx.dir);
+  const up: { result: TargetResult; target: RunningTarget | undefined }[] = [];
+  for (const name of plan.targets) {
+    say(`starting ${name}`);
+    up.push(await bringUp(name, ctx, running));
+  }
+  const upstreamStats = `http://127.0.0.1:${ctx.upstreamPort}/stats`;
+  for (const { result, target } of up) {
+    if (!target) continue;
+    const request = { url: target.url, headers: target.headers, bodyFile };
+    try {
+      if (plan.mode === "smoke") {
+        const once = await wrk(request, { connections: 2, seconds: 1, rate: 0 });
+        if (once.requests === 0 || once.errorCount > 0) {
+          result.status = `error: wrk got ${once.requests} requests, errors ${JSON.stringify(once.errors)}`;
+        }
+      } else {
+        say(`measuring ${target.name}`);
+        result.figures = await measureTarget(target, request, plan, upstreamStats);
+      }
+    } catch (error) {
+      result.status = `error: ${String(error)}`;
+    }
+  }
+  const soakable = up.filter((u) => u.target && u.result.figures && u.result.status === "ok");
+  if (plan.mode === "full" && soakable.length > 0) {
+    say(`soaking ${soakable.map((u) => u.result.name).join(", ")} for ${plan.soakSeconds} s`);
+    const soaked = await soak(
+      soakable.map((u) => ({
+        target: u.target as RunningTarget,
+        request: { url: u.target?.url ?? "", headers: u.target?.headers ?? {}, bodyFile },
+      })),
+      plan,
+    );
+    for (const u of soakable) u.result.soak = soaked.get(u.result.name);
+  }
+  return up.map((u) => u.result);
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (cpus().length < 2)
+    throw new Error("the benchmark pins the target and the load to different cores: it needs 2");
+  const options = parseOptions(argv, await fileLimit());
+  pinSelf(LOAD_CORE);
+  await ensureTools(say);
+  const dir = mkdtempSync(join(tmpdir(), "modelgate-bench-"));
+  const running: RunningTarget[] = [];
+  let upstream: Proc | undefined;
+  const stopAll = async () => {
+    for (const target of running) for (const proc of target.owned) await proc.stop();
+    await upstream?.stop();
+  };
+  const onSignal = () => void stopAll().then(() => process.exit(130));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const modelgateBin = options.bin ?? (await buildBinary(dir));
+    const started = await startUpstream(dir);
+    upstream = started.proc;
+    const ctx: BenchContext = {
+      dir,
+      upstream: started.proc,
+      upstreamPort: started.port,
+      modelgateBin,
+      peersDir: PEERS_DIR,
+      fileLimit: await fileLimit(),
+    };
+    const date = new Date().toISOString();
+    const results = await run(options, ctx, running);
+    const direct = results.find((r) => r.name === "direct")?.figures;
+    const info: RunInfo = {
+      date,
+      command: `bun bench/run.ts ${argv.join(" ")}`.trim(),
+      machine: await machine(),
+      versions: await versions(),
+      coreSplit: `load generator (wrk, stream clients, this orchestrator) and the upstream on core ${LOAD_CORE}; the target under test on core ${TARGET_CORE} (taskset)`,
+      plan: options.plan,
+      upstreamCapacity: direct
+        ? `fixed-response Bun server; direct capacity ${Math.round(direct.closed.rps)} req/s closed loop at ${direct.closed.connections} connections, sharing its core with the load generator`
+        : "fixed-response Bun server",
+    };
+    const file = writeResults(options.out ?? join(import.meta.dir, "results"), info, results);
+    say(`wrote ${file}`);
+    console.log(
+      `BENCH_SUMMARY ${JSON.stringify(results.map((r) => ({ name: r.name, status: r.status, streamEvents: r.streamEvents })))}`,
+    );
+    const failed = results.filter((r) => r.status !== "ok" && r.status !== "endpoint not available");
+    return failed.length > 0 ? 1 : 0;
+  } finally {
+    await stopAll();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`[bench] ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

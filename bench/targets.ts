@@ -1,0 +1,204 @@
+// The targets measured side by side, each proxying the same fixed upstream: how to start each one
+// (pinned to the target core) and what a request to it looks like.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePort, type Proc, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+
+export type TargetName = "direct" | "nginx" | "bun-proxy" | "modelgate" | "portkey";
+export const TARGET_NAMES: readonly TargetName[] = ["direct", "nginx", "bun-proxy", "modelgate", "portkey"];
+
+export const MODEL = "modelx-5.5";
+export const CHAT_PATH = "/v1/chat/completions";
+
+export interface BenchContext {
+  /** Private temp directory of this run. */
+  dir: string;
+  upstream: Proc;
+  upstreamPort: number;
+  /** The compiled modelgate executable. */
+  modelgateBin: string;
+  /** Folder with the peers' node_modules (bench/peers). */
+  peersDir: string;
+  /** Hard limit on open files: bounds how many streams a proxy can hold (two sockets each). */
+  fileLimit: number;
+}
+
+export interface RunningTarget {
+  name: TargetName;
+  /** The process whose CPU and RSS are the target's (the upstream itself for direct). */
+  proc: Proc;
+  url: string;
+  headers: Record<string, string>;
+  /** Processes this target started (stopped at the end; empty for direct). */
+  owned: Proc[];
+}
+
+/** Raised when a target cannot be measured for a reason that is not a failure of the run. */
+export class Unavailable extends Error {
+  override name = "Unavailable";
+}
+
+const http = async (url: string): Promise<boolean> => {
+  const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
+  await response.arrayBuffer();
+  return true;
+};
+
+/** Bun's fetch allows 256 requests in flight by default; the proxies need one per held stream. */
+const BUN_ENV = { BUN_CONFIG_MAX_HTTP_REQUESTS: "65535" };
+
+async function startNginx(ctx: BenchContext): Promise<RunningTarget> {
+  const port = freePort();
+  const dir = join(ctx.dir, "nginx");
+  mkdirSync(join(dir, "tmp"), { recursive: true });
+  const workerFiles = Math.max(1024, ctx.fileLimit - 100);
+  const conf = `# nginx as a plain proxy_pass with upstream keep-alive (modelgate benchmark).
+worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+worker_rlimit_nofile ${workerFiles};
+events { worker_connections ${workerFiles}; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/tmp/body;
+  proxy_temp_path ${dir}/tmp/proxy;
+  fastcgi_temp_path ${dir}/tmp/fastcgi;
+  uwsgi_temp_path ${dir}/tmp/uwsgi;
+  scgi_temp_path ${dir}/tmp/scgi;
+  keepalive_requests 100000000;
+  keepalive_timeout 300s;
+  upstream bench_upstream {
+    server 127.0.0.1:${ctx.upstreamPort};
+    keepalive 512;
+    keepalive_requests 100000000;
+  }
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      proxy_pass http://bench_upstream;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_read_timeout 300s;
+    }
+  }
+}
+`;
+  const confFile = join(dir, "nginx.conf");
+  writeFileSync(confFile, conf);
+  const cmd = ["nginx", "-p", `${dir}/`, "-e", join(dir, "error.log"), "-c", confFile];
+  const proc = spawnPinned({ name: "nginx", cmd, core: TARGET_CORE, dir: ctx.dir });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(proc, () => http(`${base}/stats`));
+  return { name: "nginx", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
+}
+
+async function startBunProxy(ctx: BenchContext): Promise<RunningTarget> {
+  const port = freePort();
+  const script = join(import.meta.dir, "bun-proxy.ts");
+  const cmd = [process.execPath, script, String(port), `http://127.0.0.1:${ctx.upstreamPort}`];
+  const proc = spawnPinned({ name: "bun-proxy", cmd, core: TARGET_CORE, dir: ctx.dir, env: BUN_ENV });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(proc, () => http(`${base}/stats`));
+  return { name: "bun-proxy", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
+}
+
+async function cli(ctx: BenchContext, args: string[]): Promise<string> {
+  const out = await runBounded([ctx.modelgateBin, ...args], 30_000);
+  if (out.code !== 0) throw new Error(`modelgate ${args.join(" ")} failed (exit ${out.code}): ${out.stderr}`);
+  return out.stdout.trim();
+}
+
+async function startModelgate(ctx: BenchContext): Promise<RunningTarget> {
+  const port = freePort();
+  const dir = join(ctx.dir, "modelgate");
+  mkdirSync(dir, { recursive: true });
+  const configFile = join(dir, "modelgate.toml");
+  writeFileSync(
+    configFile,
+    `# modelgate with its full pipeline, one openai-chat channel to the bench upstream.
+[server]
+listen = "127.0.0.1:${port}"
+
+[store]
+url = "sqlite://${join(dir, "modelgate.db")}"
+
+[bootstrap]
+enabled = false
+
+[[channels]]
+kind = "openai-chat"
+name = "bench-upstream"
+base_url = "http://127.0.0.1:${ctx.upstreamPort}/v1"
+models = ["${MODEL}"]
+`,
+  );
+  const config = ["--config", configFile];
+  await cli(ctx, ["accounts", "create", "bench", "--balance", "1000000", ...config]);
+  await cli(ctx, ["groups", "set", "bench", "--models", MODEL, ...config]);
+  const keyArgs = ["--account", "bench", "--group", "bench", "--rpm", "1000000000"];
+  const key = await cli(ctx, ["keys", "create", ...keyArgs, ...config]);
+  if (!/^sk-/.test(key)) throw new Error(`modelgate keys create printed no key: ${key}`);
+  const cmd = [ctx.modelgateBin, "serve", ...config];
+  const proc = spawnPinned({ name: "modelgate", cmd, core: TARGET_CORE, dir, env: BUN_ENV });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(proc, () => http(`${base}/healthz`));
+  return {
+    name: "modelgate",
+    proc,
+    url: base + CHAT_PATH,
+    headers: { Authorization: `Bearer ${key}` },
+    owned: [proc],
+  };
+}
+
+async function startPortkey(ctx: BenchContext): Promise<RunningTarget> {
+  const script = join(ctx.peersDir, "node_modules/@portkey-ai/gateway/build/start-server.js");
+  if (!(await Bun.file(script).exists())) {
+    throw new Unavailable(`Portkey is not installed (${script}); run: npm install --prefix bench/peers`);
+  }
+  const port = freePort();
+  const cmd = ["node", script, `--port=${port}`, "--headless"];
+  const proc = spawnPinned({
+    name: "portkey",
+    cmd,
+    core: TARGET_CORE,
+    dir: ctx.dir,
+    env: { NODE_ENV: "production" },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(proc, () => http(`${base}/`));
+  const headers = {
+    Authorization: "Bearer sk-bench-upstream",
+    "x-portkey-provider": "openai",
+    "x-portkey-custom-host": `http://127.0.0.1:${ctx.upstreamPort}/v1`,
+  };
+  return { name: "portkey", proc, url: base + CHAT_PATH, headers, owned: [proc] };
+}
+
+/** Starts one target (for direct: nothing, the upstream itself is measured). */
+export async function startTarget(name: TargetName, ctx: BenchContext): Promise<RunningTarget> {
+  switch (name) {
+    case "direct":
+      return {
+        name,
+        proc: ctx.upstream,
+        url: `http://127.0.0.1:${ctx.upstreamPort}${CHAT_PATH}`,
+        headers: {},
+        owned: [],
+      };
+    case "nginx":
+      return startNginx(ctx);
+    case "bun-proxy":
+      return startBunProxy(ctx);
+    case "modelgate":
+      return startModelgate(ctx);
+    case "portkey":
+      return startPortkey(ctx);
+    default: {
+      const never: never = name;
+      throw new Error(`unknown target ${String(never)}`);
+    }
+  }
+}
