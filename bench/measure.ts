@@ -103,21 +103,25 @@ export async function measureTarget(
   request: WrkRequest,
   plan: Plan,
   upstreamStatsUrl: string,
+  say: (line: string) => void,
 ): Promise<TargetFigures> {
   await Bun.sleep(500);
   const idleRssBytes = rssBytes(target.proc.pid);
   await wrk(request, { connections: 8, seconds: plan.warmupSeconds, rate: 0 });
 
+  say(`${target.name}: concurrency 1, closed loop, frontier`);
   const c1 = await wrk(request, { connections: 1, seconds: plan.latencySeconds, rate: 0 });
   failIfErrors("concurrency 1", c1);
   const latency = { p50Us: c1.latency_us.p50, p99Us: c1.latency_us.p99, rps: c1.rps };
   const { closed, loadRssBytes } = await closedLoop(target, request, plan);
   const front = await frontier(request, closed.rps, plan);
 
+  say(`${target.name}: streams`);
   const streamTarget = { url: target.url, headers: target.headers, body: STREAM_BODY };
   const stream = await timeStreams(streamTarget, plan.streamCount, plan.streamParallel);
   const baseline = await upstreamDrain(upstreamStatsUrl, 0, 3000);
   const holdTarget = { ...streamTarget, body: holdBody(plan.holdMs) };
+  say(`${target.name}: holding up to ${plan.holdSteps.at(-1)} streams`);
   const held = await holdStreams(holdTarget, plan.holdSteps, () => rssBytes(target.proc.pid));
   const upstreamStreamsLeftOpen = await upstreamDrain(upstreamStatsUrl, baseline, plan.drainMs);
   // A target that does not cancel upstream streams leaves them until the upstream ends them:

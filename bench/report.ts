@@ -22,6 +22,8 @@ export interface RunInfo {
   versions: Record<string, string>;
   coreSplit: string;
   plan: Plan;
+  loadAverage: string;
+  wallSeconds: number;
   upstreamCapacity: string;
 }
 
@@ -37,6 +39,14 @@ const fixed = (n: number | null | undefined, digits = 2) =>
 const mb = (bytes: number | undefined) => (bytes === undefined ? "–" : (bytes / 2 ** 20).toFixed(1));
 const kb = (bytes: number | undefined) => (bytes === undefined ? "–" : (bytes / 1024).toFixed(1));
 const int = (n: number | undefined) => (n === undefined ? "–" : Math.round(n).toLocaleString("en-US"));
+
+/** The frontier, or "< lowest rate tried" when no rate kept p99 under 5 ms. */
+function frontierCell(f: TargetFigures | undefined): string {
+  if (!f) return "–";
+  if (f.frontier.rate > 0) return int(f.frontier.rate);
+  const lowest = Math.min(...f.frontier.steps.map((s) => s.rate));
+  return Number.isFinite(lowest) ? `< ${int(lowest)}` : "–";
+}
 
 interface Derived {
   addedP50Us?: number;
@@ -65,7 +75,7 @@ function figuresTable(results: TargetResult[], direct: TargetFigures | undefined
     const f = r.figures;
     const d = derive(r, direct);
     const status = r.status.replace(/\s+/g, " ").replaceAll("|", "\\|").slice(0, 160);
-    return `| ${r.name} | ${status} | ${ms(d.addedP50Us)} | ${ms(d.addedP99Us)} | ${int(f?.closed.rps)} | ${int(f?.frontier.rate)} | ${fixed(f?.closed.cpuUsPerRequest, 1)} | ${fixed(d.addedTtfbMs, 3)} | ${fixed(d.addedGapP99Ms, 3)} | ${int(f?.held.held)} | ${kb(f?.held.rssPerStreamBytes)} | ${int(f?.upstreamStreamsLeftOpen)} | ${mb(f?.idleRssBytes)} | ${mb(f?.loadRssBytes)} | ${mb(r.soak?.growthBytes)} |`;
+    return `| ${r.name} | ${status} | ${ms(d.addedP50Us)} | ${ms(d.addedP99Us)} | ${int(f?.closed.rps)} | ${frontierCell(f)} | ${fixed(f?.closed.cpuUsPerRequest, 1)} | ${fixed(d.addedTtfbMs, 3)} | ${fixed(d.addedGapP99Ms, 3)} | ${int(f?.held.held)} | ${kb(f?.held.rssPerStreamBytes)} | ${int(f?.upstreamStreamsLeftOpen)} | ${mb(f?.idleRssBytes)} | ${mb(f?.loadRssBytes)} | ${mb(r.soak?.growthBytes)} |`;
   });
   return [...head, ...rows];
 }
@@ -112,6 +122,8 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[]): string {
       .map(([k, v]) => `${k} ${v}`)
       .join("; ")}`,
     `- Core split: ${info.coreSplit}`,
+    `- Load average: ${info.loadAverage}`,
+    `- Wall time of the run: ${info.wallSeconds} s`,
     `- Upstream: ${info.upstreamCapacity}`,
     `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
     "",

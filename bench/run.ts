@@ -25,7 +25,10 @@ import { ensureTools, fileLimit, PEERS_DIR } from "./tools.ts";
 import { wrk } from "./wrk.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const say = (line: string) => console.error(`[bench] ${line}`);
+const startedAt = performance.now();
+const say = (line: string) =>
+  console.error(`[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 async function buildBinary(dir: string): Promise<string> {
   const outfile = join(dir, "bin", "modelgate");
@@ -130,7 +133,7 @@ async function run(options: Options, ctx: BenchContext, running: RunningTarget[]
         }
       } else {
         say(`measuring ${target.name}`);
-        result.figures = await measureTarget(target, request, plan, upstreamStats);
+        result.figures = await measureTarget(target, request, plan, upstreamStats, say);
       }
     } catch (error) {
       result.status = `error: ${String(error)}`;
@@ -184,6 +187,7 @@ async function main(argv: string[]): Promise<number> {
       fileLimit: await fileLimit(),
     };
     const date = new Date().toISOString();
+    const loadBefore = loadAverage();
     const results = await run(options, ctx, running);
     const direct = results.find((r) => r.name === "direct")?.figures;
     const info: RunInfo = {
@@ -193,6 +197,8 @@ async function main(argv: string[]): Promise<number> {
       versions: await versions(),
       coreSplit: `load generator (wrk, stream clients, this orchestrator) and the upstream on core ${LOAD_CORE}; the target under test on core ${TARGET_CORE} (taskset)`,
       plan: options.plan,
+      loadAverage: `${loadBefore} before, ${loadAverage()} after (1, 5, 15 min; other processes on the machine compete for its 2 cores)`,
+      wallSeconds: Math.round((performance.now() - startedAt) / 1000),
       upstreamCapacity: direct
         ? `fixed-response Bun server; direct capacity ${Math.round(direct.closed.rps)} req/s closed loop at ${direct.closed.connections} connections, sharing its core with the load generator`
         : "fixed-response Bun server",
