@@ -77,7 +77,7 @@ describe("POST /v1/images/generations", () => {
       expect(`${info.width}x${info.height}`).toBe(size);
       expect(body.usage.total_tokens).toBe(body.usage.input_tokens + body.usage.output_tokens);
     }
-  });
+  }, 60_000);
 
   test("each output_format decodes with its magic bytes; transparent backgrounds carry alpha", async () => {
     for (const [output_format, background] of [
@@ -94,13 +94,13 @@ describe("POST /v1/images/generations", () => {
         else expect(transparentPixels(raster)).toBe(0);
       }
     }
-  });
+  }, 60_000);
 
   test('response_format "url" is ignored: still b64_json, never a URL', async () => {
     const body = (await (await generate({ response_format: "url" })).json()) as ImageResultBody;
     expect(body.data[0]?.url).toBeUndefined();
     expect((await decodeB64(body.data[0]?.b64_json ?? "")).info.format).toBe("png");
-  });
+  }, 60_000);
 
   test("streaming sends exactly partial_images progress events, then image.completed", async () => {
     for (const partial_images of [0, 1, 3]) {
@@ -121,7 +121,7 @@ describe("POST /v1/images/generations", () => {
       expect(done.data).toHaveLength(1);
       expect(done.usage.output_tokens).toBeGreaterThan(0);
     }
-  });
+  }, 60_000);
 
   test("validation errors: empty prompt, transparent + jpeg, bad size, range, unknown and text models", async () => {
     expect(await errorOf(await generate({ prompt: "" }))).toMatchObject({ status: 400, param: "prompt" });
@@ -149,7 +149,7 @@ describe("POST /v1/images/generations", () => {
     expect(malformed.status).toBe(400);
     const noKey = await fetch(`${gw.url}/v1/images/generations`, { method: "POST", body: "{}" });
     expect(noKey.status).toBe(401);
-  });
+  }, 60_000);
 });
 
 describe("POST /v1/images/edits", () => {
@@ -170,14 +170,14 @@ describe("POST /v1/images/edits", () => {
     }
     expect(keptSame).toBe(32 * 64);
     expect(repainted).toBeGreaterThan(32 * 64 * 0.9);
-  });
+  }, 60_000);
 
   test("without a mask the whole image is re-created; image[] works; output_format applies", async () => {
     const response = await edit({ output_format: "webp" }, { "image[]": flatPng(48, 32) });
     const body = (await response.json()) as ImageResultBody;
     const { info, raster } = await decodeB64(body.data[0]?.b64_json ?? "");
     expect([info.format, raster.width, raster.height]).toEqual(["webp", 48, 32]);
-  });
+  }, 60_000);
 
   test("streaming edits send exactly partial_images progress events, then image.completed", async () => {
     const events = await sseEvents(
@@ -189,7 +189,7 @@ describe("POST /v1/images/edits", () => {
       "image.completed",
     ]);
     expect(events.map((e) => e.data.type)).toEqual(events.map((e) => e.event));
-  });
+  }, 60_000);
 
   test("20 MB + 1 byte image or mask is 413; each file is checked separately", async () => {
     const big = new Uint8Array(20_000_001);
@@ -198,7 +198,7 @@ describe("POST /v1/images/edits", () => {
     expect(image).toMatchObject({ status: 413, param: "image" });
     const mask = await errorOf(await edit({}, { image: flatPng(8, 8), mask: big }));
     expect(mask).toMatchObject({ status: 413, param: "mask" });
-  });
+  }, 60_000);
 
   test("mask of other dimensions or without alpha is 400 (SPEC.md allows 400 or 422; we answer 400)", async () => {
     const size = await errorOf(await edit({}, { image: flatPng(64, 64), mask: halfMask(32, 64) }));
@@ -209,7 +209,7 @@ describe("POST /v1/images/edits", () => {
       status: 400,
       param: "mask",
     });
-  });
+  }, 60_000);
 
   test("missing image, non-image file, empty prompt and transparent + jpeg are 400", async () => {
     expect(await errorOf(await edit({}, {}))).toMatchObject({ status: 400, param: "image" });
@@ -226,5 +226,5 @@ describe("POST /v1/images/edits", () => {
       { image: flatPng(8, 8) },
     );
     expect(await errorOf(conflict)).toMatchObject({ status: 400, param: "background" });
-  });
+  }, 60_000);
 });
