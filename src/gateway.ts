@@ -4,8 +4,8 @@ import pkg from "../package.json";
 import { CidrList } from "./auth/ip.ts";
 import { KeyCache } from "./auth/keys.ts";
 import { UsageFeed } from "./billing/feed.ts";
+import { LedgerMeter } from "./billing/ledger-meter.ts";
 import type { Meter } from "./billing/meter.ts";
-import { UnmeteredMeter } from "./billing/unmetered.ts";
 import type { Config } from "./config/schema.ts";
 import { Notifier } from "./notify/notifier.ts";
 import type { Store } from "./store/store.ts";
@@ -33,6 +33,8 @@ export async function startGateway(config: Config, store: Store): Promise<Gatewa
   const keys = new KeyCache(store);
   await keys.start();
   const feed = new UsageFeed();
+  const meter = new LedgerMeter({ store, feed, billing: config.billing });
+  await meter.start();
   const notifier = new Notifier(store, config.admin.notifications);
   notifier.start(feed, keys);
   return {
@@ -41,7 +43,7 @@ export async function startGateway(config: Config, store: Store): Promise<Gatewa
     keys,
     trustedProxies: new CidrList(config.server.trusted_proxies),
     channels: new ChannelTable(config),
-    meter: new UnmeteredMeter(feed),
+    meter,
     feed,
     notifier,
   };
@@ -49,6 +51,7 @@ export async function startGateway(config: Config, store: Store): Promise<Gatewa
 
 export async function stopGateway(gateway: Gateway): Promise<void> {
   await gateway.keys.stop();
+  await gateway.meter.close?.();
   await gateway.notifier.stop();
   await gateway.store.close();
 }

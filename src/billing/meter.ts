@@ -1,7 +1,8 @@
 // The billing seam every endpoint uses: admit before calling upstream (limits, reservation),
-// settle exactly once on every path afterwards. The billing issue implements it for real.
+// settle exactly once on every path afterwards. LedgerMeter (ledger-meter.ts) implements it.
 import type { Principal } from "../auth/keys.ts";
 import type { ModelInfo } from "../catalog/models.ts";
+import type { Nanos } from "../types.ts";
 
 export interface UsageCounts {
   /** Input tokens including cached ones (OpenAI convention). */
@@ -57,9 +58,29 @@ export interface Admission {
   settle(result: Settlement): Promise<void>;
 }
 
+/** A key's money figures now (see src/handlers/balance.ts for the JSON built from them). */
+export interface BalanceView {
+  balance: Nanos;
+  /** Reservations of the account's requests in flight. */
+  accountReserved: Nanos;
+  dailyCap: Nanos | null;
+  spentToday: Nanos;
+  /** Reservations of this key's requests in flight. */
+  keyReserved: Nanos;
+  inFlight: number;
+  dayStart: number;
+  dayEnd: number;
+  /** The x-ratelimit-* headers, without counting a request. */
+  headers: Readonly<Record<string, string>>;
+}
+
 export interface Meter {
   /** Checks limits and reserves the worst-case cost; throws a 429 GatewayError when refused. */
   admit(input: AdmitInput): Promise<Admission>;
+  /** The calling key's balance, caps and reservations; absent on a meter that keeps no money. */
+  balance?(principal: Principal): Promise<BalanceView>;
+  /** Makes every settled record durable and stops; called once at shutdown. */
+  close?(): Promise<void>;
 }
 
 export const NO_USAGE: UsageCounts = {

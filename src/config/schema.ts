@@ -5,6 +5,7 @@ import { checkCidr } from "../auth/ip.ts";
 import { parseUsd } from "../billing/money.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
 import { AdminConfigSchema } from "./admin.ts";
+import { BillingSchema } from "./prices.ts";
 import { TextConfigSchema } from "./text.ts";
 
 /** `host:port` or `[ipv6]:port`; port 0 picks a free port. */
@@ -95,6 +96,7 @@ export const ConfigSchema = v.strictObject({
   store: v.optional(StoreSchema, {}),
   bootstrap: v.optional(BootstrapSchema, {}),
   sim: v.optional(SimSchema, {}),
+  billing: v.optional(BillingSchema, {}),
   admin: v.optional(AdminConfigSchema, {}),
   text: v.optional(TextConfigSchema, {}),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),

@@ -17,6 +17,7 @@ import {
   type Store,
   StoreError,
 } from "./store.ts";
+import { SqliteUsageStore } from "./usage-sqlite.ts";
 
 const REVISION = "revision";
 
@@ -61,11 +62,13 @@ export class SqliteStore implements Store {
   readonly #sqlite: Database;
   readonly #db: BunSQLiteDatabase;
   readonly admin: SqliteAdminStore;
+  readonly usage: SqliteUsageStore;
 
   constructor(sqlite: Database) {
     this.#sqlite = sqlite;
     this.#db = drizzle({ client: sqlite });
     this.admin = new SqliteAdminStore(this.#db);
+    this.usage = new SqliteUsageStore(sqlite);
   }
 
   async migrate(): Promise<void> {

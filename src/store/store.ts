@@ -2,6 +2,7 @@
 // implements it now; a PostgreSQL implementation must pass the same tests (test/unit/store.test.ts).
 import type { KeyId, Nanos } from "../types.ts";
 import type { AdminStore } from "./admin.ts";
+import type { UsageStore } from "./usage.ts";
 
 export type KeyStatus = "enabled" | "revoked";
 
@@ -68,6 +69,8 @@ export class StoreError extends Error {
 }
 
 export interface Store {
+  /** Usage records and their ledger debits (the billing writer's part of the store). */
+  readonly usage: UsageStore;
   /** The operator's part: admin tokens, audit, key edits, usage reads, notifications. */
   readonly admin: AdminStore;
   /** Applies pending migrations; safe to call on every start. */

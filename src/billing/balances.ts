@@ -1,0 +1,77 @@
+// Keeps the limiter's money figures in step with the store without a query per request: balances
+// and spent-today are loaded once at start; afterwards balances are reloaded only when the store's
+// revision moves (a credit or a new account made by the CLI or the admin API). A reload runs
+// between writer batches and subtracts the debits still queued, so nothing settled is forgotten.
+import type { Limiter } from "../limits/limiter.ts";
+import { log } from "../log.ts";
+import type { Store } from "../store/store.ts";
+import type { UsageRecord } from "../store/usage.ts";
+import { nanos } from "./money.ts";
+import type { GroupCommitWriter } from "./writer.ts";
+
+export class BalanceSync {
+  readonly #store: Store;
+  readonly #limiter: Limiter;
+  readonly #writer: GroupCommitWriter<UsageRecord>;
+  #revision = -1;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #polling = false;
+
+  constructor(store: Store, limiter: Limiter, writer: GroupCommitWriter<UsageRecord>) {
+    this.#store = store;
+    this.#limiter = limiter;
+    this.#writer = writer;
+  }
+
+  /** Loads balances and what each key spent since `dayStart`, then polls every `pollMs`. */
+  async start(dayStart: number, now: number, pollMs: number): Promise<void> {
+    this.#revision = await this.#store.revision();
+    await this.reload();
+    for (const [keyId, spent] of await this.#store.usage.spentByKeySince(dayStart)) {
+      await this.#limiter.setSpent(keyId, spent, now);
+    }
+    if (pollMs > 0) {
+      this.#timer = setInterval(() => void this.poll(), pollMs);
+      this.#timer.unref();
+    }
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Reloads balances if the store changed since the last look. */
+  async poll(): Promise<void> {
+    if (this.#polling) return;
+    this.#polling = true;
+    try {
+      const revision = await this.#store.revision();
+      if (revision !== this.#revision) {
+        this.#revision = revision;
+        await this.reload();
+      }
+    } catch (error) {
+      log("warn", "balance reload failed", { error: error instanceof Error ? error.message : String(error) });
+    } finally {
+      this.#polling = false;
+    }
+  }
+
+  /** Sets every balance to the stored one minus the debits not yet committed. */
+  reload(): Promise<void> {
+    return this.#writer.exclusive(async () => {
+      const stored = await this.#store.usage.balances();
+      const pending = new Map<number, number>();
+      for (const record of this.#writer.queued()) {
+        pending.set(record.accountId, (pending.get(record.accountId) ?? 0) + record.costNanos);
+      }
+      // Started without an await in between, so no settlement slips between reading the queue and
+      // setting the balances (an in-memory limiter sets them synchronously).
+      const updates = [...stored].map(([accountId, balance]) =>
+        this.#limiter.setBalance(accountId, nanos(balance - (pending.get(accountId) ?? 0))),
+      );
+      await Promise.all(updates);
+    });
+  }
+}

@@ -1,0 +1,118 @@
+// Prices → cost. The rounding rules (tested in test/unit/billing-cost.test.ts):
+//
+// 1. Configured prices are decimal USD with at most 9 decimals, so they convert exactly into
+//    integer nano-USD (per million tokens, or per image generation). The input_fidelity factor has
+//    at most 3 decimals and converts exactly into thousandths.
+// 2. Text: exact = (uncached input × input price + cached input × cached price + output × output
+//    price) / 1,000,000. All products are summed as bigints, then divided ONCE per request and
+//    rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
+//    than 1 nano-USD above it.
+// 3. Images: exact = generations × price per generation × factor / 1000 (factor 1000 unless
+//    input_fidelity is high), rounded up once per request the same way.
+// 4. Totals (ledger, balance, spent today, `modelgate usage`) are exact integer sums of the
+//    per-request costs; nothing is rounded again. USD strings are exact decimals of nano-USD.
+// 5. Cached input is part of input (OpenAI convention): uncached = input − min(cached, input).
+//    Reasoning tokens are part of output and billed at the output price; if an upstream reports
+//    more reasoning than output tokens, the larger figure is billed.
+import type { ModelInfo } from "../catalog/models.ts";
+import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
+import type { Nanos } from "../types.ts";
+import type { UsageCounts, WorstCase } from "./meter.ts";
+import { nanos } from "./money.ts";
+import type { ImagePrice, PriceTable, TextPrice } from "./prices.ts";
+
+const MILLION = 1_000_000n;
+
+function ceilDiv(numerator: bigint, denominator: bigint): bigint {
+  return (numerator + denominator - 1n) / denominator;
+}
+
+function toNanos(value: bigint): Nanos {
+  return nanos(Number(value));
+}
+
+/** Image billing facts: what quality and size were made, and whether edits used high fidelity. */
+export interface ImageFacts {
+  quality: string;
+  size: string;
+  inputFidelity?: "low" | "high" | undefined;
+}
+
+/** The exact cost of text usage under rule 2. */
+export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
+  const input = BigInt(Math.max(0, usage.inputTokens));
+  const cached = BigInt(Math.max(0, Math.min(usage.cachedInputTokens, usage.inputTokens)));
+  const output = BigInt(Math.max(0, usage.outputTokens, usage.reasoningTokens));
+  const exact = (input - cached) * price.input + cached * price.cachedInput + output * price.output;
+  return toNanos(ceilDiv(exact, MILLION));
+}
+
+/** The price of one generation: unknown qualities/sizes (lenient sizes) are priced as `auto`. */
+export function generationPrice(price: ImagePrice, quality: string, size: string): bigint {
+  const q: ImageQuality = (IMAGE_QUALITIES as readonly string[]).includes(quality)
+    ? (quality as ImageQuality)
+    : "auto";
+  const s: ImageSize = (IMAGE_SIZES as readonly string[]).includes(size) ? (size as ImageSize) : "auto";
+  return price[q][s];
+}
+
+/** The exact cost of image generations under rule 3. */
+export function imageCost(
+  table: PriceTable,
+  price: ImagePrice,
+  generations: number,
+  facts: ImageFacts,
+): Nanos {
+  const factor = facts.inputFidelity === "high" ? table.highFidelityPermille : 1000n;
+  const exact = BigInt(Math.max(0, generations)) * generationPrice(price, facts.quality, facts.size) * factor;
+  return toNanos(ceilDiv(exact, 1000n));
+}
+
+/** Reads image facts from a settlement's `detail`, falling back to what admission was told. */
+export function imageFacts(detail: Record<string, unknown> | undefined, fallback: ImageFacts): ImageFacts {
+  const quality = typeof detail?.quality === "string" ? detail.quality : fallback.quality;
+  const size = typeof detail?.size === "string" ? detail.size : fallback.size;
+  const fidelity = detail?.input_fidelity ?? detail?.inputFidelity;
+  const inputFidelity = fidelity === "high" || fidelity === "low" ? fidelity : fallback.inputFidelity;
+  return { quality, size, inputFidelity };
+}
+
+/** Prices requests for one table; the meter holds one of these. */
+export class Pricer {
+  constructor(readonly table: PriceTable) {}
+
+  /** The most a request can cost: what admission reserves. */
+  worstCase(model: ModelInfo, worst: WorstCase): Nanos {
+    if (worst.kind === "image") {
+      const price = this.table.images.get(model.id);
+      if (!price) return nanos(0);
+      return imageCost(this.table, price, worst.generations, worst);
+    }
+    const price = this.table.text.get(model.id);
+    if (!price) return nanos(0);
+    return textCost(price, {
+      inputTokens: worst.inputTokens,
+      cachedInputTokens: 0,
+      outputTokens: worst.maxOutputTokens,
+      reasoningTokens: 0,
+      generations: 0,
+    });
+  }
+
+  /** What a settled request costs. Image facts come from `detail`, else from admission. */
+  actual(
+    model: ModelInfo,
+    worst: WorstCase,
+    usage: UsageCounts,
+    detail: Record<string, unknown> | undefined,
+  ): Nanos {
+    const images = this.table.images.get(model.id);
+    if (images) {
+      const fallback: ImageFacts =
+        worst.kind === "image" ? worst : { quality: "auto", size: "auto", inputFidelity: undefined };
+      return imageCost(this.table, images, usage.generations, imageFacts(detail, fallback));
+    }
+    const text = this.table.text.get(model.id);
+    return text ? textCost(text, usage) : nanos(0);
+  }
+}

@@ -1,0 +1,200 @@
+// The real meter: admission through the limiter (RPM, concurrency, reservation against balance and
+// daily cap in one atomic step), settlement into a usage record plus ledger debit written by the
+// group-commit writer, and a UsageEvent on the live feed once the record is durable.
+//
+// Settlement policy (what the handlers report, and what this charges):
+// - the cost is the price of the usage given to settle(): upstream failure before any output is
+//   settled with NO_USAGE and source `none` → no charge (a `none` source is never charged);
+// - a client disconnect mid-stream is settled with the upstream's reported usage if it arrived,
+//   else input plus the output tokens actually delivered, source `estimated`;
+// - a stream that ends incomplete is charged for what was produced, never zero.
+// Every path releases the concurrency slot and the reservation; settle() is first-call-wins.
+import type { Principal } from "../auth/keys.ts";
+import type { BillingConfig } from "../config/prices.ts";
+import { BillingDay } from "../limits/day.ts";
+import type { Limiter, RateState, Ticket } from "../limits/limiter.ts";
+import { MemoryLimiter } from "../limits/memory.ts";
+import type { Store } from "../store/store.ts";
+import type { UsageRecord } from "../store/usage.ts";
+import type { Nanos } from "../types.ts";
+import { BalanceSync } from "./balances.ts";
+import { Pricer } from "./cost.ts";
+import type { UsageFeed } from "./feed.ts";
+import type { Admission, AdmitInput, BalanceView, Meter, Settlement } from "./meter.ts";
+import { nanos } from "./money.ts";
+import { buildPriceTable } from "./prices.ts";
+import { rateHeaders, refusalError } from "./refusal.ts";
+import { GroupCommitWriter } from "./writer.ts";
+
+export interface LedgerMeterOptions {
+  store: Store;
+  feed: UsageFeed;
+  billing: BillingConfig;
+  /** Defaults to an in-memory limiter with the configured billing day. */
+  limiter?: Limiter;
+  /** The clock for windows, days and record times (ms since the epoch). */
+  now?: () => number;
+  /** How often the store revision is polled for credits; 0 disables polling. */
+  pollMs?: number;
+}
+
+export class LedgerMeter implements Meter {
+  readonly #store: Store;
+  readonly #feed: UsageFeed;
+  readonly #billing: BillingConfig;
+  readonly #limiter: Limiter;
+  readonly #now: () => number;
+  readonly #day: BillingDay;
+  readonly #pricer: Pricer;
+  readonly #writer: GroupCommitWriter<UsageRecord>;
+  readonly #sync: BalanceSync;
+  readonly #pollMs: number;
+
+  constructor(options: LedgerMeterOptions) {
+    this.#store = options.store;
+    this.#feed = options.feed;
+    this.#billing = options.billing;
+    this.#day = new BillingDay(options.billing.day_utc_offset_minutes);
+    this.#limiter =
+      options.limiter ?? new MemoryLimiter({ dayOffsetMinutes: options.billing.day_utc_offset_minutes });
+    this.#now = options.now ?? Date.now;
+    this.#pricer = new Pricer(buildPriceTable(options.billing));
+    this.#writer = new GroupCommitWriter((batch) => this.#store.usage.commit(batch), {
+      windowMs: options.billing.commit_window_ms,
+    });
+    this.#sync = new BalanceSync(this.#store, this.#limiter, this.#writer);
+    this.#pollMs = options.pollMs ?? 250;
+  }
+
+  /** Loads balances and today's spending from the store; call once before serving. */
+  async start(): Promise<void> {
+    const now = this.#now();
+    await this.#sync.start(this.#day.start(now), now, this.#pollMs);
+  }
+
+  /** Commits every settled record still queued; later settlements fail. */
+  async close(): Promise<void> {
+    this.#sync.stop();
+    await this.#writer.close();
+  }
+
+  /** Reloads balances from the store now (the poll does this when the store's revision moves). */
+  reloadBalances(): Promise<void> {
+    return this.#sync.reload();
+  }
+
+  get pricer(): Pricer {
+    return this.#pricer;
+  }
+
+  #limits(principal: Principal) {
+    const concurrency = principal.concurrency ?? (this.#billing.default_concurrency || null);
+    return { rpm: principal.rpm ?? this.#billing.default_rpm, concurrency, dailyCap: principal.dailyCap };
+  }
+
+  async admit(input: AdmitInput): Promise<Admission> {
+    const { principal } = input;
+    const reserve = this.#pricer.worstCase(input.model, input.worstCase);
+    if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
+    const now = this.#now();
+    const result = await this.#limiter.acquire({
+      keyId: principal.keyId,
+      accountId: principal.accountId,
+      ...this.#limits(principal),
+      reserve,
+      now,
+    });
+    if (!result.ok) {
+      throw refusalError(result.refusal, result.facts, result.retryAfterMs, result.rate, {
+        keyName: principal.keyName || principal.keyId,
+        accountName: principal.accountName,
+        worstCase: reserve,
+        dayEnd: new Date(this.#day.end(now)).toISOString(),
+      });
+    }
+    return this.#admission(input, result.ticket, result.rate);
+  }
+
+  #admission(input: AdmitInput, ticket: Ticket, rate: RateState): Admission {
+    const startedAt = performance.now();
+    let settled: Promise<void> | undefined;
+    return {
+      headers: rateHeaders(rate),
+      settle: (result: Settlement) => {
+        settled ??= this.#settle(input, ticket, result, Math.round(performance.now() - startedAt));
+        return settled;
+      },
+    };
+  }
+
+  async #settle(input: AdmitInput, ticket: Ticket, result: Settlement, latencyMs: number): Promise<void> {
+    const cost =
+      result.source === "none"
+        ? nanos(0)
+        : this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail);
+    const now = this.#now();
+    const record = toRecord(input, result, cost, latencyMs, now);
+    // Release and enqueue without an await between them: a balance reload sees either neither or
+    // both (the debit applied in memory and the record queued).
+    const released = this.#limiter.release(ticket, cost, now);
+    const durable = this.#writer.write(record);
+    await released;
+    await durable;
+    this.#feed.publish({
+      requestId: record.requestId,
+      at: now,
+      method: input.method,
+      endpoint: input.endpoint,
+      keyId: input.principal.keyId,
+      keyName: input.principal.keyName,
+      accountId: input.principal.accountId,
+      model: input.model.id,
+      stream: input.stream,
+      status: result.status,
+      ...result.usage,
+      costNanos: cost,
+      usageSource: result.source,
+      latencyMs,
+      ttfbMs: result.ttfbMs ?? null,
+      channels: result.channels,
+      clientAddress: input.clientAddress ?? null,
+    });
+  }
+
+  /** The calling key's money figures for GET /v1/dashboard/billing/balance. */
+  async balance(principal: Principal): Promise<BalanceView> {
+    if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
+    const now = this.#now();
+    const snapshot = await this.#limiter.snapshot(principal.keyId, principal.accountId, now);
+    const rate = await this.#limiter.peek(principal.keyId, this.#limits(principal).rpm, now);
+    return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate) };
+  }
+}
+
+function toRecord(
+  input: AdmitInput,
+  result: Settlement,
+  cost: Nanos,
+  latencyMs: number,
+  now: number,
+): UsageRecord {
+  return {
+    requestId: input.requestId,
+    keyId: input.principal.keyId,
+    accountId: input.principal.accountId,
+    model: input.model.id,
+    endpoint: input.endpoint,
+    stream: input.stream,
+    status: result.status,
+    ...result.usage,
+    costNanos: cost,
+    usageSource: result.source,
+    channels: result.channels,
+    latencyMs,
+    ttfbMs: result.ttfbMs ?? null,
+    clientAddress: input.clientAddress ?? null,
+    endUser: input.endUser ?? null,
+    detail: result.detail ?? null,
+    createdAt: now,
+  };
+}

@@ -1,0 +1,90 @@
+// The runtime price table: the `[billing]` configuration merged over the placeholder defaults and
+// converted once, at start, into exact integers (nano-USD per million tokens, nano-USD per image
+// generation, a per-mille factor), so pricing a request never parses or uses floats.
+import { MODELS } from "../catalog/models.ts";
+import {
+  type BillingConfig,
+  DEFAULT_IMAGE_SCALE,
+  DEFAULT_IMAGE2_PRICES,
+  DEFAULT_TEXT_PRICES,
+  IMAGE_QUALITIES,
+  IMAGE_SIZES,
+  type ImageQuality,
+  type ImageSize,
+} from "../config/prices.ts";
+import { parseUsd } from "./money.ts";
+
+/** Nano-USD per one million tokens. */
+export interface TextPrice {
+  input: bigint;
+  cachedInput: bigint;
+  output: bigint;
+}
+
+/** Nano-USD per generation, by quality then size. */
+export type ImagePrice = Record<ImageQuality, Record<ImageSize, bigint>>;
+
+export interface PriceTable {
+  text: ReadonlyMap<string, TextPrice>;
+  images: ReadonlyMap<string, ImagePrice>;
+  /** Multiplier for `input_fidelity: high`, in thousandths (1500 = ×1.5). */
+  highFidelityPermille: bigint;
+}
+
+function usd(text: string): bigint {
+  const parsed = parseUsd(text);
+  if (!parsed.ok) throw new RangeError(parsed.message);
+  return BigInt(parsed.value);
+}
+
+/** `1.5` → 1500n: a decimal with at most 3 decimals as exact thousandths. */
+export function permille(text: string): bigint {
+  const [whole = "0", fraction = ""] = text.split(".");
+  return BigInt(whole) * 1000n + BigInt(fraction.padEnd(3, "0").slice(0, 3));
+}
+
+function defaultImagePrice(model: string): ImagePrice {
+  const [num, den] = DEFAULT_IMAGE_SCALE[model] ?? [1, 1];
+  const scale = (text: string) => (usd(text) * BigInt(num)) / BigInt(den);
+  const row = (prices: readonly [string, string, string]): Record<ImageSize, bigint> => {
+    const [square, landscape, portrait] = prices.map(scale) as [bigint, bigint, bigint];
+    let largest = square;
+    for (const price of [landscape, portrait]) if (price > largest) largest = price;
+    return { "1024x1024": square, "1536x1024": landscape, "1024x1536": portrait, auto: largest };
+  };
+  const high = row(DEFAULT_IMAGE2_PRICES.high);
+  return {
+    low: row(DEFAULT_IMAGE2_PRICES.low),
+    medium: row(DEFAULT_IMAGE2_PRICES.medium),
+    high,
+    auto: { ...high },
+  };
+}
+
+/** Builds the table every request is priced from; configured fields override defaults one by one. */
+export function buildPriceTable(config: BillingConfig): PriceTable {
+  const text = new Map<string, TextPrice>();
+  const images = new Map<string, ImagePrice>();
+  for (const model of MODELS) {
+    if (model.family === "image") {
+      const price = defaultImagePrice(model.id);
+      const configured = config.images[model.id] ?? {};
+      for (const quality of IMAGE_QUALITIES) {
+        for (const size of IMAGE_SIZES) {
+          const given = configured[quality]?.[size];
+          if (given !== undefined) price[quality][size] = usd(given);
+        }
+      }
+      images.set(model.id, price);
+    } else {
+      const [input, cached, output] = DEFAULT_TEXT_PRICES[model.id] ?? ["0", "0", "0"];
+      const configured = config.text[model.id] ?? {};
+      text.set(model.id, {
+        input: usd(configured.input_usd_per_mtok ?? input),
+        cachedInput: usd(configured.cached_input_usd_per_mtok ?? cached),
+        output: usd(configured.output_usd_per_mtok ?? output),
+      });
+    }
+  }
+  return { text, images, highFidelityPermille: permille(config.input_fidelity_high_factor) };
+}

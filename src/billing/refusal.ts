@@ -1,0 +1,70 @@
+// What a client is told about limits: the x-ratelimit-* headers every admitted answer carries, and
+// the 429 for each refusal with Retry-After / retry-after-ms and a message that says what to do.
+import type { RateState, Refusal, RefusalFacts } from "../limits/limiter.ts";
+import type { Nanos } from "../types.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { formatUsd } from "./money.ts";
+
+/** `850ms`, `1s`, `59.999s`, `6m0s`: the duration style of OpenAI's reset headers. */
+export function formatReset(ms: number): string {
+  const whole = Math.max(0, Math.ceil(ms));
+  if (whole < 1000) return `${whole}ms`;
+  if (whole < 60_000) return `${whole / 1000}s`;
+  const minutes = Math.floor(whole / 60_000);
+  return `${minutes}m${(whole - minutes * 60_000) / 1000}s`;
+}
+
+/** The x-ratelimit-* headers for a window state. */
+export function rateHeaders(rate: RateState): Record<string, string> {
+  if (rate.limit === null || rate.remaining === null) return {};
+  return {
+    "x-ratelimit-limit-requests": String(rate.limit),
+    "x-ratelimit-remaining-requests": String(rate.remaining),
+    "x-ratelimit-reset-requests": formatReset(rate.resetMs),
+  };
+}
+
+export interface RefusalContext {
+  keyName: string;
+  accountName: string;
+  worstCase: Nanos;
+  /** When the billing day resets, as an ISO time (daily cap refusals). */
+  dayEnd: string;
+}
+
+function message(refusal: Refusal, facts: RefusalFacts, ctx: RefusalContext, waitMs: number): string {
+  const wait = formatReset(waitMs);
+  switch (refusal) {
+    case "rate_limit_exceeded":
+      return `Rate limit reached for API key "${ctx.keyName}": ${facts.limit} requests per minute. Retry after ${wait}, or ask the operator for a higher --rpm.`;
+    case "concurrency_limit_exceeded":
+      return `Too many concurrent requests for API key "${ctx.keyName}": at most ${facts.limit} may be in flight. Retry when one of them has finished, or ask the operator for a higher --concurrency.`;
+    case "insufficient_quota":
+      return `The balance of account "${ctx.accountName}" (${formatUsd(facts.balance)} USD, of which ${formatUsd(facts.reserved)} USD is reserved by requests in flight) cannot cover this request's worst-case cost of ${formatUsd(ctx.worstCase)} USD. Credit the account, or lower max_output_tokens / n to reserve less.`;
+    case "daily_quota_exceeded":
+      return `The daily cap of API key "${ctx.keyName}" (${formatUsd(facts.limit)} USD) is reached: spent ${formatUsd(facts.spent)} USD today and ${formatUsd(facts.reserved)} USD reserved by requests in flight, and this request may cost up to ${formatUsd(ctx.worstCase)} USD. The cap resets at ${ctx.dayEnd} (in ${wait}); lower max_output_tokens / n to reserve less.`;
+  }
+}
+
+/** The 429 for a refusal, carrying the rate headers too. */
+export function refusalError(
+  refusal: Refusal,
+  facts: RefusalFacts,
+  retryAfterMs: number,
+  rate: RateState,
+  ctx: RefusalContext,
+): GatewayError {
+  const headers = rateHeaders(rate);
+  // Money refusals do not pass by retrying soon: tell SDKs not to burn their retries on them.
+  if (refusal === "insufficient_quota" || refusal === "daily_quota_exceeded")
+    headers["x-should-retry"] = "false";
+  const kind =
+    refusal === "insufficient_quota" || refusal === "daily_quota_exceeded"
+      ? "quota_exceeded"
+      : "rate_limited";
+  return new GatewayError(kind, message(refusal, facts, ctx, retryAfterMs), {
+    code: refusal,
+    retryAfterSeconds: Math.max(1, retryAfterMs) / 1000,
+    headers,
+  });
+}

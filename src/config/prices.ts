@@ -1,0 +1,122 @@
+// The `[billing]` configuration section: prices per model, the billing day, default limits and the
+// usage writer's batch window. Every price default below is a PLACEHOLDER chosen to be small and
+// round, not a vendor's list price: an operator sets real prices in the config file, e.g.
+//
+//   [billing.text."modelx-5.5"]
+//   input_usd_per_mtok = "1.25"          # USD per million uncached input tokens
+//   cached_input_usd_per_mtok = "0.125"  # USD per million cached input tokens
+//   output_usd_per_mtok = "10"           # USD per million output tokens (reasoning included)
+//
+//   [billing.images."modelx-image-2".high]
+//   "1024x1024" = "0.167"                # USD per generation (a progress image is a generation)
+//
+// Prices given for a model replace only the fields given; the rest keep their defaults.
+import * as v from "valibot";
+import { parseUsd } from "../billing/money.ts";
+import { MODELS } from "../catalog/models.ts";
+
+const Usd = v.pipe(
+  v.union([v.string(), v.number()]),
+  v.transform(String),
+  v.check((s) => parseUsd(s).ok, "expected a USD amount with at most 9 decimals, such as 10 or 0.125"),
+);
+
+const TextPriceSchema = v.strictObject({
+  input_usd_per_mtok: v.optional(Usd),
+  cached_input_usd_per_mtok: v.optional(Usd),
+  output_usd_per_mtok: v.optional(Usd),
+});
+
+export const IMAGE_QUALITIES = ["low", "medium", "high", "auto"] as const;
+export const IMAGE_SIZES = ["1024x1024", "1536x1024", "1024x1536", "auto"] as const;
+export type ImageQuality = (typeof IMAGE_QUALITIES)[number];
+export type ImageSize = (typeof IMAGE_SIZES)[number];
+
+const SizePrices = v.strictObject({
+  "1024x1024": v.optional(Usd),
+  "1536x1024": v.optional(Usd),
+  "1024x1536": v.optional(Usd),
+  auto: v.optional(Usd),
+});
+
+const ImagePriceSchema = v.strictObject({
+  low: v.optional(SizePrices),
+  medium: v.optional(SizePrices),
+  high: v.optional(SizePrices),
+  auto: v.optional(SizePrices),
+});
+
+const idsOf = (families: string[]) => MODELS.filter((m) => families.includes(m.family)).map((m) => m.id);
+const TEXT_IDS: readonly string[] = idsOf(["text", "messages"]);
+const IMAGE_IDS: readonly string[] = idsOf(["image"]);
+
+function modelRecord<S extends v.GenericSchema>(ids: readonly string[], schema: S, family: string) {
+  return v.record(
+    v.pipe(
+      v.string(),
+      v.check(
+        (id) => ids.includes(id),
+        (issue) => `"${String(issue.input)}" is not a ${family} model id; use one of ${ids.join(", ")}`,
+      ),
+    ),
+    schema,
+  );
+}
+
+/** A decimal factor with at most 3 decimals, e.g. 1.5; kept as text so it converts exactly. */
+const Factor = v.pipe(
+  v.union([v.string(), v.number()]),
+  v.transform(String),
+  v.regex(/^\d{1,3}(\.\d{1,3})?$/, "expected a factor such as 1.5 (at most 3 decimals)"),
+);
+
+export const BillingSchema = v.strictObject({
+  /** The billing day (daily caps) starts at 00:00 at this offset from UTC, in minutes; 0 = UTC. */
+  day_utc_offset_minutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(-720), v.maxValue(840)), 0),
+  /** Requests per minute for keys without their own --rpm. */
+  default_rpm: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1_000_000),
+  /** Concurrent requests for keys without their own --concurrency; 0 means no limit. */
+  default_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  /** How long the usage writer gathers records into one transaction, in ms. */
+  commit_window_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100)), 1),
+  /** Price multiplier for image edits with input_fidelity high. */
+  input_fidelity_high_factor: v.optional(Factor, "1.5"),
+  text: v.optional(modelRecord(TEXT_IDS, TextPriceSchema, "text or messages"), {}),
+  images: v.optional(modelRecord(IMAGE_IDS, ImagePriceSchema, "image"), {}),
+});
+
+export type BillingConfig = v.InferOutput<typeof BillingSchema>;
+
+/** Placeholder text prices: [input, cached input, output] USD per million tokens. */
+export const DEFAULT_TEXT_PRICES: Readonly<Record<string, readonly [string, string, string]>> = {
+  "modelx-5.5": ["0.50", "0.05", "2.00"],
+  "modelx-5.4": ["0.40", "0.04", "1.60"],
+  "modelx-5.4-mini": ["0.10", "0.01", "0.40"],
+  "modelx-5.3-c": ["0.30", "0.03", "1.20"],
+  "modelx-5.3-c-spark": ["0.05", "0.005", "0.20"],
+  "modelx-5.2": ["0.25", "0.025", "1.00"],
+  "modelz-opus-4-7": ["0.60", "0.06", "2.40"],
+  "modelz-opus-4-6": ["0.60", "0.06", "2.40"],
+  "modelz-opus-4-5-20251101": ["0.50", "0.05", "2.00"],
+  "modelz-sonnet-4-6": ["0.30", "0.03", "1.20"],
+  "modelz-sonnet-4-5-20250929": ["0.30", "0.03", "1.20"],
+  "modelz-haiku-4-5-20251001": ["0.10", "0.01", "0.40"],
+};
+
+/**
+ * Placeholder image prices per generation for modelx-image-2 by quality, for the sizes
+ * 1024x1024, 1536x1024, 1024x1536; `auto` quality is priced as high and `auto` size as the largest.
+ * modelx-image-1.5 costs 3/4 of these and modelx-image-1 half.
+ */
+export const DEFAULT_IMAGE2_PRICES: Readonly<
+  Record<"low" | "medium" | "high", readonly [string, string, string]>
+> = {
+  low: ["0.004", "0.006", "0.006"],
+  medium: ["0.012", "0.018", "0.018"],
+  high: ["0.040", "0.060", "0.060"],
+};
+export const DEFAULT_IMAGE_SCALE: Readonly<Record<string, readonly [number, number]>> = {
+  "modelx-image-2": [1, 1],
+  "modelx-image-1.5": [3, 4],
+  "modelx-image-1": [1, 2],
+};

@@ -1,0 +1,86 @@
+// The limiter seam: per-key requests-per-minute and concurrency, and the money reservation that
+// must fit in the account balance and the key's daily cap — all decided in ONE atomic step, so
+// concurrent requests can never overspend. In memory now (memory.ts); a Redis implementation for
+// several gateway processes implements the same interface and passes the same tests
+// (test/unit/limits-*.test.ts run against a factory).
+import type { Nanos } from "../types.ts";
+
+export const MINUTE_MS = 60_000;
+
+export interface AcquireRequest {
+  keyId: string;
+  accountId: number;
+  /** Requests per sliding minute; null = no limit. */
+  rpm: number | null;
+  /** Requests in flight; null = no limit. */
+  concurrency: number | null;
+  /** Money per billing day; null = no cap. */
+  dailyCap: Nanos | null;
+  /** The worst-case cost to reserve. */
+  reserve: Nanos;
+  /** Milliseconds since the epoch, from the meter's clock. */
+  now: number;
+}
+
+/** The requests-per-minute window as the x-ratelimit-* headers report it. */
+export interface RateState {
+  limit: number | null;
+  remaining: number | null;
+  /** Milliseconds until the oldest request in the window leaves it (0 when the window is empty). */
+  resetMs: number;
+}
+
+export type Refusal =
+  | "rate_limit_exceeded"
+  | "concurrency_limit_exceeded"
+  | "insufficient_quota"
+  | "daily_quota_exceeded";
+
+/** What an admitted request holds until it is released. */
+export interface Ticket {
+  keyId: string;
+  accountId: number;
+  reserved: Nanos;
+}
+
+/** The figures behind a refusal, for a message that says what to do. */
+export interface RefusalFacts {
+  limit: number;
+  balance: Nanos;
+  reserved: Nanos;
+  spent: Nanos;
+}
+
+export type AcquireResult =
+  | { ok: true; ticket: Ticket; rate: RateState }
+  | { ok: false; refusal: Refusal; retryAfterMs: number; rate: RateState; facts: RefusalFacts };
+
+export interface LimitSnapshot {
+  balance: Nanos;
+  /** Reservations of the account's requests in flight. */
+  accountReserved: Nanos;
+  /** Settled cost of the key in the current billing day. */
+  spentToday: Nanos;
+  /** Reservations of the key's requests in flight. */
+  keyReserved: Nanos;
+  inFlight: number;
+  /** Start of the current billing day and of the next one (ms since the epoch). */
+  dayStart: number;
+  dayEnd: number;
+}
+
+export interface Limiter {
+  /** Admits (counting the request, taking a slot, reserving) or refuses with nothing changed. */
+  acquire(request: AcquireRequest): Promise<AcquireResult>;
+  /** Releases the slot and turns the reservation into `cost` (debited and counted as spent). */
+  release(ticket: Ticket, cost: Nanos, now: number): Promise<void>;
+  /** The RPM window without counting a request (for answers that are not admitted requests). */
+  peek(keyId: string, rpm: number | null, now: number): Promise<RateState>;
+  snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
+  /** Whether the account's balance is known (loaded from the store). */
+  knowsAccount(accountId: number): Promise<boolean>;
+  /** Sets an account's balance (at start, and after credits made elsewhere). */
+  setBalance(accountId: number, balance: Nanos): Promise<void>;
+  /** Sets what a key has spent in the billing day that contains `now` (at start). */
+  setSpent(keyId: string, spent: Nanos, now: number): Promise<void>;
+}

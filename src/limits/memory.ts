@@ -1,0 +1,175 @@
+// The in-memory limiter: one process owns every counter, so each acquire is atomic by construction
+// (it runs to completion without yielding). Balances and spent-today are seeded from the store at
+// start; after that the hot path touches only these maps.
+import { nanos } from "../billing/money.ts";
+import type { Nanos } from "../types.ts";
+import { BillingDay } from "./day.ts";
+import {
+  type AcquireRequest,
+  type AcquireResult,
+  type Limiter,
+  type LimitSnapshot,
+  MINUTE_MS,
+  type RateState,
+  type Refusal,
+  type Ticket,
+} from "./limiter.ts";
+import { SlidingWindow } from "./window.ts";
+
+/** How long a client refused for concurrency or balance is told to wait. */
+const CONCURRENCY_RETRY_MS = 1_000;
+const BALANCE_RETRY_MS = 60_000;
+
+interface KeyState {
+  window: SlidingWindow;
+  inFlight: number;
+  day: number;
+  spent: number;
+  reserved: number;
+}
+
+interface AccountState {
+  balance: number;
+  reserved: number;
+  /** False until the store's balance was set: an unknown account has nothing to spend. */
+  loaded: boolean;
+}
+
+export interface MemoryLimiterOptions {
+  /** Billing day offset from UTC in minutes. */
+  dayOffsetMinutes?: number;
+  windowMs?: number;
+}
+
+export class MemoryLimiter implements Limiter {
+  readonly #keys = new Map<string, KeyState>();
+  readonly #accounts = new Map<number, AccountState>();
+  readonly #day: BillingDay;
+  readonly #windowMs: number;
+
+  constructor(options: MemoryLimiterOptions = {}) {
+    this.#day = new BillingDay(options.dayOffsetMinutes ?? 0);
+    this.#windowMs = options.windowMs ?? MINUTE_MS;
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    return this.acquireNow(request);
+  }
+
+  /** The synchronous core of acquire (no await between check and update). */
+  acquireNow(request: AcquireRequest): AcquireResult {
+    const { now, reserve } = request;
+    const key = this.#key(request.keyId, now);
+    const account = this.#account(request.accountId);
+    key.window.prune(now);
+    const refuse = (refusal: Refusal, retryAfterMs: number, limit: number): AcquireResult => ({
+      ok: false,
+      refusal,
+      retryAfterMs,
+      rate: this.#rate(key, request.rpm, now),
+      facts: {
+        limit,
+        balance: nanos(account.balance),
+        reserved: nanos(refusal === "daily_quota_exceeded" ? key.reserved : account.reserved),
+        spent: nanos(key.spent),
+      },
+    });
+    if (request.rpm !== null && key.window.count >= request.rpm) {
+      return refuse("rate_limit_exceeded", key.window.untilOldestLeaves(now), request.rpm);
+    }
+    if (request.concurrency !== null && key.inFlight >= request.concurrency) {
+      return refuse("concurrency_limit_exceeded", CONCURRENCY_RETRY_MS, request.concurrency);
+    }
+    if (account.reserved + reserve > account.balance) {
+      return refuse("insufficient_quota", BALANCE_RETRY_MS, account.balance);
+    }
+    if (request.dailyCap !== null && key.spent + key.reserved + reserve > request.dailyCap) {
+      return refuse("daily_quota_exceeded", this.#day.end(now) - now, request.dailyCap);
+    }
+    key.window.add(now);
+    key.inFlight++;
+    key.reserved += reserve;
+    account.reserved += reserve;
+    const ticket: Ticket = { keyId: request.keyId, accountId: request.accountId, reserved: reserve };
+    return { ok: true, ticket, rate: this.#rate(key, request.rpm, now) };
+  }
+
+  async release(ticket: Ticket, cost: Nanos, now: number): Promise<void> {
+    this.releaseNow(ticket, cost, now);
+  }
+
+  releaseNow(ticket: Ticket, cost: Nanos, now: number): void {
+    const key = this.#key(ticket.keyId, now);
+    const account = this.#account(ticket.accountId);
+    key.inFlight = Math.max(0, key.inFlight - 1);
+    key.reserved -= ticket.reserved;
+    account.reserved -= ticket.reserved;
+    key.spent += cost;
+    account.balance -= cost;
+  }
+
+  async peek(keyId: string, rpm: number | null, now: number): Promise<RateState> {
+    const key = this.#key(keyId, now);
+    key.window.prune(now);
+    return this.#rate(key, rpm, now);
+  }
+
+  async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
+    const key = this.#key(keyId, now);
+    const account = this.#account(accountId);
+    return {
+      balance: nanos(account.balance),
+      accountReserved: nanos(account.reserved),
+      spentToday: nanos(key.spent),
+      keyReserved: nanos(key.reserved),
+      inFlight: key.inFlight,
+      dayStart: this.#day.start(now),
+      dayEnd: this.#day.end(now),
+    };
+  }
+
+  async knowsAccount(accountId: number): Promise<boolean> {
+    return this.#accounts.get(accountId)?.loaded === true;
+  }
+
+  async setBalance(accountId: number, balance: Nanos): Promise<void> {
+    const account = this.#account(accountId);
+    account.balance = balance;
+    account.loaded = true;
+  }
+
+  async setSpent(keyId: string, spent: Nanos, now: number): Promise<void> {
+    this.#key(keyId, now).spent = spent;
+  }
+
+  /** The key's state, rolled over to the billing day of `now` (spent restarts; reservations stay). */
+  #key(keyId: string, now: number): KeyState {
+    const day = this.#day.index(now);
+    let key = this.#keys.get(keyId);
+    if (!key) {
+      key = { window: new SlidingWindow(this.#windowMs), inFlight: 0, day, spent: 0, reserved: 0 };
+      this.#keys.set(keyId, key);
+    } else if (key.day !== day) {
+      key.day = day;
+      key.spent = 0;
+    }
+    return key;
+  }
+
+  #account(accountId: number): AccountState {
+    let account = this.#accounts.get(accountId);
+    if (!account) {
+      account = { balance: 0, reserved: 0, loaded: false };
+      this.#accounts.set(accountId, account);
+    }
+    return account;
+  }
+
+  #rate(key: KeyState, rpm: number | null, now: number): RateState {
+    return {
+      limit: rpm,
+      remaining: rpm === null ? null : Math.max(0, rpm - key.window.count),
+      resetMs: key.window.untilOldestLeaves(now),
+    };
+  }
+}

@@ -1,0 +1,74 @@
+// The usage part of the store: usage records with their ledger debits, written in batches by the
+// billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
+// SQLite implements it (usage-sqlite.ts); a PostgreSQL implementation must pass the same tests.
+import type { Nanos } from "../types.ts";
+
+export type UsageSourceName = "reported" | "estimated" | "none";
+
+/** One row per client request: what was asked, what it used, what it cost, where it went. */
+export interface UsageRecord {
+  requestId: string;
+  keyId: string;
+  accountId: number;
+  model: string;
+  endpoint: string;
+  stream: boolean;
+  status: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  generations: number;
+  costNanos: Nanos;
+  usageSource: UsageSourceName;
+  channels: string[];
+  latencyMs: number;
+  ttfbMs: number | null;
+  clientAddress: string | null;
+  endUser: string | null;
+  detail: Record<string, unknown> | null;
+  /** Settlement time, ms since the epoch (the billing day a cost counts in). */
+  createdAt: number;
+}
+
+export type UsageGroupBy = "model" | "key" | "day";
+
+export interface UsageFilter {
+  keyId?: string | undefined;
+  /** Account name. */
+  account?: string | undefined;
+  /** Inclusive lower bound, ms since the epoch. */
+  since?: number | undefined;
+  /** Exclusive upper bound, ms since the epoch. */
+  until?: number | undefined;
+}
+
+export interface UsageTotals {
+  /** The grouping value (model id, key id or YYYY-MM-DD day); null for the overall total. */
+  group: string | null;
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+  generations: number;
+  costNanos: Nanos;
+}
+
+export interface UsageStore {
+  /**
+   * Stores the records and, for each that costs something, a ledger debit and the balance change —
+   * all in ONE transaction. A request id already stored is never billed twice: the record is stored
+   * again only if it is a different request that reused a client-sent id (then under `id~N`).
+   * Returns the request ids as stored.
+   */
+  commit(records: readonly UsageRecord[]): Promise<string[]>;
+  /** Every account's balance, by account id. */
+  balances(): Promise<Map<number, Nanos>>;
+  /** Each key's settled cost since `since` (ms since the epoch). */
+  spentByKeySince(since: number): Promise<Map<string, Nanos>>;
+  /** The stored record of a request id. */
+  find(requestId: string): Promise<UsageRecord | undefined>;
+  /** Totals over the filter, one row per group (or one overall row without groupBy). */
+  totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes?: number): Promise<UsageTotals[]>;
+}
