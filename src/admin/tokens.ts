@@ -66,9 +66,8 @@ export async function authenticateAdmin(ctx: RequestContext, gateway: Gateway): 
   const found = await gateway.store.admin.findAdminToken(hash);
   if (found) return `admin:${found.id}:${found.name}`;
   if (await gateway.store.admin.isApiKeyHash(hash)) {
-    // model_not_allowed is the 403 permission kind; the code says what is really wrong.
     throw new GatewayError(
-      "model_not_allowed",
+      "forbidden",
       "This is an API key, not an admin token: the admin API needs an admin token (mga-...), which `modelgate admin token create` mints.",
       { code: "admin_token_required" },
     );

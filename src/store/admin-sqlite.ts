@@ -75,7 +75,7 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async listAdminTokens(): Promise<AdminToken[]> {
-    return this.#db.select(tokenColumns).from(adminTokens).orderBy(adminTokens.createdAt).all();
+    return this.#db.select(tokenColumns).from(adminTokens).orderBy(sql`rowid`).all();
   }
 
   async isApiKeyHash(secretHash: string): Promise<boolean> {
@@ -264,13 +264,16 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async listDeliveries(limit: number, channelId?: number): Promise<Delivery[]> {
-    return this.#db
-      .select()
-      .from(notificationDeliveries)
-      .where(channelId === undefined ? undefined : eq(notificationDeliveries.channelId, channelId))
-      .orderBy(desc(notificationDeliveries.createdAt), desc(notificationDeliveries.id))
-      .limit(limit)
-      .all();
+    return (
+      this.#db
+        .select()
+        .from(notificationDeliveries)
+        .where(channelId === undefined ? undefined : eq(notificationDeliveries.channelId, channelId))
+        // Newest first by insertion order (rowid): created_at ties within a millisecond, ids are random.
+        .orderBy(desc(sql`rowid`))
+        .limit(limit)
+        .all()
+    );
   }
 }
 

@@ -54,6 +54,13 @@ const KINDS = {
     code: "model_not_allowed",
     level: "info",
   },
+  forbidden: {
+    status: 403,
+    openaiType: "permission_error",
+    anthropicType: "permission_error",
+    code: "forbidden",
+    level: "info",
+  },
   ip_not_allowed: {
     status: 403,
     openaiType: "permission_error",

@@ -39,7 +39,8 @@ describe("admin token", () => {
     expect((await admin("/keys", {}, "mga-wrong")).status).toBe(401);
     const apiKey = await admin("/keys", {}, running().key ?? "");
     expect(apiKey.status).toBe(403);
-    expect(((await apiKey.json()) as { error: { code: string } }).error.code).toBe("admin_token_required");
+    const refused = ((await apiKey.json()) as { error: { type: string; code: string } }).error;
+    expect(refused).toMatchObject({ type: "permission_error", code: "admin_token_required" });
   }, 60_000);
 
   test("`modelgate admin token create` mints a working token", async () => {
@@ -86,11 +87,72 @@ describe("keys", () => {
     await waitFor(async () => (await models()).status === 200);
 
     const audit = (await (await admin("/audit")).json()) as {
-      data: { action: string; target: string; actor: string }[];
+      data: { action: string; target: string; actor: string; detail: Record<string, unknown> | null }[];
     };
-    const mine = audit.data.filter((a) => a.target === key.id).map((a) => a.action);
-    expect(mine).toEqual(["key.enable", "key.update", "key.revoke", "key.update", "key.create"]);
+    // Newest first, in the order the changes were made above: create, two updates, revoke, enable.
+    const mine = audit.data.filter((a) => a.target === key.id);
+    expect(mine.map((a) => a.action)).toEqual([
+      "key.enable",
+      "key.revoke",
+      "key.update",
+      "key.update",
+      "key.create",
+    ]);
+    expect(mine[2]?.detail).toEqual({ allow_ips: null });
+    expect(mine[3]?.detail).toEqual({ allow_ips: ["10.0.0.0/8"], rpm: 30 });
     expect(audit.data[0]?.actor).toMatch(/^admin:adm_[0-9a-f]{16}:bootstrap$/);
+  }, 60_000);
+
+  test("update: group, daily cap, rpm, concurrency, expiry; each reaches the gateway", async () => {
+    await admin("/groups/mini-only", { json: { models: ["modelx-5.4-mini"] } });
+    const created = await admin("/keys", { json: { account: "default", name: "upd" } });
+    const key = (await created.json()) as { id: string; secret: string };
+    const chat = (model: string) =>
+      fetch(`${running().url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { code: string } } }));
+    await waitFor(async () => (await chat("modelx-5.5")).status === 200);
+
+    const expires = new Date(Date.now() + 3_000).toISOString();
+    const changed = await admin(`/keys/${key.id}`, {
+      json: { group: "mini-only", daily_cap_usd: 4, rpm: 7, concurrency: 2, expires_at: expires },
+    });
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({
+      id: key.id,
+      group: "mini-only",
+      daily_cap_nanos: 4_000_000_000,
+      rpm: 7,
+      concurrency: 2,
+      expires_at: expires,
+      status: "enabled",
+    });
+    // The new group refuses a model outside it; the expiry then turns the key away.
+    await waitFor(async () => (await chat("modelx-5.5")).status === 403);
+    await waitFor(async () => (await chat("modelx-5.4-mini")).body.error?.code === "expired_api_key", 20_000);
+    const expired = (await (await admin(`/keys/${key.id}`)).json()) as { status: string };
+    expect(expired.status).toBe("expired");
+
+    const cleared = await admin(`/keys/${key.id}`, {
+      json: { expires_at: null, daily_cap_usd: null, rpm: null, concurrency: null },
+    });
+    expect(await cleared.json()).toMatchObject({
+      status: "enabled",
+      expires_at: null,
+      daily_cap_nanos: null,
+      rpm: null,
+      concurrency: null,
+      group: "mini-only",
+    });
+    await waitFor(async () => (await chat("modelx-5.4-mini")).status === 200);
+
+    const past = await admin(`/keys/${key.id}`, { json: { expires_at: "2001-01-01T00:00:00Z" } });
+    expect(past.status).toBe(400);
+    expect(((await past.json()) as { error: { param: string } }).error.param).toBe("expires_at");
+    const noGroup = await admin(`/keys/${key.id}`, { json: { group: "nope" } });
+    expect(noGroup.status).toBe(404);
   }, 60_000);
 
   test("bad input gets field-named errors and changes nothing", async () => {
@@ -155,13 +217,16 @@ describe("event feed", () => {
       expect(r.input_tokens).toBeGreaterThan(0);
       expect(typeof r.latency_ms).toBe("number");
     }
+    const keyId = String(records[0]?.key_id);
     await waitFor(async () => {
-      const usage = (await (await admin("/usage?by=model&days=1")).json()) as {
+      const usage = (await (await admin(`/usage?by=model&days=1&key=${keyId}`)).json()) as {
         data: { bucket: string; requests: number }[];
       };
       return usage.data.find((u) => u.bucket === "modelx-5.4-mini")?.requests === 3;
     });
-    const recent = (await (await admin("/requests?limit=3")).json()) as { data: { request_id: string }[] };
+    const recent = (await (await admin(`/requests?limit=3&key=${keyId}`)).json()) as {
+      data: { request_id: string }[];
+    };
     expect(recent.data.map((r) => r.request_id).sort()).toEqual([...ids].sort());
   }, 60_000);
 });
@@ -189,7 +254,7 @@ async function readRecords(
   return records;
 }
 
-async function waitFor(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");
