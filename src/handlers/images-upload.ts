@@ -80,36 +80,57 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   return upload;
 }
 
+/**
+ * Bytes of one file, copied as they arrive into a resizable ArrayBuffer whose maximum is the cap:
+ * memory grows with the file (pages are touched only as written), and no second copy is made
+ * at the end, so a file costs about its own size however many uploads are in flight.
+ */
+class FileBuffer {
+  readonly #buffer = new ArrayBuffer(0, { maxByteLength: MAX_FILE_BYTES });
+  #length = 0;
+
+  append(chunk: Uint8Array): void {
+    const end = this.#length + chunk.byteLength;
+    if (end > this.#buffer.byteLength) {
+      this.#buffer.resize(Math.min(MAX_FILE_BYTES, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)));
+    }
+    new Uint8Array(this.#buffer).set(chunk, this.#length);
+    this.#length = end;
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(this.#buffer, 0, this.#length);
+  }
+}
+
 function collectFile(
   name: string,
   stream: BusboyFileStream,
   upload: ImageUpload,
   fail: (error: GatewayError) => void,
 ): void {
-  const chunks: Buffer[] = [];
+  const file = new FileBuffer();
   const field = name === "image[]" ? "image" : name;
-  stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-  stream.on("limit", () => {
-    chunks.length = 0;
+  stream.on("data", (chunk: Buffer) => {
+    if (!stream.truncated) file.append(chunk);
+  });
+  stream.on("limit", () =>
     fail(
       new GatewayError(
         "too_large",
         `${field}: the file is larger than ${MAX_FILE_BYTES} bytes (20 MB); upload a smaller file`,
-        {
-          param: field,
-        },
+        { param: field },
       ),
-    );
-  });
+    ),
+  );
   stream.on("end", () => {
     if (stream.truncated) return;
     try {
-      const file = recognise(new Uint8Array(Buffer.concat(chunks)), field);
-      chunks.length = 0;
+      const image = recognise(file.bytes(), field);
       if (field === "mask") {
         if (upload.mask) throw bad("mask: send at most one mask", "mask");
-        upload.mask = file;
-      } else upload.images.push(file);
+        upload.mask = image;
+      } else upload.images.push(image);
     } catch (thrown) {
       if (thrown instanceof GatewayError) fail(thrown);
       else throw thrown;

@@ -113,7 +113,7 @@ describe("openai-images upstream over HTTP", () => {
     const types = [...text.matchAll(/^data: (.+)$/gm)].map(
       (m) => (JSON.parse(m[1] ?? "{}") as { type: string }).type,
     );
-    expect(types).toEqual(names);
+    expect(types).toEqual(names.map(String));
   }, 60_000);
 
   test("streamed edit with a mask through the adapter keeps the opaque half pixel for pixel", async () => {
