@@ -8,6 +8,7 @@ import { keysCommand } from "./cli/keys.ts";
 import { serveCommand } from "./cli/serve.ts";
 import { simCommand } from "./cli/sim.ts";
 import { tuiCommand } from "./cli/tui.ts";
+import { usageCommand } from "./cli/usage.ts";
 import { ConfigError } from "./config/load.ts";
 import { VERSION } from "./gateway.ts";
 import { StoreError } from "./store/store.ts";
@@ -22,6 +23,7 @@ commands:
   accounts   create | credit | list
   groups     set | list
   keys       create | list | revoke | enable
+  usage      totals of requests, tokens and cost (--key, --account, --since, --until, --group-by)
   admin      token create | token list (admin API tokens)
   tui        the terminal UI (--url, --token or MODELGATE_ADMIN_URL / MODELGATE_ADMIN_TOKEN)
 
@@ -34,6 +36,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   accounts: accountsCommand,
   groups: groupsCommand,
   keys: keysCommand,
+  usage: usageCommand,
   admin: adminCommand,
   tui: tuiCommand,
 };

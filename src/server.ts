@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import { ADMIN_ROUTES } from "./admin/routes.ts";
 import type { Gateway } from "./gateway.ts";
+import { getBalance } from "./handlers/balance.ts";
 import { createChatCompletion } from "./handlers/chat.ts";
 import { createImage } from "./handlers/images.ts";
 import { editImage } from "./handlers/images-edits.ts";
@@ -31,6 +32,7 @@ export const ROUTES: readonly Route[] = [
   { method: "GET", path: "/readyz", protocol: "openai", handler: readyz },
   { method: "GET", path: "/v1/models", protocol: "openai", handler: listModels },
   { method: "GET", path: "/v1/models/:id", protocol: "openai", handler: getModel },
+  { method: "GET", path: "/v1/dashboard/billing/balance", protocol: "openai", handler: getBalance },
   { method: "POST", path: "/v1/responses", protocol: "openai", handler: createResponse },
   { method: "POST", path: "/v1/chat/completions", protocol: "openai", handler: createChatCompletion },
   { method: "POST", path: "/v1/messages", protocol: "anthropic", handler: createMessage },

@@ -1,0 +1,107 @@
+// `modelgate usage`: totals of requests, tokens, generations and cost from the usage records,
+// optionally filtered by key, account and time, grouped by model, key or billing day.
+import * as v from "valibot";
+import { formatUsd } from "../billing/money.ts";
+import { openStore } from "../store/open.ts";
+import type { UsageGroupBy, UsageTotals } from "../store/usage.ts";
+import { describeIssues } from "../validation.ts";
+import { configFrom, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
+
+const USAGE = `usage:
+  modelgate usage [--key ID] [--account NAME] [--since T] [--until T] [--group-by model|key|day] [--json]
+T is an RFC 3339 time (2026-05-01T12:00:00Z), a date (2026-05-01, UTC midnight) or an age such as
+30m, 24h or 7d (that long before now). --since is inclusive, --until exclusive.
+common: --db URL | --config FILE`;
+
+const FLAGS = {
+  ...STORE_FLAGS,
+  key: { type: "string" },
+  account: { type: "string" },
+  since: { type: "string" },
+  until: { type: "string" },
+  "group-by": { type: "string" },
+} as const;
+
+const AGE = /^(\d+)(m|h|d)$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses a time flag into ms since the epoch; `now` anchors ages. */
+export function parseTime(text: string, now: number): number | undefined {
+  const age = AGE.exec(text);
+  if (age) return now - Number(age[1]) * UNIT_MS[age[2] as keyof typeof UNIT_MS];
+  if (DATE.test(text)) return Date.parse(`${text}T00:00:00Z`);
+  if (RFC3339.test(text)) return Date.parse(text);
+  return undefined;
+}
+
+const TimeFlag = v.pipe(
+  v.string(),
+  v.check(
+    (s) => parseTime(s, 0) !== undefined,
+    "expected an RFC 3339 time, a YYYY-MM-DD date or an age like 24h",
+  ),
+);
+const Flags = v.object({
+  key: v.optional(v.pipe(v.string(), v.minLength(1))),
+  account: v.optional(v.pipe(v.string(), v.minLength(1))),
+  since: v.optional(TimeFlag),
+  until: v.optional(TimeFlag),
+  "group-by": v.optional(v.picklist(["model", "key", "day"], "expected model, key or day")),
+});
+
+/** A JSON row: the grouping key (when grouped), then the totals; cost as exact USD and nano-USD. */
+export function usageRow(row: UsageTotals, groupBy: UsageGroupBy | undefined): Record<string, unknown> {
+  return {
+    ...(groupBy ? { [groupBy]: row.group } : {}),
+    requests: row.requests,
+    input_tokens: row.inputTokens,
+    cached_input_tokens: row.cachedInputTokens,
+    output_tokens: row.outputTokens,
+    reasoning_tokens: row.reasoningTokens,
+    generations: row.generations,
+    cost_usd: formatUsd(row.costNanos),
+    cost_nanos: row.costNanos,
+  };
+}
+
+export async function usageCommand(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, FLAGS, "usage");
+  if (positionals.length > 0) throw new UsageError(USAGE);
+  const flags = v.safeParse(Flags, values);
+  if (!flags.success) {
+    throw new UsageError(
+      `usage: ${describeIssues(flags.issues).replace(/^group-by/, "--group-by")}\n\n${USAGE}`,
+    );
+  }
+  const f = flags.output;
+  const now = Date.now();
+  const config = configFrom(values);
+  const store = await openStore(config.store.url);
+  try {
+    const groupBy = f["group-by"];
+    const rows = await store.usage.totals(
+      {
+        keyId: f.key,
+        account: f.account,
+        since: f.since === undefined ? undefined : parseTime(f.since, now),
+        until: f.until === undefined ? undefined : parseTime(f.until, now),
+      },
+      groupBy,
+      config.billing.day_utc_offset_minutes,
+    );
+    const view = rows.map((row) => usageRow(row, groupBy));
+    const columns = [
+      ...(groupBy ? [groupBy] : []),
+      "requests",
+      "input_tokens",
+      "output_tokens",
+      "generations",
+      "cost_usd",
+    ];
+    console.log(values.json ? JSON.stringify(view) : table(view, columns));
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,142 @@
+// The Limiter contract, run against a factory: the in-memory limiter now, a Redis one later.
+// The RPM window is exact at its edges; the daily cap resets at the billing-day boundary; refusals
+// change nothing; releases turn reservations into spending.
+import { describe, expect, test } from "bun:test";
+import { nanos } from "../../src/billing/money.ts";
+import type { AcquireRequest, Limiter } from "../../src/limits/limiter.ts";
+import { MemoryLimiter } from "../../src/limits/memory.ts";
+
+const FACTORIES: Record<string, (dayOffsetMinutes?: number) => Promise<Limiter>> = {
+  memory: async (dayOffsetMinutes = 0) => new MemoryLimiter({ dayOffsetMinutes }),
+};
+
+const T0 = Date.parse("2026-05-01T12:00:00Z");
+
+function request(partial: Partial<AcquireRequest>): AcquireRequest {
+  return {
+    keyId: "k1",
+    accountId: 1,
+    rpm: null,
+    concurrency: null,
+    dailyCap: null,
+    reserve: nanos(0),
+    now: T0,
+    ...partial,
+  };
+}
+
+for (const [name, make] of Object.entries(FACTORIES)) {
+  describe(`${name} limiter`, () => {
+    test("the RPM window is exact at its edges", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(1_000));
+      expect((await limiter.acquire(request({ rpm: 2, now: T0 }))).ok).toBe(true);
+      expect((await limiter.acquire(request({ rpm: 2, now: T0 + 10 }))).ok).toBe(true);
+      const refused = await limiter.acquire(request({ rpm: 2, now: T0 + 59_999 }));
+      expect(refused).toMatchObject({ ok: false, refusal: "rate_limit_exceeded", retryAfterMs: 1 });
+      expect(refused.rate).toEqual({ limit: 2, remaining: 0, resetMs: 1 });
+      // At exactly T0 + 60 s the first request has left the window; the second is still in it.
+      const atEdge = await limiter.acquire(request({ rpm: 2, now: T0 + 60_000 }));
+      expect(atEdge).toMatchObject({ ok: true, rate: { limit: 2, remaining: 0, resetMs: 10 } });
+      expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_009 }))).ok).toBe(false);
+      expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_010 }))).ok).toBe(true);
+      // A refused request is not counted: the window holds T0+60000 and T0+60010 only.
+      expect(await limiter.peek("k1", 2, T0 + 120_000)).toEqual({ limit: 2, remaining: 1, resetMs: 10 });
+    });
+
+    test("windows are per key", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(0));
+      expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(true);
+      expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(false);
+      expect((await limiter.acquire(request({ keyId: "b", rpm: 1 }))).ok).toBe(true);
+    });
+
+    test("concurrency slots are held until release", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(0));
+      const first = await limiter.acquire(request({ concurrency: 1 }));
+      if (!first.ok) throw new Error("first must pass");
+      expect(await limiter.acquire(request({ concurrency: 1 }))).toMatchObject({
+        ok: false,
+        refusal: "concurrency_limit_exceeded",
+      });
+      await limiter.release(first.ticket, nanos(0), T0);
+      expect((await limiter.acquire(request({ concurrency: 1 }))).ok).toBe(true);
+    });
+
+    test("the daily cap resets at the UTC day boundary; reservations in flight carry over", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(1_000_000));
+      const endOfDay = Date.parse("2026-05-01T23:59:59.999Z");
+      const a = await limiter.acquire(
+        request({ dailyCap: nanos(100), reserve: nanos(60), now: endOfDay - 5 }),
+      );
+      if (!a.ok) throw new Error("a must pass");
+      await limiter.release(a.ticket, nanos(60), endOfDay - 4);
+      const b = await limiter.acquire(
+        request({ dailyCap: nanos(100), reserve: nanos(30), now: endOfDay - 3 }),
+      );
+      if (!b.ok) throw new Error("b must pass");
+      const refused = await limiter.acquire(
+        request({ dailyCap: nanos(100), reserve: nanos(20), now: endOfDay }),
+      );
+      expect(refused).toMatchObject({ ok: false, refusal: "daily_quota_exceeded", retryAfterMs: 1 });
+      // Midnight: spent restarts at 0, but b's 30 is still reserved → 80 fits, 71 more would not.
+      const midnight = endOfDay + 1;
+      expect(
+        (await limiter.acquire(request({ dailyCap: nanos(100), reserve: nanos(70), now: midnight }))).ok,
+      ).toBe(true);
+      expect(
+        (await limiter.acquire(request({ dailyCap: nanos(100), reserve: nanos(1), now: midnight }))).ok,
+      ).toBe(false);
+      const snap = await limiter.snapshot("k1", 1, midnight);
+      expect(snap).toMatchObject({ spentToday: 0, keyReserved: 100, dayStart: midnight });
+      // b settles after midnight: its cost counts in the new day.
+      await limiter.release(b.ticket, nanos(25), midnight + 1);
+      expect(await limiter.snapshot("k1", 1, midnight + 1)).toMatchObject({
+        spentToday: 25,
+        keyReserved: 70,
+      });
+    });
+
+    test("a configured day offset moves the boundary (UTC+8 day starts at 16:00 UTC)", async () => {
+      const limiter = await make(480);
+      await limiter.setSpent("k1", nanos(100), Date.parse("2026-05-01T15:59:59Z"));
+      const before = await limiter.snapshot("k1", 1, Date.parse("2026-05-01T15:59:59Z"));
+      expect(before.spentToday).toBe(nanos(100));
+      expect(new Date(before.dayEnd).toISOString()).toBe("2026-05-01T16:00:00.000Z");
+      expect((await limiter.snapshot("k1", 1, Date.parse("2026-05-01T16:00:00Z"))).spentToday).toBe(nanos(0));
+    });
+
+    test("balance: reservations count until released, then the actual cost is debited", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(100));
+      const a = await limiter.acquire(request({ reserve: nanos(70) }));
+      if (!a.ok) throw new Error("a must pass");
+      expect(await limiter.acquire(request({ reserve: nanos(31) }))).toMatchObject({
+        ok: false,
+        refusal: "insufficient_quota",
+        facts: { balance: 100, reserved: 70 },
+      });
+      await limiter.release(a.ticket, nanos(20), T0);
+      expect(await limiter.snapshot("k1", 1, T0)).toMatchObject({
+        balance: 80,
+        accountReserved: 0,
+        inFlight: 0,
+      });
+      expect((await limiter.acquire(request({ reserve: nanos(80) }))).ok).toBe(true);
+    });
+
+    test("an account whose balance was never loaded is unknown and can reserve nothing", async () => {
+      const limiter = await make();
+      expect(await limiter.knowsAccount(7)).toBe(false);
+      expect(await limiter.acquire(request({ accountId: 7, reserve: nanos(1) }))).toMatchObject({
+        ok: false,
+        refusal: "insufficient_quota",
+      });
+      await limiter.setBalance(7, nanos(5));
+      expect(await limiter.knowsAccount(7)).toBe(true);
+    });
+  });
+}
