@@ -13,11 +13,18 @@ export class Dispatcher {
   readonly #config: NotificationsConfig;
   readonly #email: EmailSender | undefined;
   readonly #pending = new Set<Promise<void>>();
+  readonly #sleep: (ms: number) => Promise<void>;
 
-  constructor(store: AdminStore, config: NotificationsConfig, email: EmailSender | undefined) {
+  constructor(
+    store: AdminStore,
+    config: NotificationsConfig,
+    email: EmailSender | undefined,
+    sleep: (ms: number) => Promise<void> = (ms) => Bun.sleep(ms),
+  ) {
     this.#store = store;
     this.#config = config;
     this.#email = email;
+    this.#sleep = sleep;
   }
 
   /** Starts delivering; returns the delivery id at once. */
@@ -62,7 +69,7 @@ export class Dispatcher {
         return;
       }
       const delay = this.#config.retry_base_ms * 2 ** (attempt - 1) * (1 + Math.random() * 0.2);
-      await Bun.sleep(delay);
+      await this.#sleep(delay);
     }
   }
 

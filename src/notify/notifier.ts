@@ -15,6 +15,15 @@ import { EmailSender } from "./email.ts";
 import { AlertLimiter } from "./limiter.ts";
 import { type AccountRef, type EventKind, type Notification, notification } from "./payloads.ts";
 
+export interface NotifierOptions {
+  /** The clock of the alert rate limiter (tests move it instead of waiting). */
+  now?: () => number;
+  /** How the dispatcher waits between retries (tests record the backoff instead of sleeping). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Where the SMTP password variable is read from. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
 export class Notifier {
   readonly #store: Store;
   readonly #config: NotificationsConfig;
@@ -29,13 +38,15 @@ export class Notifier {
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
+  /** Security alerts between the refusal and the hand-off to the dispatcher. */
+  readonly #alerts = new Set<Promise<void>>();
 
-  constructor(store: Store, config: NotificationsConfig) {
+  constructor(store: Store, config: NotificationsConfig, options: NotifierOptions = {}) {
     this.#store = store;
     this.#config = config;
-    this.#email = config.smtp ? new EmailSender(config.smtp) : undefined;
-    this.dispatcher = new Dispatcher(store.admin, config, this.#email);
-    this.#limiter = new AlertLimiter(config.alert_interval_seconds * 1000);
+    this.#email = config.smtp ? new EmailSender(config.smtp, options.env) : undefined;
+    this.dispatcher = new Dispatcher(store.admin, config, this.#email, options.sleep);
+    this.#limiter = new AlertLimiter(config.alert_interval_seconds * 1000, options.now);
     const threshold = parseUsd(config.balance_threshold_usd);
     this.#defaultThreshold = threshold.ok ? threshold.value : 0;
   }
@@ -130,7 +141,7 @@ export class Notifier {
   keyRefused(refusal: KeyRefusal): void {
     const { send, suppressed } = this.#limiter.take(`${refusal.keyId}:${refusal.reason}`);
     if (!send) return;
-    void this.#store.admin
+    const task = this.#store.admin
       .listChannels()
       .then((channels) =>
         this.#emit(
@@ -152,6 +163,15 @@ export class Notifier {
           error: error instanceof Error ? error.message : String(error),
         }),
       );
+    this.#alerts.add(task);
+    void task.finally(() => this.#alerts.delete(task));
+  }
+
+  /** Resolves when every check, alert and delivery started so far has finished (or finally failed). */
+  async idle(): Promise<void> {
+    await this.#checking;
+    while (this.#alerts.size > 0) await Promise.all([...this.#alerts]);
+    await this.dispatcher.idle();
   }
 
   /** Sends an announcement to every channel subscribed to it (of one account, or all). */
