@@ -152,7 +152,9 @@ describe("settlement", () => {
       await admission.settle({ status: 200, usage: FULL, source: "reported", channels: [] });
     }
     expect<number | undefined>((await fx.store.usage.find(input.requestId))?.costNanos).toBe(WORST_NANOS);
-    expect<number | undefined>((await fx.store.usage.find(`${input.requestId}~2`))?.costNanos).toBe(WORST_NANOS);
+    expect<number | undefined>((await fx.store.usage.find(`${input.requestId}~2`))?.costNanos).toBe(
+      WORST_NANOS,
+    );
     const [account] = await fx.store.listAccounts();
     expect<number | undefined>(account?.balance).toBe(usd("100") - 2 * WORST_NANOS);
   });
