@@ -30,8 +30,9 @@ const CONCURRENCY = Number(values.concurrency ?? 256);
 const dir = mkdtempSync(join(tmpdir(), "modelgate-bench-billing-"));
 const store = await openStore(`sqlite://${join(dir, "bench.db")}`);
 const account = await store.createAccount("bench", nanos(1_000_000_000_000_000));
-const model = findModel("modelx-5.4-mini");
-if (!model) throw new Error("catalog lacks modelx-5.4-mini");
+const found = findModel("modelx-5.4-mini");
+if (!found) throw new Error("catalog lacks modelx-5.4-mini");
+const model = found;
 
 async function benchMeter() {
   const meter = new LedgerMeter({
