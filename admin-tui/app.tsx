@@ -27,16 +27,18 @@ interface Props {
   /** Terminal size; defaults to 80×24. */
   columns?: number;
   rows?: number;
+  /** How often the status line probes the gateway, in ms. */
+  probeMs?: number;
 }
 
-export function App({ api, feed, initial = "keys", columns = 80, rows = 24 }: Props) {
+export function App({ api, feed, initial = "keys", columns = 80, rows = 24, probeMs = 3000 }: Props) {
   const { exit } = useApp();
   const [screen, setScreen] = useState<ScreenName>(initial);
   const [modal, setModal] = useState(false);
   const [feedState, setFeedState] = useState<FeedState>({ kind: "connecting" });
   const onFeedState = useCallback((s: FeedState) => setFeedState(s), []);
   // A cheap probe of the gateway for the status line, independent of the screen shown.
-  const probe = usePoll(async () => (await api.listAccounts()).length, 3000);
+  const probe = usePoll(async () => (await api.listAccounts()).length, probeMs);
   useInput(
     (input, key) => {
       if (input === "q") exit();
@@ -68,7 +70,13 @@ export function App({ api, feed, initial = "keys", columns = 80, rows = 24 }: Pr
         {screen === "usage" ? <UsageScreen api={api} height={body} width={columns} /> : null}
         {/* The log stays mounted so it keeps collecting while another screen is shown. */}
         <Box display={screen === "log" ? "flex" : "none"} flexDirection="column">
-          <LogScreen feed={feed} onModal={setModal} onFeedState={onFeedState} height={body} />
+          <LogScreen
+            feed={feed}
+            active={screen === "log"}
+            onModal={setModal}
+            onFeedState={onFeedState}
+            height={body}
+          />
         </Box>
       </Box>
       <Text color={feedState.kind === "live" ? "green" : "yellow"}>{feedLine(feedState)}</Text>

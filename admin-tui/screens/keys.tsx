@@ -1,5 +1,5 @@
 // Keys screen: the key table; n creates a key through a form (the secret is shown once, with a
-// copy hint), r revokes, e enables, l edits limits, allowlist and expiry.
+// copy hint), r revokes, e enables, l edits limits, allowlist, expiry and group.
 import { Box, Text, useInput } from "ink";
 import { useState } from "react";
 import type { AdminApi } from "../api.ts";
@@ -49,6 +49,7 @@ function editFields(k: KeyView): Field[] {
     { name: "concurrency", label: "Concurrency", value: k.concurrency === null ? "" : String(k.concurrency) },
     { name: "allow_ips", label: "Allow IPs", value: k.allow_ips.join(","), hint: "empty: any" },
     { name: "expires_at", label: "Expires at", value: k.expires_at ?? "", hint: "RFC 3339, empty: never" },
+    { name: "group", label: "Group", value: k.group },
   ];
 }
 
@@ -120,6 +121,7 @@ export function KeysScreen({ api, onModal, height }: Props) {
         concurrency: optionalInt(v.concurrency),
         allow_ips: list(v.allow_ips),
         expires_at: optional(v.expires_at),
+        ...(v.group?.trim() && v.group.trim() !== current.group ? { group: v.group.trim() } : {}),
       })
       .then(
         () => {

@@ -8,6 +8,8 @@ import { type RequestEvent, usd } from "../types.ts";
 
 interface Props {
   feed: FeedSource;
+  /** Whether the log is the screen shown; a hidden log keeps collecting but takes no keys. */
+  active: boolean;
   onModal: (open: boolean) => void;
   onFeedState: (state: FeedState) => void;
   height: number;
@@ -40,7 +42,7 @@ export function line(e: RequestEvent): string {
   return `${time} ${String(e.status).padEnd(3)} ${endpoint} ${keyName} ${model} ${tokens.slice(0, 9).padStart(9)} ${usd(e.cost_nanos).padStart(8)} ${`${e.latency_ms}ms`.padStart(6)}`;
 }
 
-export function LogScreen({ feed, onModal, onFeedState, height }: Props) {
+export function LogScreen({ feed, active, onModal, onFeedState, height }: Props) {
   const [events, setEvents] = useState<RequestEvent[]>([]);
   const [paused, setPaused] = useState(false);
   const [frozen, setFrozen] = useState<RequestEvent[]>([]);
@@ -64,7 +66,7 @@ export function LogScreen({ feed, onModal, onFeedState, height }: Props) {
       else if (key.upArrow) setScroll((s) => s + 1);
       else if (key.downArrow) setScroll((s) => Math.max(0, s - 1));
     },
-    { isActive: !editing },
+    { isActive: active && !editing },
   );
   if (editing) {
     const close = () => {
@@ -92,7 +94,7 @@ export function LogScreen({ feed, onModal, onFeedState, height }: Props) {
   const maxScroll = Math.max(0, source.length - rows);
   const offset = Math.min(scroll, maxScroll);
   const shown = source.slice(Math.max(0, source.length - rows - offset), source.length - offset);
-  const active = [
+  const summary = [
     filters.key && `key~${filters.key}`,
     filters.model && `model~${filters.model}`,
     filters.status && `status=${filters.status}*`,
@@ -103,7 +105,7 @@ export function LogScreen({ feed, onModal, onFeedState, height }: Props) {
     <Box flexDirection="column">
       <Text>
         <Text bold>{paused ? "PAUSED" : "LIVE"}</Text> {source.length} request(s)
-        {active ? ` · filter ${active}` : ""}
+        {summary ? ` · filter ${summary}` : ""}
         {offset > 0 ? ` · scrolled back ${offset}` : ""}
         {paused && events.length > frozen.length ? ` · ${events.length - frozen.length} new` : ""}
       </Text>

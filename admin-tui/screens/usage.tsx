@@ -1,53 +1,100 @@
-// Usage screen: the last 30 days per model or per day, as a horizontal bar chart of cost
-// (requests when nothing cost anything). m: per model, d: per day.
+// Usage screen: the last 30 days per model (horizontal bars) or per day (a column per day, all
+// 30 of them), by cost, or by requests when nothing cost anything. m: per model, d: per day.
 import { Box, Text, useInput } from "ink";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { AdminApi } from "../api.ts";
 import { usePoll } from "../poll.ts";
 import { type UsageRow, usd } from "../types.ts";
+import { bar, columns, dayAxis, lastDays } from "./chart.ts";
+
+export { bar } from "./chart.ts";
 
 interface Props {
   api: AdminApi;
   height: number;
   width: number;
+  /** The clock that says which 30 days are shown (tests fix it). */
+  now?: () => number;
 }
 
 const DAYS = 30;
+const AXIS = 9;
 
-/** A bar of `value / max` of `width` cells, in eighths for a smooth end. */
-export function bar(value: number, max: number, width: number): string {
-  if (max <= 0 || value <= 0) return "";
-  const eighths = Math.max(1, Math.round((value / max) * width * 8));
-  const partial = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8] ?? "";
-  return "█".repeat(Math.floor(eighths / 8)) + partial;
-}
+const measure = (byCost: boolean) => (r: UsageRow) => (byCost ? r.cost_nanos : r.requests);
+const amount = (byCost: boolean, n: number) => (byCost ? usd(n) : `${n} req`);
 
-export function UsageScreen({ api, height, width }: Props) {
-  const [by, setBy] = useState<"model" | "day">("model");
-  const usage = usePoll(() => api.usage(by, DAYS), 5000);
-  useInput((input) => {
-    if (input === "m") setBy("model");
-    if (input === "d") setBy("day");
-  });
-  const rows: UsageRow[] = (usage.data ?? []).slice(-(height - 2));
+function PerModel({ rows, height, width }: { rows: UsageRow[]; height: number; width: number }) {
+  const shown = rows.slice(0, height);
   const byCost = rows.some((r) => r.cost_nanos > 0);
-  const value = (r: UsageRow) => (byCost ? r.cost_nanos : r.requests);
-  const max = Math.max(0, ...rows.map(value));
-  const label = by === "model" ? 26 : 10;
+  const value = measure(byCost);
+  const max = Math.max(0, ...shown.map(value));
+  const label = 26;
   const barWidth = Math.max(10, width - label - 24);
   return (
-    <Box flexDirection="column">
-      <Text bold>
-        {by === "model" ? "Per model" : "Per day"}, last {DAYS} days, by {byCost ? "cost" : "requests"}
-      </Text>
-      {rows.length === 0 ? <Text dimColor>no requests in the last {DAYS} days</Text> : null}
-      {rows.map((r) => (
+    <>
+      {shown.map((r) => (
         <Text key={r.bucket}>
           {r.bucket.slice(0, label).padEnd(label)}{" "}
           <Text color="green">{bar(value(r), max, barWidth).padEnd(barWidth)}</Text>{" "}
           {String(r.requests).padStart(6)} req {usd(r.cost_nanos).padStart(9)}
         </Text>
       ))}
+    </>
+  );
+}
+
+function PerDay({ rows, height, now }: { rows: UsageRow[]; height: number; now: number }) {
+  const days = lastDays(DAYS, now);
+  const byDay = new Map(rows.map((r) => [r.bucket, r]));
+  const byCost = rows.some((r) => r.cost_nanos > 0);
+  const values = days.map((d) => {
+    const row = byDay.get(d);
+    return row ? measure(byCost)(row) : 0;
+  });
+  const max = Math.max(0, ...values);
+  const chart = columns(values, Math.max(3, height - 3));
+  const totalRequests = rows.reduce((n, r) => n + r.requests, 0);
+  const totalCost = rows.reduce((n, r) => n + r.cost_nanos, 0);
+  return (
+    <>
+      {chart.map((line, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: the rows of a chart are positions, not items
+        <Text key={i}>
+          {(i === 0 ? amount(byCost, max) : i === chart.length - 1 ? "0" : "").padStart(AXIS)}│
+          <Text color="green">{line}</Text>
+        </Text>
+      ))}
+      <Text>{`${" ".repeat(AXIS)}└${"─".repeat(DAYS * 2)}`}</Text>
+      <Text dimColor>{`${" ".repeat(AXIS + 1)}${dayAxis(days)}`}</Text>
+      <Text>
+        {`${" ".repeat(AXIS + 1)}${days[0]} to ${days.at(-1)}: ${totalRequests} req, ${usd(totalCost)}`}
+      </Text>
+    </>
+  );
+}
+
+export function UsageScreen({ api, height, width, now = Date.now }: Props) {
+  const [by, setBy] = useState<"model" | "day">("model");
+  const usage = usePoll(async () => ({ by, rows: await api.usage(by, DAYS) }), 5000);
+  const { reload } = usage;
+  // A new grouping loads at once rather than at the next poll.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `by` is the trigger, read through the poll's loader
+  useEffect(() => reload(), [by, reload]);
+  useInput((input) => {
+    if (input === "m") setBy("model");
+    if (input === "d") setBy("day");
+  });
+  // Rows of the other grouping (still loading) are not shown under this heading.
+  const rows = usage.data?.by === by ? usage.data.rows : [];
+  const byCost = rows.some((r) => r.cost_nanos > 0);
+  return (
+    <Box flexDirection="column">
+      <Text bold>
+        {by === "model" ? "Per model" : "Per day"}, last {DAYS} days, by {byCost ? "cost" : "requests"}
+      </Text>
+      {rows.length === 0 ? <Text dimColor>no requests in the last {DAYS} days</Text> : null}
+      {rows.length > 0 && by === "model" ? <PerModel rows={rows} height={height - 2} width={width} /> : null}
+      {rows.length > 0 && by === "day" ? <PerDay rows={rows} height={height - 2} now={now()} /> : null}
       {usage.error && usage.data === undefined ? <Text color="red">{usage.error}</Text> : null}
     </Box>
   );

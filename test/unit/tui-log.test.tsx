@@ -1,0 +1,137 @@
+// The live request log: one line per request from the feed, filters by key, model and status,
+// pause (new requests counted, not shown), scroll back, the feed's connection line, 80×24 fit.
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { cleanup } from "ink-testing-library";
+import {
+  expectFits,
+  FakeApi,
+  FakeFeed,
+  KEYS,
+  lines,
+  press,
+  renderApp,
+  requestEvent,
+  shows,
+  type,
+} from "./tui-fixture.tsx";
+
+setDefaultTimeout(30_000);
+afterEach(() => cleanup());
+
+function start() {
+  const feed = new FakeFeed();
+  const ui = renderApp(new FakeApi(), feed, "log");
+  return { feed, ui };
+}
+
+const rows = (ui: ReturnType<typeof start>["ui"]) => lines(ui).filter((l) => /^\d\d:\d\d:\d\d /.test(l));
+
+test("each request is a line: time, status, endpoint, key, model, tokens, cost, latency", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  expect(lines(ui).join("\n")).toContain("live feed connected");
+  feed.push(requestEvent({ at: "2026-11-21T10:01:07.000Z", key_name: "ci-bot" }));
+  feed.push(
+    requestEvent({
+      at: "2026-11-21T10:01:08.000Z",
+      endpoint: "/v1/images/generations",
+      model: "modelx-image-2",
+      generations: 4,
+      status: 429,
+      cost_nanos: 0,
+      latency_ms: 3,
+    }),
+  );
+  const frame = await shows(ui, "2 request(s)");
+  expect(frame).toContain("LIVE");
+  expect(frame).toContain("ENDPOINT");
+  const [chat, image] = rows(ui);
+  expect(chat).toBe("10:01:07 200 chat/complet ci-bot   modelx-5.5           12/34  $0.0013   42ms");
+  expect(image).toBe("10:01:08 429 images/gener default  modelx-image-2       4 img    $0.00    3ms");
+  expectFits(ui);
+});
+
+test("f filters by key, model and status; x clears", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  feed.push(requestEvent({ key_name: "alice", model: "modelx-5.5", status: 200 }));
+  feed.push(requestEvent({ key_name: "bob", model: "modelx-5.4-mini", status: 200 }));
+  feed.push(requestEvent({ key_name: "bob", model: "modelx-5.4-mini", status: 429 }));
+  feed.push(requestEvent({ key_name: "alice", model: "modelx-5.4-mini", status: 403 }));
+  await shows(ui, "4 request(s)");
+  await press(ui, "f");
+  await shows(ui, "Filter the log");
+  expectFits(ui);
+  await type(ui, "bob");
+  await press(ui, KEYS.enter);
+  await type(ui, "mini");
+  await press(ui, KEYS.enter);
+  await type(ui, "4");
+  await press(ui, KEYS.enter);
+  const filtered = await shows(ui, "1 request(s) · filter key~bob model~mini status=4*");
+  expect(rows(ui).length).toBe(1);
+  expect(rows(ui)[0]).toContain(" 429 ");
+  expect(filtered).not.toContain("alice");
+  await press(ui, "x");
+  await shows(ui, "4 request(s)");
+  expect(rows(ui).length).toBe(4);
+});
+
+test("p pauses: new requests are counted, not shown, until p again", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  feed.push(requestEvent({ key_name: "before" }));
+  await shows(ui, "1 request(s)");
+  await press(ui, "p");
+  await shows(ui, "PAUSED");
+  feed.push(requestEvent({ key_name: "during1" }));
+  feed.push(requestEvent({ key_name: "during2" }));
+  const paused = await shows(ui, "2 new");
+  expect(paused).not.toContain("during1");
+  expect(rows(ui).length).toBe(1);
+  await press(ui, "p");
+  const live = await shows(ui, "LIVE 3 request(s)");
+  expect(live).toContain("during2");
+});
+
+test("a long log keeps the newest lines in 80×24 and scrolls back with ↑", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  for (let i = 0; i < 60; i++) feed.push(requestEvent({ key_name: `k${i}`, latency_ms: i }));
+  await shows(ui, "60 request(s)");
+  expectFits(ui);
+  const newest = rows(ui);
+  expect(newest.at(-1)).toContain("k59");
+  expect(newest.length).toBeGreaterThan(10);
+  await press(ui, KEYS.up);
+  await press(ui, KEYS.up);
+  await shows(ui, "scrolled back 2");
+  expect(rows(ui).at(-1)).toContain("k57");
+  expectFits(ui);
+});
+
+test("the feed's connection state is on the status line", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "live feed connected");
+  feed.state({ kind: "down", reason: "Unable to connect", retryInMs: 2000 });
+  await shows(ui, "live feed lost (Unable to connect); reconnecting in 2 s");
+  expectFits(ui);
+  feed.state({ kind: "connecting" });
+  await shows(ui, "connecting to the live feed");
+  feed.state({ kind: "live" });
+  await shows(ui, "live feed connected");
+});
+
+test("the log keeps collecting while another screen is shown, and ignores that screen's keys", async () => {
+  const feed = new FakeFeed();
+  const ui = renderApp(new FakeApi(), feed, "keys");
+  await shows(ui, "no keys yet");
+  feed.push(requestEvent({ key_name: "bg" }));
+  await press(ui, "p"); // a keys-screen keystroke: must not pause the hidden log
+  await press(ui, "f"); // nor open its filter form
+  await press(ui, "3");
+  const frame = await shows(ui, "1 request(s)");
+  expect(frame).toContain("LIVE");
+  expect(frame).not.toContain("Filter the log");
+  expect(rows(ui)[0]).toContain("bg");
+});
