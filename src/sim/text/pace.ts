@@ -36,6 +36,8 @@ export function pacedStream(
       }
       if (event.tokens > 0) {
         if (dropAfter !== undefined && contentSent >= dropAfter) {
+          // Let the events already sent reach the socket before it is cut.
+          await Bun.sleep(50);
           controller.error(new Error("simulated upstream disconnect (sim:drop)"));
           return;
         }
