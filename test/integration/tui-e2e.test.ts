@@ -1,0 +1,138 @@
+// The real `modelgate tui` (the compiled binary) in an 80×24 tmux pane against a running gateway:
+// create a key through the form, read its one-time secret off the screen, see it listed, make a
+// proxied request with it and see the request appear on the live log screen.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { binary, type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+
+// A private tmux server (its own socket in a directory of this run) and a session name unique
+// to this run: nothing else's sessions are seen or touched.
+const SOCKET_DIR = tempDir("modelgate-tmux-");
+const SOCKET = join(SOCKET_DIR, "tmux.sock");
+const SESSION = `modelgate-tui-e2e-${process.pid}-${randomBytes(4).toString("hex")}`;
+const hasTmux = Bun.spawnSync(["tmux", "-V"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+
+let gw: RunningGateway | undefined;
+let token = "";
+
+function tmux(...args: string[]): string {
+  const run = Bun.spawnSync(["tmux", "-S", SOCKET, ...args], { stdout: "pipe", stderr: "pipe" });
+  if (run.exitCode !== 0) throw new Error(`tmux ${args.join(" ")} failed: ${run.stderr.toString()}`);
+  return run.stdout.toString();
+}
+
+function sessionAlive(): boolean {
+  const run = Bun.spawnSync(["tmux", "-S", SOCKET, "has-session", "-t", SESSION], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  return run.exitCode === 0;
+}
+
+const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
+
+/** Polls the pane until `ok` holds (generous bound: the machine may be loaded); returns the screen. */
+async function waitScreen(what: string, ok: (text: string) => boolean, ms = 30_000): Promise<string> {
+  const deadline = Date.now() + ms;
+  let text = "";
+  while (Date.now() < deadline) {
+    text = screen();
+    if (ok(text)) {
+      await Bun.sleep(150); // let the UI attach the input handlers of what it just drew
+      return text;
+    }
+    await Bun.sleep(100);
+  }
+  throw new Error(`the TUI never showed ${what}; last screen:\n${text}`);
+}
+
+const shows = (text: string) => waitScreen(JSON.stringify(text), (s) => s.includes(text));
+
+async function keys(...names: string[]): Promise<void> {
+  for (const name of names) {
+    tmux("send-keys", "-t", SESSION, name);
+    await Bun.sleep(120);
+  }
+}
+
+beforeAll(async () => {
+  if (!hasTmux) return;
+  gw = await startGateway();
+  token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  const command = [binary(), "tui", "--url", gw.url, "--token", token].map((a) => `'${a}'`).join(" ");
+  tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", command);
+}, 60_000);
+
+afterAll(async () => {
+  if (hasTmux) {
+    // Only the session this test made, on its private server (which then exits).
+    Bun.spawnSync(["tmux", "-S", SOCKET, "kill-session", "-t", SESSION], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+  }
+  rmSync(SOCKET_DIR, { recursive: true, force: true });
+  await gw?.dispose();
+}, 60_000);
+
+test.skipIf(!hasTmux)(
+  "create a key in the form, see it listed, see its request in the live log",
+  async () => {
+    const url = gw?.url ?? "";
+    const first = await waitScreen("the keys table", (s) => /^default\s+sk-/m.test(s));
+    expect(first).toContain(`● ${url}`);
+    expect(first.split("\n")[0]).toContain("1 keys");
+
+    await keys("n");
+    await shows("New API key");
+    tmux("send-keys", "-t", SESSION, "-l", "e2e-bot");
+    await shows("e2e-bot");
+    // Name → account (default) → group (default) → cap → rpm → allowlist → submit.
+    await keys("Enter", "Enter", "Enter", "Enter", "Enter", "Enter");
+    const created = await shows("shown only once");
+    const secret = /sk-[A-Za-z0-9_-]{20,}/.exec(created)?.[0];
+    if (!secret) throw new Error(`no secret on screen:\n${created}`);
+
+    await keys("Space"); // dismiss the secret
+    const listed = await waitScreen("the new key listed", (s) =>
+      /^e2e-bot\s+sk-\S+\s+default\s+enabled/m.test(s),
+    );
+    expect(listed).not.toContain(secret);
+
+    await keys("3");
+    await shows("live feed connected");
+    await shows("waiting for requests");
+
+    // The new key reaches the gateway's key cache within about a second.
+    const deadline = Date.now() + 30_000;
+    let status = 0;
+    while (status !== 200 && Date.now() < deadline) {
+      const response = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "modelx-5.5", messages: [{ role: "user", content: "hello tui" }] }),
+      });
+      await response.arrayBuffer();
+      status = response.status;
+      if (status !== 200) await Bun.sleep(200);
+    }
+    expect(status).toBe(200);
+
+    const log = await waitScreen("the request in the log", (s) =>
+      /^\d\d:\d\d:\d\d 200 chat\/complet e2e-bot\s+modelx-5\.5\s+\d+\/\d+/m.test(s),
+    );
+    expect(log).toContain("LIVE 1 request(s)");
+    const lines = log.split("\n");
+    expect(lines.length).toBeLessThanOrEqual(25); // 24 rows (+ capture's final newline)
+    for (const line of lines) expect(Bun.stringWidth(line)).toBeLessThanOrEqual(80);
+
+    await keys("q");
+    // The session ends with the program: q quits cleanly.
+    const quitBy = Date.now() + 30_000;
+    while (sessionAlive() && Date.now() < quitBy) await Bun.sleep(100);
+    expect(sessionAlive()).toBe(false);
+  },
+  120_000,
+);
