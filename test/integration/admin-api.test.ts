@@ -172,6 +172,17 @@ describe("accounts", () => {
   test("create and credit with a note; the balance shows it", async () => {
     const made = await admin("/accounts", { json: { name: "acme", balance_usd: "1" } });
     expect(made.status).toBe(201);
+    // The balance endpoint of SPEC.md, called with a key of the account.
+    const key = (await (await admin("/keys", { json: { account: "acme", name: "acme-app" } })).json()) as {
+      secret: string;
+    };
+    const balance = async () => {
+      const r = await fetch(`${running().url}/v1/dashboard/billing/balance`, {
+        headers: { authorization: `Bearer ${key.secret}` },
+      });
+      return r.status === 200 ? ((await r.json()) as { account: string; balance_nanos: number }) : undefined;
+    };
+    await waitFor(async () => (await balance())?.balance_nanos === 1_000_000_000);
     const credited = await admin("/accounts/acme/credit", {
       json: { amount_usd: "2.25", note: "invoice 7" },
     });
@@ -180,6 +191,8 @@ describe("accounts", () => {
       data: { name: string; balance_usd: string }[];
     };
     expect(list.data.find((a) => a.name === "acme")?.balance_usd).toBe("3.25");
+    await waitFor(async () => (await balance())?.balance_nanos === 3_250_000_000);
+    expect((await balance())?.account).toBe("acme");
     const noNote = await admin("/accounts/acme/credit", { json: { amount_usd: "1" } });
     expect(noNote.status).toBe(400);
   }, 60_000);
