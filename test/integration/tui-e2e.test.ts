@@ -61,7 +61,22 @@ beforeAll(async () => {
   if (!hasTmux) return;
   gw = await startGateway();
   token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
-  const command = [binary(), "tui", "--url", gw.url, "--token", token].map((a) => `'${a}'`).join(" ");
+  // Ink renders only the last frame when it believes it runs in CI (CI=true in the suite's environment).
+  const command = [
+    "env",
+    "-u",
+    "CI",
+    "-u",
+    "CONTINUOUS_INTEGRATION",
+    binary(),
+    "tui",
+    "--url",
+    gw.url,
+    "--token",
+    token,
+  ]
+    .map((a) => `'${a}'`)
+    .join(" ");
   tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", command);
 }, 60_000);
 
