@@ -2,7 +2,6 @@
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../billing/money.ts";
-import type { KeyId } from "../types.ts";
 import type {
   AdminStore,
   AdminToken,
@@ -18,7 +17,6 @@ import type {
   UsageRow,
 } from "./admin.ts";
 import {
-  accounts,
   adminTokens,
   apiKeys,
   auditLog,
@@ -28,24 +26,8 @@ import {
   storeMeta,
   usageRecords,
 } from "./schema.ts";
+import { selectKeys, toKeyRecord } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
-
-const keyColumns = {
-  id: apiKeys.id,
-  name: apiKeys.name,
-  prefix: apiKeys.prefix,
-  account: accounts.name,
-  accountId: apiKeys.accountId,
-  group: groups.name,
-  status: apiKeys.status,
-  expiresAt: apiKeys.expiresAt,
-  allowIps: apiKeys.allowIps,
-  dailyCap: apiKeys.dailyCapNanos,
-  rpm: apiKeys.rpm,
-  concurrency: apiKeys.concurrency,
-  createdAt: apiKeys.createdAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-};
 
 const tokenColumns = {
   id: adminTokens.id,
@@ -99,20 +81,10 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async getKey(id: string): Promise<KeyRecord> {
-    const row = this.#db
-      .select(keyColumns)
-      .from(apiKeys)
-      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .innerJoin(groups, eq(groups.id, apiKeys.groupId))
-      .where(eq(apiKeys.id, id))
-      .get();
+    const row = selectKeys(this.#db).where(eq(apiKeys.id, id)).get();
     if (!row)
       throw new StoreError("not_found", `key "${id}" does not exist; GET /admin/v1/keys lists the ids`);
-    return {
-      ...row,
-      id: row.id as KeyId,
-      dailyCap: row.dailyCap === null ? null : nanos(row.dailyCap),
-    };
+    return toKeyRecord(row);
   }
 
   async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {

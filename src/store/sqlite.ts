@@ -3,10 +3,11 @@ import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../billing/money.ts";
-import type { KeyId, Nanos } from "../types.ts";
+import type { Nanos } from "../types.ts";
 import { SqliteAdminStore } from "./admin-sqlite.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
+import { keyColumns, selectKeys, toKeyRecord } from "./sqlite-keys.ts";
 import {
   type Account,
   type AuthKeyRecord,
@@ -29,33 +30,6 @@ export function openSqliteStore(path: string): SqliteStore {
   sqlite.run("PRAGMA busy_timeout = 5000");
   sqlite.run("PRAGMA foreign_keys = ON");
   return new SqliteStore(sqlite);
-}
-
-const keyColumns = {
-  id: apiKeys.id,
-  name: apiKeys.name,
-  prefix: apiKeys.prefix,
-  account: accounts.name,
-  accountId: apiKeys.accountId,
-  group: groups.name,
-  status: apiKeys.status,
-  expiresAt: apiKeys.expiresAt,
-  allowIps: apiKeys.allowIps,
-  dailyCap: apiKeys.dailyCapNanos,
-  rpm: apiKeys.rpm,
-  concurrency: apiKeys.concurrency,
-  createdAt: apiKeys.createdAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-};
-
-type KeyRow = Omit<KeyRecord, "id" | "dailyCap"> & { id: string; dailyCap: number | null };
-
-function toKeyRecord(row: KeyRow): KeyRecord {
-  return {
-    ...row,
-    id: row.id as KeyId,
-    dailyCap: row.dailyCap === null ? null : nanos(row.dailyCap),
-  };
 }
 
 export class SqliteStore implements Store {
@@ -245,12 +219,7 @@ export class SqliteStore implements Store {
   }
 
   #keyQuery() {
-    return this.#db
-      .select(keyColumns)
-      .from(apiKeys)
-      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .innerJoin(groups, eq(groups.id, apiKeys.groupId))
-      .$dynamic();
+    return selectKeys(this.#db);
   }
 
   #getKey(id: string): KeyRecord {
