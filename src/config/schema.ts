@@ -5,6 +5,7 @@ import { checkCidr } from "../auth/ip.ts";
 import { parseUsd } from "../billing/money.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
 import { AdminConfigSchema } from "./admin.ts";
+import { EndpointsConfigSchema } from "./endpoints.ts";
 import { BillingSchema } from "./prices.ts";
 import { TextConfigSchema } from "./text.ts";
 
@@ -99,6 +100,7 @@ export const ConfigSchema = v.strictObject({
   billing: v.optional(BillingSchema, {}),
   admin: v.optional(AdminConfigSchema, {}),
   text: v.optional(TextConfigSchema, {}),
+  endpoints: v.optional(EndpointsConfigSchema, {}),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });
 

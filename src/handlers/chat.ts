@@ -1,13 +1,13 @@
-// POST /v1/chat/completions: the OpenAI Chat Completions endpoint (text-family models).
+// POST /v1/chat/completions: the OpenAI Chat Completions endpoint (every text model; translated
+// when the channel speaks another protocol).
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { serveText, type TextEndpoint } from "../relay/text.ts";
 import { decodeChatRequest, viewOfChat } from "../wire/chat.ts";
+import { readChatRequest } from "../wire/translate/index.ts";
 
 const ENDPOINT: TextEndpoint = {
   path: "/v1/chat/completions",
-  family: "text",
-  familyHint: "modelz models speak the Messages protocol; call POST /v1/messages.",
   decode(json) {
     const request = decodeChatRequest(json);
     const view = viewOfChat(request);
@@ -17,7 +17,7 @@ const ENDPOINT: TextEndpoint = {
       view.stream && !view.includeUsage
         ? { stream_options: { ...request.stream_options, include_usage: true } }
         : undefined;
-    return { view, body: request, ...(overrides ? { overrides } : {}) };
+    return { view, body: request, ir: () => readChatRequest(request), ...(overrides ? { overrides } : {}) };
   },
 };
 

@@ -1,28 +1,25 @@
-// POST /v1/messages and /v1/messages/count_tokens: the Anthropic Messages endpoints (modelz models).
-// The version header (`modelz-version` or `anthropic-version`) is required; `anthropic-beta` is
-// passed on to an Anthropic upstream.
-import { requireModel } from "../auth/permissions.ts";
+// POST /v1/messages and /v1/messages/count_tokens: the Anthropic Messages endpoints (every text
+// model; translated when the channel speaks another protocol). The version header
+// (`modelz-version` or `anthropic-version`) is required; `anthropic-beta` and body fields such as
+// `context_management`, `output_config` and `thinking: {type: "adaptive"}` reach an Anthropic
+// upstream unchanged (drop rules toward other protocols: src/wire/translate/messages-request.ts).
+// Query parameters such as Claude Code's `?beta=true` are accepted and ignored.
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { parseJson, readBody } from "../relay/body.ts";
-import { serveText, type TextEndpoint } from "../relay/text.ts";
-import { GatewayError } from "../wire/errors.ts";
+import { requireTextModel, serveText, type TextEndpoint } from "../relay/text.ts";
 import {
   decodeCountTokensRequest,
   decodeMessagesRequest,
   requireVersion,
   viewOfMessages,
 } from "../wire/messages.ts";
+import { readMessagesRequest } from "../wire/translate/index.ts";
 import { authenticate } from "./auth.ts";
-
-const FAMILY_HINT =
-  "modelx text models speak the Responses and Chat Completions protocols; call POST /v1/responses.";
 
 const ENDPOINT: TextEndpoint = {
   path: "/v1/messages",
-  family: "messages",
-  familyHint: FAMILY_HINT,
   decode(json, headers) {
     const anthropicVersion = requireVersion(headers);
     const request = decodeMessagesRequest(json);
@@ -30,6 +27,7 @@ const ENDPOINT: TextEndpoint = {
     return {
       view: viewOfMessages(request),
       body: request,
+      ir: () => readMessagesRequest(request),
       anthropicVersion,
       ...(beta ? { anthropicBeta: beta } : {}),
     };
@@ -46,15 +44,6 @@ export async function countMessageTokens(ctx: RequestContext, gateway: Gateway):
   const principal = authenticate(ctx, gateway);
   requireVersion(ctx.request.headers);
   const request = decodeCountTokensRequest(parseJson(raw));
-  const model = requireModel(principal, request.model);
-  if (model.family !== "messages") {
-    throw new GatewayError(
-      "invalid_request",
-      `The model \`${model.id}\` is not served on /v1/messages: ${FAMILY_HINT}`,
-      {
-        param: "model",
-      },
-    );
-  }
+  requireTextModel(principal, gateway, request.model, "messages");
   return Response.json({ input_tokens: countTokens(viewOfMessages(request).promptText) });
 }

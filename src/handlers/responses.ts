@@ -1,18 +1,18 @@
-// POST /v1/responses: the OpenAI Responses endpoint (text-family models).
+// POST /v1/responses: the OpenAI Responses endpoint (every text model; translated when the
+// channel speaks another protocol).
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { serveText, type TextEndpoint } from "../relay/text.ts";
+import { type DecodedText, serveText, type TextEndpoint } from "../relay/text.ts";
 import { decodeResponsesRequest, viewOfResponses } from "../wire/responses.ts";
+import { readResponsesRequest } from "../wire/translate/index.ts";
 
-const ENDPOINT: TextEndpoint = {
-  path: "/v1/responses",
-  family: "text",
-  familyHint: "modelz models speak the Messages protocol; call POST /v1/messages.",
-  decode(json) {
-    const request = decodeResponsesRequest(json);
-    return { view: viewOfResponses(request), body: request };
-  },
-};
+/** Decodes a Responses body (HTTP, or a WebSocket `response.create` after expansion). */
+export function decodeResponses(json: unknown): DecodedText {
+  const request = decodeResponsesRequest(json);
+  return { view: viewOfResponses(request), body: request, ir: () => readResponsesRequest(request) };
+}
+
+const ENDPOINT: TextEndpoint = { path: "/v1/responses", decode: decodeResponses };
 
 export function createResponse(ctx: RequestContext, gateway: Gateway): Promise<Response> {
   return serveText(ctx, gateway, ENDPOINT);

@@ -1,5 +1,6 @@
-// The non-stream relay: the upstream's JSON answer is read whole, parsed once for its usage, and
-// its bytes are passed to the client unchanged.
+// The non-stream relay: the upstream's JSON answer is read whole and parsed once, for its usage
+// and (when the channel spoke another protocol) for translation; otherwise its bytes are passed
+// to the client unchanged.
 import type { UsageCounts } from "../billing/meter.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { usageOfBody } from "../wire/text-usage.ts";
@@ -7,6 +8,8 @@ import type { TextProtocol } from "../wire/text-view.ts";
 
 export interface JsonAnswer {
   bytes: Uint8Array;
+  /** The parsed answer (for translation into another protocol). */
+  json: unknown;
   usage: UsageCounts | undefined;
 }
 
@@ -34,5 +37,5 @@ export async function relayJson(
       `Channel "${channel}" answered with malformed JSON. Retry the request.`,
     );
   }
-  return { bytes, usage: usageOfBody(protocol, parsed) };
+  return { bytes, json: parsed, usage: usageOfBody(protocol, parsed) };
 }

@@ -1,14 +1,16 @@
-// Turns an upstream's 2xx answer into the client's response: JSON passed through, or an SSE
-// stream relayed event by event; settles the request when the answer is complete.
+// Turns an upstream's 2xx answer into the client's response: JSON passed through (or translated
+// when the channel spoke another protocol), or an SSE stream relayed event by event (translated
+// event by event when needed); settles the request when the answer is complete.
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { SSE_HEADERS } from "../wire/sse.ts";
-import type { TextView } from "../wire/text-view.ts";
+import type { TextProtocol, TextView } from "../wire/text-view.ts";
 import { relayJson } from "./nonstream.ts";
 import type { Answered } from "./route.ts";
 import { relayStream } from "./stream.ts";
 import { UsageTap } from "./tap.ts";
 import type { Settle } from "./text.ts";
+import { type Translation, translateJson, translateStream } from "./translated.ts";
 
 export interface RespondInput {
   ctx: RequestContext;
@@ -16,6 +18,8 @@ export interface RespondInput {
   view: TextView;
   inputTokens: number;
   answered: Answered;
+  /** The protocol the answering channel spoke. */
+  upstream: TextProtocol;
   abort: AbortController;
   tried: string[];
   settle: Settle;
@@ -25,8 +29,12 @@ export async function respond(input: RespondInput): Promise<Response> {
   const { ctx, view, answered, tried, settle } = input;
   const ttfb = () => Math.round(performance.now() - ctx.startedAt);
   const body = answered.response.body;
+  const translation: Translation | undefined =
+    input.upstream === view.protocol
+      ? undefined
+      : { from: input.upstream, to: view.protocol, model: view.model, inputEstimate: input.inputTokens };
   if (!view.stream || body === null) {
-    const answer = await relayJson(answered.channel.config.name, view.protocol, answered.response);
+    const answer = await relayJson(answered.channel.config.name, input.upstream, answered.response);
     const usage = answer.usage ?? {
       inputTokens: input.inputTokens,
       cachedInputTokens: 0,
@@ -41,12 +49,13 @@ export async function respond(input: RespondInput): Promise<Response> {
       channels: tried,
       ttfbMs: ttfb(),
     });
-    return new Response(answer.bytes, { status: 200, headers: { "content-type": "application/json" } });
+    const bytes = translation ? translateJson(translation, answer.json) : answer.bytes;
+    return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
   }
   const tap = new UsageTap(view.protocol);
   let ttfbMs: number | undefined;
   const stream = relayStream({
-    body,
+    body: translation ? translateStream(translation, body) : body,
     tap,
     abort: input.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,
@@ -54,7 +63,7 @@ export async function respond(input: RespondInput): Promise<Response> {
     onFirstByte: () => {
       ttfbMs = ttfb();
     },
-    onEnd: async (outcome) => {
+    onEnd: async (_outcome) => {
       const { usage, source } = tap.usage(input.inputTokens);
       await settle({ status: 200, usage, source, channels: tried, ttfbMs });
     },

@@ -5,7 +5,7 @@ import type { Principal } from "../auth/keys.ts";
 import { requireModel } from "../auth/permissions.ts";
 import type { Admission, Settlement } from "../billing/meter.ts";
 import { NO_USAGE } from "../billing/meter.ts";
-import type { Family, ModelInfo } from "../catalog/models.ts";
+import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import { authenticate } from "../handlers/auth.ts";
@@ -13,10 +13,12 @@ import type { RequestContext } from "../http/context.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
-import type { TextView } from "../wire/text-view.ts";
+import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
 import { parseJson, readBody } from "./body.ts";
+import { textChannelsFor, upstreamProtocol } from "./protocols.ts";
 import { respond } from "./respond.ts";
-import { callChannels, channelsFor, upstreamEnv } from "./route.ts";
+import { callChannels, upstreamEnv } from "./route.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
 export interface DecodedText {
@@ -27,27 +29,53 @@ export interface DecodedText {
   overrides?: Record<string, unknown>;
   anthropicVersion?: string;
   anthropicBeta?: string;
+  /** The request in the internal form, for a channel that speaks another protocol. */
+  ir(): IrRequest;
 }
 
 export interface TextEndpoint {
   path: string;
-  family: Family;
-  /** Where to send callers whose model belongs to another family. */
-  familyHint: string;
   decode(json: unknown, headers: Headers): DecodedText;
 }
 
-function checkModel(principal: Principal, view: TextView, endpoint: TextEndpoint): ModelInfo {
-  const model = requireModel(principal, view.model);
-  if (model.family !== endpoint.family) {
+const ENDPOINT_PATHS: Readonly<Record<TextProtocol, string>> = {
+  responses: "/v1/responses",
+  chat: "/v1/chat/completions",
+  messages: "/v1/messages",
+};
+
+/**
+ * The model must exist, be allowed to the key (400/403), be a text model, and be served on this
+ * endpoint: every text model is, unless `[endpoints.models]` restricts it (400 naming where it is).
+ */
+export function requireTextModel(
+  principal: Principal,
+  gateway: Gateway,
+  id: string,
+  protocol: TextProtocol,
+): ModelInfo {
+  const model = requireModel(principal, id);
+  if (model.family === "image") {
     throw new GatewayError(
       "invalid_request",
-      `The model \`${model.id}\` is not served on ${endpoint.path}: ${endpoint.familyHint}`,
-      {
-        param: "model",
-      },
+      `The model \`${model.id}\` is an image model: call POST /v1/images/generations or /v1/images/edits.`,
+      { param: "model" },
     );
   }
+  const allowed = gateway.config.endpoints.models[model.id];
+  if (allowed !== undefined && !allowed.includes(protocol)) {
+    const where = allowed.map((p) => ENDPOINT_PATHS[p]).join(" or ");
+    throw new GatewayError(
+      "invalid_request",
+      `The model \`${model.id}\` is not served on ${ENDPOINT_PATHS[protocol]} by this gateway: call ${where}.`,
+      { param: "model" },
+    );
+  }
+  return model;
+}
+
+function checkModel(principal: Principal, gateway: Gateway, view: TextView): ModelInfo {
+  const model = requireTextModel(principal, gateway, view.model, view.protocol);
   const tokens = countTokens(view.promptText);
   if (tokens > model.contextTokens) {
     throw new GatewayError(
@@ -69,9 +97,21 @@ function checkModel(principal: Principal, view: TextView, endpoint: TextEndpoint
   return model;
 }
 
-/** The forwarded body: the client's bytes untouched unless the model id or an override changes. */
-function bodyFor(channel: Channel, decoded: DecodedText, raw: Uint8Array): string | Uint8Array {
+/**
+ * The forwarded body: in the client's protocol, the client's bytes untouched unless the model id
+ * or an override changes; in another protocol, the request translated through the internal form.
+ */
+function bodyFor(
+  channel: Channel,
+  target: TextProtocol,
+  decoded: DecodedText,
+  raw: Uint8Array,
+  model: ModelInfo,
+): string | Uint8Array {
   const mapped = channel.upstreamModel(decoded.view.model);
+  if (target !== decoded.view.protocol) {
+    return JSON.stringify(writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens));
+  }
   if (mapped === decoded.view.model && decoded.overrides === undefined) return raw;
   return JSON.stringify({ ...decoded.body, ...decoded.overrides, model: mapped });
 }
@@ -85,8 +125,8 @@ export async function serveText(
   const principal = authenticate(ctx, gateway);
   const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
   const { view } = decoded;
-  const model = checkModel(principal, view, endpoint);
-  const channels = channelsFor(gateway, model, view.protocol);
+  const model = checkModel(principal, gateway, view);
+  const channels = textChannelsFor(gateway, model, view.protocol);
   const inputTokens = countTokens(view.promptText);
   const admission = await gateway.meter.admit({
     requestId: ctx.requestId,
@@ -104,16 +144,30 @@ export async function serveText(
   const abort = new AbortController();
   ctx.request.signal.addEventListener("abort", () => abort.abort(), { once: true });
   try {
-    const call = (channel: Channel): TextCall => ({
-      protocol: view.protocol,
-      body: bodyFor(channel, decoded, raw),
-      stream: view.stream,
-      anthropicVersion: decoded.anthropicVersion,
-      anthropicBeta: decoded.anthropicBeta,
-      signal: abort.signal,
-    });
+    const call = (channel: Channel): TextCall => {
+      const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
+      return {
+        protocol: target,
+        body: bodyFor(channel, target, decoded, raw, model),
+        stream: view.stream,
+        anthropicVersion: decoded.anthropicVersion,
+        anthropicBeta: decoded.anthropicBeta,
+        signal: abort.signal,
+      };
+    };
     const answered = await callChannels(channels, call, upstreamEnv(gateway), tried);
-    const response = await respond({ ctx, gateway, view, inputTokens, answered, abort, tried, settle });
+    const upstream = upstreamProtocol(answered.channel, view.protocol) ?? view.protocol;
+    const response = await respond({
+      ctx,
+      gateway,
+      view,
+      inputTokens,
+      answered,
+      upstream,
+      abort,
+      tried,
+      settle,
+    });
     for (const [name, value] of Object.entries(admission.headers)) response.headers.set(name, value);
     return response;
   } catch (thrown) {

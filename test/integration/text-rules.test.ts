@@ -1,6 +1,6 @@
 // The request rules of the text endpoints through the compiled gateway: misplaced reasoning
 // fields, sampling ranges (422), the Messages version header and auth forms, 413 on over-long
-// input, unknown or wrong-family models, malformed JSON; and that streams are not buffered.
+// input, unknown models and image models on text endpoints, malformed JSON; and that streams are not buffered.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { post, readSse } from "./text-setup.ts";
@@ -99,16 +99,18 @@ describe("seed rules", () => {
     expect(((await r.json()) as Body).error.message).toContain("128000-token context");
   });
 
-  test("unknown model → 400 model not found; wrong family → 400 pointing at the right endpoint", async () => {
+  test("unknown model → 400 model not found; any text model is served on every text endpoint", async () => {
     const unknown = await post(gw, "/v1/responses", { model: "modelx-4", input: "hi" });
     expect(unknown.status).toBe(400);
     expect(((await unknown.json()) as Body).error.code).toBe("model_not_found");
-    const wrong = await post(gw, "/v1/chat/completions", {
+    const crossed = await post(gw, "/v1/chat/completions", {
       model: "modelz-opus-4-7",
       messages: [{ role: "user", content: "hi" }],
     });
-    expect(wrong.status).toBe(400);
-    expect(((await wrong.json()) as Body).error.message).toContain("/v1/messages");
+    expect(crossed.status).toBe(200);
+    const image = await post(gw, "/v1/responses", { model: "modelx-image-2", input: "hi" });
+    expect(image.status).toBe(400);
+    expect(((await image.json()) as Body).error.message).toContain("/v1/images/generations");
   });
 
   test("malformed JSON and missing fields → 400 naming the problem", async () => {

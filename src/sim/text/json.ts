@@ -73,13 +73,16 @@ function makeNumber(schema: JsonSchema, rng: Rng, integer: boolean): number {
   return (last < first ? first : rng.int(first, last)) * step;
 }
 
+/** Tool arguments fill only required properties, as models do (optional knobs keep their defaults). */
+let requiredOnly = false;
+
 function makeObject(schema: JsonSchema, root: JsonSchema, rng: Rng, depth: number): Json {
   const out: { [key: string]: Json } = {};
   const properties = asSchema(schema.properties);
   const required = Array.isArray(schema.required) ? schema.required.filter((r) => typeof r === "string") : [];
   for (const [name, sub] of Object.entries(properties)) {
     // Past the depth limit only required properties are filled, so recursive schemas end.
-    if (depth >= MAX_DEPTH && !required.includes(name)) continue;
+    if ((requiredOnly || depth >= MAX_DEPTH) && !required.includes(name)) continue;
     out[name] = makeValue(asSchema(sub), root, rng, depth + 1);
   }
   for (const name of required) {
@@ -157,6 +160,15 @@ function mergeAll(schema: JsonSchema, parts: JsonSchema[]): JsonSchema {
 }
 
 /** A deterministic JSON value valid against `schema` (the same rng state gives the same value). */
-export function jsonForSchema(schema: JsonSchema, rng: Rng): unknown {
-  return makeValue(schema, schema, rng, 0);
+export function jsonForSchema(
+  schema: JsonSchema,
+  rng: Rng,
+  options: { requiredOnly?: boolean } = {},
+): unknown {
+  requiredOnly = options.requiredOnly === true;
+  try {
+    return makeValue(schema, schema, rng, 0);
+  } finally {
+    requiredOnly = false;
+  }
 }

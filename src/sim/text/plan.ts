@@ -9,7 +9,8 @@
 //     the last user message, else the first tool;
 //   - with "auto" (or none given): the first tool whose name appears in the last user message,
 //     else no tool.
-// One call per request; its arguments are JSON valid against the tool's schema. After a tool
+// One call per request; its arguments are JSON valid against the tool's schema, holding only the
+// required properties (as real models leave optional knobs out; coding CLIs reject odd values there). After a tool
 // result the simulator always answers with text that quotes the start of the result.
 import { countTokens, tokenPieces } from "../../catalog/tokenizer.ts";
 import type { TextView, ToolView } from "../../wire/text-view.ts";
@@ -117,7 +118,8 @@ export function planAnswer(view: TextView, seed: number): SimPlan {
   };
   const tool = chooseTool(view);
   if (tool !== undefined) {
-    const args = JSON.stringify(jsonForSchema(tool.parameters ?? { type: "object" }, rng));
+    const schema = tool.parameters ?? { type: "object" };
+    const args = JSON.stringify(jsonForSchema(schema, rng, { requiredOnly: true }));
     const pieces = tokenPieces(args).slice(0, Math.max(0, budget));
     const cut = pieces.length < countTokens(args);
     const toolCall = { id: `call_${id}`, name: tool.name, arguments: pieces.join(""), pieces };

@@ -1,0 +1,44 @@
+// Which upstream protocol a channel is called in for a client's protocol, and the channels that
+// can serve a text request. Every text channel can serve every client protocol: a channel that
+// does not speak the client's protocol is called in its own, and the request and answer are
+// translated (src/wire/translate). Channels that need no translation are tried first, each group
+// keeping the order the channel table gives (priority, weight).
+import type { ModelInfo } from "../catalog/models.ts";
+import type { Gateway } from "../gateway.ts";
+import type { Channel } from "../upstream/channels.ts";
+import { GatewayError } from "../wire/errors.ts";
+import type { TextProtocol } from "../wire/text-view.ts";
+
+/** The protocol `channel` is called in for a client speaking `client`; undefined if it serves no text. */
+export function upstreamProtocol(channel: Channel, client: TextProtocol): TextProtocol | undefined {
+  const kind = channel.config.kind;
+  switch (kind) {
+    case "sim":
+      return client;
+    case "openai-responses":
+      return "responses";
+    case "openai-chat":
+      return "chat";
+    case "anthropic":
+      return "messages";
+    case "openai-images":
+      return undefined;
+    default: {
+      const never: never = kind;
+      throw new Error(`unknown channel kind ${String(never)}`);
+    }
+  }
+}
+
+/** The channels that can serve `model` for a `protocol` client, native speakers first; 503 when none. */
+export function textChannelsFor(gateway: Gateway, model: ModelInfo, protocol: TextProtocol): Channel[] {
+  const all = gateway.channels.forModel(model.id).filter((c) => upstreamProtocol(c, protocol) !== undefined);
+  const native = all.filter((c) => upstreamProtocol(c, protocol) === protocol);
+  const translated = all.filter((c) => upstreamProtocol(c, protocol) !== protocol);
+  if (all.length > 0) return [...native, ...translated];
+  throw new GatewayError(
+    "no_channel",
+    `No upstream channel can serve \`${model.id}\` right now: no configured text channel serves it.`,
+    { retryAfterSeconds: 30 },
+  );
+}

@@ -1,0 +1,53 @@
+// Translation of an upstream answer into the client's protocol on the relay path: a complete JSON
+// answer rewritten through the internal form, or an SSE stream translated event by event by a
+// stateful reader/writer pair (each upstream event is written out as soon as it is read; nothing
+// waits for the end of the stream).
+import { createParser } from "eventsource-parser";
+import type { TextProtocol } from "../wire/text-view.ts";
+import { replyReader, replyWriter, translateAnswer } from "../wire/translate/index.ts";
+import type { Obj } from "../wire/translate/narrow.ts";
+
+export interface Translation {
+  from: TextProtocol;
+  to: TextProtocol;
+  /** The model id the client asked for (answers name it, not the upstream's id). */
+  model: string;
+  /** The gateway's count of the prompt, for protocols that report input usage before the answer. */
+  inputEstimate: number;
+}
+
+const encoder = new TextEncoder();
+
+/** The upstream's complete JSON answer as the client protocol's answer bytes. */
+export function translateJson(t: Translation, upstream: unknown): Uint8Array {
+  const json = typeof upstream === "object" && upstream !== null ? (upstream as Obj) : {};
+  return encoder.encode(JSON.stringify(translateAnswer(t.from, t.to, json, t.model, t.inputEstimate)));
+}
+
+/** A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol. */
+export function translateStream(
+  t: Translation,
+  body: ReadableStream<Uint8Array>,
+): ReadableStream<Uint8Array> {
+  const reader = replyReader(t.from);
+  const writer = replyWriter(t.to, t.model, t.inputEstimate);
+  const decoder = new TextDecoder();
+  let out: TransformStreamDefaultController<Uint8Array> | undefined;
+  const parser = createParser({
+    onEvent: (e) => {
+      for (const event of reader.read(e.event, e.data))
+        for (const bytes of writer.push(event)) out?.enqueue(bytes);
+    },
+  });
+  const transform = new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      out = controller;
+      parser.feed(decoder.decode(chunk, { stream: true }));
+    },
+    flush(controller) {
+      out = controller;
+      for (const event of reader.end()) for (const bytes of writer.push(event)) controller.enqueue(bytes);
+    },
+  });
+  return body.pipeThrough(transform);
+}

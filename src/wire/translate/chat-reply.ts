@@ -1,0 +1,216 @@
+// Chat Completions answers ↔ the internal form: reading an upstream's completion object and chunk
+// stream, and writing the completion object and chunk stream a Chat client expects (role chunk,
+// content / tool_call chunks, finish chunk, usage chunk, `data: [DONE]`).
+// Drop rule (README "Translation"): Chat has no thinking in its answer; thinking text and
+// signatures from another protocol are dropped (reasoning tokens still appear in
+// completion_tokens_details). A non-standard `reasoning_content` from an upstream is read as thinking.
+import { sseEvent, sseJson } from "../sse.ts";
+import { stopFromChat, stopToChat, usageFromOpenAI, usageToChat } from "./finish.ts";
+import type { IrEvent, IrPart, IrReply, IrStop, IrUsage, ReplyReader, ReplyWriter } from "./ir.ts";
+import { parseObject, ZERO_USAGE } from "./ir.ts";
+import { arr, type Obj, obj, str } from "./narrow.ts";
+
+/** A complete Chat answer in the internal form. */
+export function readChatReply(json: Obj): IrReply {
+  const choice = obj(arr(json.choices)[0]);
+  const message = obj(choice.message);
+  const parts: IrPart[] = [];
+  const thinking = str(message.reasoning_content);
+  if (thinking) parts.push({ type: "thinking", text: thinking, signature: undefined });
+  const text = str(message.content) ?? str(message.refusal);
+  if (text) parts.push({ type: "text", text });
+  for (const raw of arr(message.tool_calls)) {
+    const call = obj(raw);
+    const fn = obj(call.function);
+    parts.push({
+      type: "tool_call",
+      id: String(call.id),
+      name: String(fn.name),
+      arguments: str(fn.arguments) ?? "",
+    });
+  }
+  return {
+    id: str(json.id) ?? "",
+    model: str(json.model) ?? "",
+    parts,
+    stop: stopFromChat(choice.finish_reason),
+    stopSequence: undefined,
+    usage: usageFromOpenAI(json.usage),
+  };
+}
+
+/** Reads a Chat chunk stream into internal events. */
+export class ChatReader implements ReplyReader {
+  #started = false;
+  #next = 0;
+  #open: number | undefined;
+  #text: number | undefined;
+  #thinking: number | undefined;
+  readonly #tools = new Map<number, number>();
+  #stop: IrStop | undefined;
+  #usage: IrUsage | undefined;
+  #done = false;
+
+  read(_name: string | undefined, data: string): IrEvent[] {
+    if (this.#done) return [];
+    if (data === "[DONE]") return this.#finish();
+    const chunk = parseObject(data);
+    if (chunk === undefined) return [];
+    if (chunk.error !== undefined) {
+      this.#done = true;
+      return [{ type: "error", message: str(obj(chunk.error).message) ?? "The upstream reported an error." }];
+    }
+    const out: IrEvent[] = [];
+    if (!this.#started) {
+      this.#started = true;
+      out.push({ type: "start", id: str(chunk.id) ?? "", model: str(chunk.model) ?? "", usage: undefined });
+    }
+    if (chunk.usage !== null && typeof chunk.usage === "object") this.#usage = usageFromOpenAI(chunk.usage);
+    const choice = obj(arr(chunk.choices)[0]);
+    const delta = obj(choice.delta);
+    const thinking = str(delta.reasoning_content) ?? str(delta.reasoning);
+    if (thinking) {
+      this.#thinking ??= this.#begin(out, { type: "thinking" });
+      out.push({ type: "thinking", index: this.#thinking, text: thinking });
+    }
+    const content = str(delta.content);
+    if (content) {
+      this.#text ??= this.#begin(out, { type: "text" });
+      out.push({ type: "text", index: this.#text, text: content });
+    }
+    for (const raw of arr(delta.tool_calls)) this.#toolDelta(out, obj(raw));
+    if (choice.finish_reason) this.#stop = stopFromChat(choice.finish_reason);
+    return out;
+  }
+
+  #begin(out: IrEvent[], part: Extract<IrEvent, { type: "part_start" }>["part"]): number {
+    if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
+    const index = this.#next++;
+    this.#open = index;
+    out.push({ type: "part_start", index, part });
+    return index;
+  }
+
+  #toolDelta(out: IrEvent[], call: Obj): void {
+    const key = typeof call.index === "number" ? call.index : 0;
+    const fn = obj(call.function);
+    let index = this.#tools.get(key);
+    if (index === undefined) {
+      index = this.#begin(out, {
+        type: "tool_call",
+        id: str(call.id) ?? `call_${key}`,
+        name: str(fn.name) ?? "",
+      });
+      this.#tools.set(key, index);
+    }
+    const args = str(fn.arguments);
+    if (args) out.push({ type: "arguments", index, json: args });
+  }
+
+  #finish(): IrEvent[] {
+    this.#done = true;
+    const out: IrEvent[] = [];
+    if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
+    const stop = this.#stop ?? "end";
+    out.push({ type: "finish", stop, stopSequence: undefined, usage: this.#usage ?? ZERO_USAGE });
+    return out;
+  }
+
+  end(): IrEvent[] {
+    // Some compatible servers end without [DONE] after the finish chunk; that is still complete.
+    return this.#done || this.#stop === undefined ? [] : this.#finish();
+  }
+}
+
+/** Writes internal events as a Chat chunk stream, and the completion object. */
+export class ChatWriter implements ReplyWriter {
+  readonly #model: string;
+  readonly #id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
+  readonly #created = Math.floor(Date.now() / 1000);
+  #text = "";
+  readonly #calls = new Map<number, { slot: number; id: string; name: string; arguments: string }>();
+  #finish: IrStop | undefined;
+  #usage: IrUsage | undefined;
+
+  constructor(model: string) {
+    this.#model = model;
+  }
+
+  #chunk(delta: Obj, finish: string | null = null): Uint8Array {
+    return sseJson(undefined, {
+      id: this.#id,
+      object: "chat.completion.chunk",
+      created: this.#created,
+      model: this.#model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    });
+  }
+
+  push(event: IrEvent): Uint8Array[] {
+    switch (event.type) {
+      case "start":
+        return [this.#chunk({ role: "assistant", content: "" })];
+      case "part_start": {
+        if (event.part.type !== "tool_call") return [];
+        const slot = this.#calls.size;
+        this.#calls.set(event.index, { slot, id: event.part.id, name: event.part.name, arguments: "" });
+        const fn = { name: event.part.name, arguments: "" };
+        return [
+          this.#chunk({ tool_calls: [{ index: slot, id: event.part.id, type: "function", function: fn }] }),
+        ];
+      }
+      case "text":
+        this.#text += event.text;
+        return [this.#chunk({ content: event.text })];
+      case "arguments": {
+        const call = this.#calls.get(event.index);
+        if (call === undefined) return [];
+        call.arguments += event.json;
+        return [this.#chunk({ tool_calls: [{ index: call.slot, function: { arguments: event.json } }] })];
+      }
+      case "finish": {
+        this.#finish = event.stop;
+        this.#usage = event.usage;
+        const usage = sseJson(undefined, {
+          id: this.#id,
+          object: "chat.completion.chunk",
+          created: this.#created,
+          model: this.#model,
+          choices: [],
+          usage: usageToChat(event.usage),
+        });
+        return [this.#chunk({}, stopToChat(event.stop)), usage, sseEvent(undefined, "[DONE]")];
+      }
+      case "error":
+        return [
+          sseJson(undefined, {
+            error: { message: event.message, type: "server_error", param: null, code: "upstream_failed" },
+          }),
+        ];
+      default:
+        return [];
+    }
+  }
+
+  answer(): Obj {
+    const calls = [...this.#calls.values()].map((c) => ({
+      id: c.id,
+      type: "function",
+      function: { name: c.name, arguments: c.arguments },
+    }));
+    const message: Obj = {
+      role: "assistant",
+      content: calls.length > 0 && this.#text === "" ? null : this.#text,
+      refusal: null,
+    };
+    if (calls.length > 0) message.tool_calls = calls;
+    return {
+      id: this.#id,
+      object: "chat.completion",
+      created: this.#created,
+      model: this.#model,
+      choices: [{ index: 0, message, logprobs: null, finish_reason: stopToChat(this.#finish ?? "end") }],
+      usage: usageToChat(this.#usage ?? ZERO_USAGE),
+    };
+  }
+}

@@ -1,0 +1,159 @@
+// Chat Completions requests ↔ the internal form. Reading keeps system/developer messages, user
+// text and images, assistant text and tool_calls, tool messages, function tools, tool_choice,
+// response_format, max_completion_tokens / max_tokens, reasoning_effort, stop.
+// Drop rules (README "Translation"): thinking blocks and reasoning items have no place in a Chat
+// request and are dropped when the upstream speaks Chat (their signatures cannot be sent back);
+// audio, files, `n`, `logprobs`, `seed`, penalties are not forwarded to other protocols.
+import type { ChatRequest } from "../chat.ts";
+import type { IrFormat, IrMessage, IrPart, IrRequest } from "./ir.ts";
+import { appendParts, contentParts, textOf } from "./messages-ir.ts";
+import { arr, type Obj, obj } from "./narrow.ts";
+import { effortForBudget, toolChoiceOf } from "./responses-request.ts";
+
+function formatOf(format: ChatRequest["response_format"]): IrFormat | undefined {
+  if (format?.type === "json_schema" && format.json_schema?.schema) {
+    const strict = obj(format.json_schema).strict;
+    return {
+      kind: "json_schema",
+      name: format.json_schema.name,
+      schema: format.json_schema.schema,
+      strict: typeof strict === "boolean" ? strict : undefined,
+    };
+  }
+  return format?.type === "json_object" ? { kind: "json_object" } : undefined;
+}
+
+function stopOf(stop: unknown): string[] {
+  if (typeof stop === "string") return [stop];
+  return Array.isArray(stop) ? stop.filter((s): s is string => typeof s === "string") : [];
+}
+
+function readMessage(messages: IrMessage[], system: string[], m: ChatRequest["messages"][number]): void {
+  if (m.role === "system" || m.role === "developer") {
+    const parts = contentParts(m.content);
+    if (messages.length === 0) system.push(textOf(parts));
+    else appendParts(messages, "system", parts);
+  } else if (m.role === "user") appendParts(messages, "user", contentParts(m.content));
+  else if (m.role === "tool") {
+    const content = typeof m.content === "string" ? m.content : contentParts(m.content);
+    appendParts(messages, "user", [{ type: "tool_result", callId: m.tool_call_id, content, isError: false }]);
+  } else {
+    const calls: IrPart[] = arr(obj(m).tool_calls).map((raw) => {
+      const fn = obj(obj(raw).function);
+      return {
+        type: "tool_call",
+        id: String(obj(raw).id),
+        name: String(fn.name),
+        arguments: String(fn.arguments),
+      };
+    });
+    appendParts(messages, "assistant", [...contentParts(obj(m).content ?? ""), ...calls]);
+  }
+}
+
+/** The internal form of a Chat Completions request. */
+export function readChatRequest(request: ChatRequest): IrRequest {
+  const system: string[] = [];
+  const messages: IrMessage[] = [];
+  for (const m of request.messages) readMessage(messages, system, m);
+  const effort = request.reasoning_effort ?? undefined;
+  return {
+    model: request.model,
+    system,
+    messages,
+    tools: (request.tools ?? []).map((t) => ({
+      name: t.function.name,
+      description: t.function.description ?? undefined,
+      parameters: t.function.parameters ?? undefined,
+      strict: typeof t.function.strict === "boolean" ? t.function.strict : undefined,
+    })),
+    toolChoice: toolChoiceOf(request.tool_choice),
+    parallelToolCalls:
+      typeof request.parallel_tool_calls === "boolean" ? request.parallel_tool_calls : undefined,
+    format: formatOf(request.response_format),
+    maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+    temperature: request.temperature ?? undefined,
+    topP: request.top_p ?? undefined,
+    stop: stopOf(request.stop),
+    reasoning:
+      effort === undefined || effort === "none"
+        ? undefined
+        : { effort, budgetTokens: undefined, summary: false },
+    stream: request.stream === true,
+  };
+}
+
+function userContent(parts: IrPart[]): string | Obj[] {
+  if (parts.every((p) => p.type === "text")) return textOf(parts);
+  return parts.flatMap((p): Obj[] => {
+    if (p.type === "text") return [{ type: "text", text: p.text }];
+    if (p.type === "image") return [{ type: "image_url", image_url: { url: p.url } }];
+    return [];
+  });
+}
+
+function writeMessage(m: IrMessage): Obj[] {
+  if (m.role === "system") return [{ role: "system", content: textOf(m.parts) }];
+  if (m.role === "assistant") {
+    const calls = m.parts.flatMap((p) =>
+      p.type === "tool_call"
+        ? [{ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments } }]
+        : [],
+    );
+    const text = textOf(m.parts);
+    return [
+      {
+        role: "assistant",
+        content: text === "" ? null : text,
+        ...(calls.length > 0 ? { tool_calls: calls } : {}),
+      },
+    ];
+  }
+  const out: Obj[] = [];
+  for (const p of m.parts) {
+    if (p.type !== "tool_result") continue;
+    const content = typeof p.content === "string" ? p.content : userContent(p.content);
+    out.push({ role: "tool", tool_call_id: p.callId, content });
+  }
+  const rest = m.parts.filter((p) => p.type === "text" || p.type === "image");
+  if (rest.length > 0) out.push({ role: "user", content: userContent(rest) });
+  return out;
+}
+
+/** A Chat Completions request body for the internal form. */
+export function writeChatRequest(ir: IrRequest, model: string): Obj {
+  const messages: Obj[] = ir.system.length > 0 ? [{ role: "system", content: ir.system.join("\n\n") }] : [];
+  messages.push(...ir.messages.flatMap(writeMessage));
+  const body: Obj = { model, messages, stream: ir.stream };
+  if (ir.stream) body.stream_options = { include_usage: true };
+  if (ir.tools.length > 0) {
+    body.tools = ir.tools.map((t) => ({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(t.description === undefined ? {} : { description: t.description }),
+        parameters: t.parameters ?? { type: "object", properties: {} },
+        ...(t.strict === undefined ? {} : { strict: t.strict }),
+      },
+    }));
+    const c = ir.toolChoice;
+    body.tool_choice = c.mode === "named" ? { type: "function", function: { name: c.name } } : c.mode;
+  }
+  if (ir.parallelToolCalls !== undefined && ir.tools.length > 0)
+    body.parallel_tool_calls = ir.parallelToolCalls;
+  const f = ir.format;
+  if (f?.kind === "json_schema") {
+    const strict = f.strict === undefined ? {} : { strict: f.strict };
+    body.response_format = {
+      type: "json_schema",
+      json_schema: { name: f.name, schema: f.schema, ...strict },
+    };
+  } else if (f?.kind === "json_object") body.response_format = { type: "json_object" };
+  if (ir.maxTokens !== undefined) body.max_completion_tokens = ir.maxTokens;
+  if (ir.temperature !== undefined) body.temperature = ir.temperature;
+  if (ir.topP !== undefined) body.top_p = ir.topP;
+  if (ir.stop.length > 0) body.stop = ir.stop.slice(0, 4);
+  const r = ir.reasoning;
+  if (r !== undefined) body.reasoning_effort = r.effort ?? effortForBudget(r.budgetTokens ?? 8192);
+  return body;
+}

@@ -1,0 +1,263 @@
+// Messages answers ↔ the internal form: reading an upstream's message object and event stream
+// (message_start, content blocks, message_delta, message_stop), and writing them for a Messages
+// client. Thinking blocks carry their signature both ways. Server-tool blocks (web search
+// results, …) have no counterpart elsewhere and are dropped when read.
+// The input usage of message_start is the gateway's own count when the upstream reports usage
+// only at the end (OpenAI protocols); message_delta then carries the upstream's real figures.
+import { sseJson } from "../sse.ts";
+import { stopFromMessages, stopToMessages, usageFromAnthropic, usageToAnthropic } from "./finish.ts";
+import type {
+  IrEvent,
+  IrPart,
+  IrPartStart,
+  IrReply,
+  IrStop,
+  IrUsage,
+  ReplyReader,
+  ReplyWriter,
+} from "./ir.ts";
+import { parseObject, ZERO_USAGE } from "./ir.ts";
+import { argumentsObject, argumentsText, arr, count, newId, type Obj, obj, str } from "./narrow.ts";
+
+function partOf(block: Obj): IrPart | undefined {
+  switch (block.type) {
+    case "text":
+      return { type: "text", text: str(block.text) ?? "" };
+    case "thinking":
+      return { type: "thinking", text: str(block.thinking) ?? "", signature: str(block.signature) };
+    case "redacted_thinking":
+      return { type: "redacted_thinking", data: str(block.data) ?? "" };
+    case "tool_use":
+      return {
+        type: "tool_call",
+        id: String(block.id),
+        name: String(block.name),
+        arguments: argumentsText(block.input),
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** A complete Messages answer in the internal form. */
+export function readMessagesReply(json: Obj): IrReply {
+  return {
+    id: str(json.id) ?? "",
+    model: str(json.model) ?? "",
+    parts: arr(json.content).flatMap((b) => partOf(obj(b)) ?? []),
+    stop: stopFromMessages(json.stop_reason),
+    stopSequence: str(json.stop_sequence),
+    usage: usageFromAnthropic(json.usage),
+  };
+}
+
+function startOf(block: Obj): IrPartStart | undefined {
+  switch (block.type) {
+    case "text":
+    case "thinking":
+      return { type: block.type };
+    case "redacted_thinking":
+      return { type: "redacted_thinking", data: str(block.data) ?? "" };
+    case "tool_use":
+      return { type: "tool_call", id: String(block.id), name: String(block.name) };
+    default:
+      return undefined;
+  }
+}
+
+/** Reads a Messages SSE stream into internal events. */
+export class MessagesReader implements ReplyReader {
+  readonly #blocks = new Map<number, number>();
+  #next = 0;
+  #usage: Obj = {};
+  #stop: IrStop = "end";
+  #stopSequence: string | undefined;
+  #done = false;
+
+  read(name: string | undefined, data: string): IrEvent[] {
+    if (this.#done) return [];
+    const e = parseObject(data);
+    if (e === undefined) return [];
+    switch (name ?? e.type) {
+      case "message_start": {
+        const message = obj(e.message);
+        this.#usage = { ...obj(message.usage) };
+        const usage = usageFromAnthropic(this.#usage);
+        return [{ type: "start", id: str(message.id) ?? "", model: str(message.model) ?? "", usage }];
+      }
+      case "content_block_start":
+        return this.#start(e);
+      case "content_block_delta":
+        return this.#delta(e);
+      case "content_block_stop": {
+        const index = this.#blocks.get(count(e.index));
+        return index === undefined ? [] : [{ type: "part_stop", index }];
+      }
+      case "message_delta": {
+        const delta = obj(e.delta);
+        if (delta.stop_reason) this.#stop = stopFromMessages(delta.stop_reason);
+        this.#stopSequence = str(delta.stop_sequence) ?? this.#stopSequence;
+        for (const [k, v] of Object.entries(obj(e.usage))) if (typeof v === "number") this.#usage[k] = v;
+        return [];
+      }
+      case "message_stop":
+        this.#done = true;
+        return [
+          {
+            type: "finish",
+            stop: this.#stop,
+            stopSequence: this.#stopSequence,
+            usage: usageFromAnthropic(this.#usage),
+          },
+        ];
+      case "error":
+        this.#done = true;
+        return [{ type: "error", message: str(obj(e.error).message) ?? "The upstream reported an error." }];
+      default:
+        return [];
+    }
+  }
+
+  #start(e: Obj): IrEvent[] {
+    const block = obj(e.content_block);
+    const part = startOf(block);
+    if (part === undefined) return [];
+    const index = this.#next++;
+    this.#blocks.set(count(e.index), index);
+    const out: IrEvent[] = [{ type: "part_start", index, part }];
+    const text = str(block.text);
+    if (part.type === "text" && text) out.push({ type: "text", index, text });
+    return out;
+  }
+
+  #delta(e: Obj): IrEvent[] {
+    const index = this.#blocks.get(count(e.index));
+    if (index === undefined) return [];
+    const d = obj(e.delta);
+    switch (d.type) {
+      case "text_delta":
+        return [{ type: "text", index, text: str(d.text) ?? "" }];
+      case "thinking_delta":
+        return [{ type: "thinking", index, text: str(d.thinking) ?? "" }];
+      case "signature_delta":
+        return [{ type: "signature", index, signature: str(d.signature) ?? "" }];
+      case "input_json_delta": {
+        const json = str(d.partial_json) ?? "";
+        return json === "" ? [] : [{ type: "arguments", index, json }];
+      }
+      default:
+        return [];
+    }
+  }
+
+  end(): IrEvent[] {
+    return [];
+  }
+}
+
+/** Writes internal events as a Messages event stream, and the message object. */
+export class MessagesWriter implements ReplyWriter {
+  readonly #model: string;
+  readonly #estimate: number;
+  readonly #id = `msg_${newId()}`;
+  readonly #content: Obj[] = [];
+  readonly #blocks = new Map<number, { block: Obj; text: string }>();
+  #stop: IrStop | undefined;
+  #stopSequence: string | undefined;
+  #usage: IrUsage | undefined;
+
+  /** `model` is the id the client asked for; `inputEstimate` the gateway's count of the prompt. */
+  constructor(model: string, inputEstimate: number) {
+    this.#model = model;
+    this.#estimate = inputEstimate;
+  }
+
+  answer(): Obj {
+    return {
+      id: this.#id,
+      type: "message",
+      role: "assistant",
+      model: this.#model,
+      content: this.#content.filter((b) => b !== undefined),
+      stop_reason: this.#stop === undefined ? null : stopToMessages(this.#stop),
+      stop_sequence: this.#stopSequence ?? null,
+      usage: usageToAnthropic(this.#usage ?? ZERO_USAGE),
+    };
+  }
+
+  push(event: IrEvent): Uint8Array[] {
+    switch (event.type) {
+      case "start": {
+        const usage = event.usage ?? { ...ZERO_USAGE, input: this.#estimate };
+        const message = {
+          ...this.answer(),
+          usage: { ...usageToAnthropic({ ...usage, output: 0 }), output_tokens: 1 },
+        };
+        return [sseJson("message_start", { type: "message_start", message })];
+      }
+      case "part_start":
+        return this.#start(event.index, event.part);
+      case "text":
+        return this.#delta(event.index, event.text, { type: "text_delta", text: event.text });
+      case "thinking":
+        return this.#delta(event.index, event.text, { type: "thinking_delta", thinking: event.text });
+      case "arguments":
+        return this.#delta(event.index, event.json, { type: "input_json_delta", partial_json: event.json });
+      case "signature": {
+        const b = this.#blocks.get(event.index);
+        if (b === undefined) return [];
+        b.block.signature = event.signature;
+        return [this.#blockDelta(event.index, { type: "signature_delta", signature: event.signature })];
+      }
+      case "part_stop":
+        return this.#stopBlock(event.index);
+      case "finish": {
+        this.#stop = event.stop;
+        this.#stopSequence = event.stopSequence;
+        this.#usage = event.usage;
+        const delta = { stop_reason: stopToMessages(event.stop), stop_sequence: event.stopSequence ?? null };
+        return [
+          sseJson("message_delta", { type: "message_delta", delta, usage: usageToAnthropic(event.usage) }),
+          sseJson("message_stop", { type: "message_stop" }),
+        ];
+      }
+      case "error":
+        return [sseJson("error", { type: "error", error: { type: "api_error", message: event.message } })];
+    }
+  }
+
+  #blockDelta(index: number, delta: Obj): Uint8Array {
+    return sseJson("content_block_delta", { type: "content_block_delta", index, delta });
+  }
+
+  #start(index: number, part: IrPartStart): Uint8Array[] {
+    let block: Obj;
+    if (part.type === "text") block = { type: "text", text: "" };
+    else if (part.type === "thinking") block = { type: "thinking", thinking: "", signature: "" };
+    else if (part.type === "redacted_thinking") block = { type: "redacted_thinking", data: part.data };
+    else block = { type: "tool_use", id: part.id, name: part.name, input: {} };
+    this.#blocks.set(index, { block, text: "" });
+    return [
+      sseJson("content_block_start", { type: "content_block_start", index, content_block: { ...block } }),
+    ];
+  }
+
+  #delta(index: number, text: string, delta: Obj): Uint8Array[] {
+    const b = this.#blocks.get(index);
+    if (b === undefined) return [];
+    b.text += text;
+    return [this.#blockDelta(index, delta)];
+  }
+
+  #stopBlock(index: number): Uint8Array[] {
+    const b = this.#blocks.get(index);
+    if (b === undefined) return [];
+    this.#blocks.delete(index);
+    const { block } = b;
+    if (block.type === "text") block.text = b.text;
+    else if (block.type === "thinking") block.thinking = b.text;
+    else if (block.type === "tool_use") block.input = argumentsObject(b.text);
+    this.#content[index] = block;
+    return [sseJson("content_block_stop", { type: "content_block_stop", index })];
+  }
+}

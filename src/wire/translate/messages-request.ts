@@ -1,0 +1,198 @@
+// Messages requests ↔ the internal form. Reading keeps system (string or blocks), text, images,
+// tool_use / tool_result, thinking blocks with signatures, redacted thinking, custom tools,
+// tool_choice, thinking (enabled budget or adaptive) with output_config.effort, output_config.format,
+// max_tokens, sampling and stop_sequences.
+// Drop rules (README "Translation"): toward another protocol, `metadata`, `context_management`,
+// `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks, documents and server
+// tools (tools with a `type` other than `custom`) are dropped. Toward a Messages upstream:
+// thinking without a signature is dropped (the API refuses it), mid-conversation system messages
+// join the top-level `system`, sampling fields are dropped while thinking is on (the API requires
+// the defaults then), and `json_object` becomes a schema of `{"type":"object"}`.
+import type { CountTokensRequest } from "../messages.ts";
+import type { ToolChoiceView } from "../text-view.ts";
+import type { IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
+import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
+import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narrow.ts";
+
+type AnyMessagesRequest = CountTokensRequest & { max_tokens?: number; stream?: boolean };
+
+function blockParts(block: Obj): IrPart[] {
+  switch (block.type) {
+    case "thinking":
+      return [{ type: "thinking", text: str(block.thinking) ?? "", signature: str(block.signature) }];
+    case "redacted_thinking":
+      return [{ type: "redacted_thinking", data: str(block.data) ?? "" }];
+    case "tool_use":
+      return [
+        {
+          type: "tool_call",
+          id: String(block.id),
+          name: String(block.name),
+          arguments: argumentsText(block.input),
+        },
+      ];
+    case "tool_result": {
+      const content = typeof block.content === "string" ? block.content : contentParts(block.content);
+      return [
+        { type: "tool_result", callId: String(block.tool_use_id), content, isError: block.is_error === true },
+      ];
+    }
+    default:
+      return contentParts([block]);
+  }
+}
+
+function toolsOf(tools: AnyMessagesRequest["tools"]): IrTool[] {
+  return (tools ?? [])
+    .filter((t) => t.type === undefined || t.type === "custom")
+    .map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.input_schema,
+      strict: undefined,
+    }));
+}
+
+function toolChoiceOf(choice: AnyMessagesRequest["tool_choice"]): ToolChoiceView {
+  if (choice?.type === "none") return { mode: "none" };
+  if (choice?.type === "any") return { mode: "required" };
+  if (choice?.type === "tool" && choice.name) return { mode: "named", name: choice.name };
+  return { mode: "auto" };
+}
+
+function reasoningOf(request: AnyMessagesRequest): IrReasoning | undefined {
+  const thinking = request.thinking;
+  const effort = request.output_config?.effort;
+  if (thinking?.type === "disabled") return undefined;
+  if (thinking === undefined && effort === undefined) return undefined;
+  const budget = thinking?.type === "enabled" ? (thinking.budget_tokens as number) : undefined;
+  const summary = thinking !== undefined && obj(thinking).display !== "omitted";
+  return { effort: effort ?? (budget === undefined ? "medium" : undefined), budgetTokens: budget, summary };
+}
+
+/** The internal form of a Messages request. */
+export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
+  const system = typeof request.system === "string" ? [request.system] : [];
+  if (Array.isArray(request.system)) system.push(textOf(contentParts(request.system)));
+  const messages: IrMessage[] = [];
+  for (const m of request.messages) {
+    const parts =
+      typeof m.content === "string" ? contentParts(m.content) : m.content.flatMap((b) => blockParts(obj(b)));
+    appendParts(messages, m.role, parts);
+  }
+  const format = request.output_config?.format;
+  const parallel = obj(request.tool_choice).disable_parallel_tool_use;
+  const stop = arr(request.stop_sequences).filter((s): s is string => typeof s === "string");
+  return {
+    model: request.model,
+    system: system.filter((s) => s !== ""),
+    messages,
+    tools: toolsOf(request.tools),
+    toolChoice: toolChoiceOf(request.tool_choice),
+    parallelToolCalls: typeof parallel === "boolean" ? !parallel : undefined,
+    format: format ? { kind: "json_schema", name: "output", schema: format.schema, strict: true } : undefined,
+    maxTokens: request.max_tokens,
+    temperature: typeof request.temperature === "number" ? request.temperature : undefined,
+    topP: typeof request.top_p === "number" ? request.top_p : undefined,
+    stop,
+    reasoning: reasoningOf(request),
+    stream: request.stream === true,
+  };
+}
+
+/** Thinking budgets used for an OpenAI effort. */
+const BUDGETS: Readonly<Record<string, number>> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768,
+  max: 32768,
+};
+
+function blockOut(p: IrPart): Obj | undefined {
+  switch (p.type) {
+    case "text":
+      return p.text === "" ? undefined : { type: "text", text: p.text };
+    case "image": {
+      const inline = dataUrl(p.url);
+      return inline
+        ? { type: "image", source: { type: "base64", media_type: inline.mediaType, data: inline.data } }
+        : { type: "image", source: { type: "url", url: p.url } };
+    }
+    case "thinking":
+      return p.signature ? { type: "thinking", thinking: p.text, signature: p.signature } : undefined;
+    case "redacted_thinking":
+      return { type: "redacted_thinking", data: p.data };
+    case "tool_call":
+      return { type: "tool_use", id: p.id, name: p.name, input: argumentsObject(p.arguments) };
+    case "tool_result": {
+      const content = typeof p.content === "string" ? p.content : p.content.flatMap((c) => blockOut(c) ?? []);
+      return {
+        type: "tool_result",
+        tool_use_id: p.callId,
+        content,
+        ...(p.isError ? { is_error: true } : {}),
+      };
+    }
+  }
+}
+
+function messagesOut(ir: IrRequest, system: string[]): Obj[] {
+  const merged: IrMessage[] = [];
+  for (const m of ir.messages) {
+    if (m.role === "system") system.push(textOf(m.parts));
+    else appendParts(merged, m.role, m.parts);
+  }
+  return merged.flatMap((m) => {
+    // Tool results must lead the user message that answers a tool_use.
+    const ordered = m.role === "user" ? [...m.parts].sort((a, b) => rank(a) - rank(b)) : m.parts;
+    const content = ordered.flatMap((p) => blockOut(p) ?? []);
+    return content.length === 0 ? [] : [{ role: m.role, content }];
+  });
+}
+
+function rank(p: IrPart): number {
+  return p.type === "tool_result" ? 0 : 1;
+}
+
+/** A Messages request body for the internal form; `defaultMaxTokens` fills the required max_tokens. */
+export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTokens: number): Obj {
+  const system = [...ir.system];
+  const messages = messagesOut(ir, system);
+  const maxTokens = ir.maxTokens ?? defaultMaxTokens;
+  const body: Obj = { model, max_tokens: maxTokens, messages, stream: ir.stream };
+  if (system.length > 0) body.system = system.join("\n\n");
+  if (ir.tools.length > 0) {
+    body.tools = ir.tools.map((t) => ({
+      name: t.name,
+      ...(t.description === undefined ? {} : { description: t.description }),
+      input_schema: t.parameters ?? { type: "object", properties: {} },
+    }));
+    const c = ir.toolChoice;
+    const choice: Obj =
+      c.mode === "named" ? { type: "tool", name: c.name } : { type: c.mode === "required" ? "any" : c.mode };
+    if (ir.parallelToolCalls === false && c.mode !== "none") choice.disable_parallel_tool_use = true;
+    body.tool_choice = choice;
+  }
+  const f = ir.format;
+  if (f !== undefined) {
+    const schema = f.kind === "json_schema" ? f.schema : { type: "object" };
+    body.output_config = { format: { type: "json_schema", schema } };
+  }
+  if (ir.stop.length > 0) body.stop_sequences = ir.stop;
+  const budget = thinkingBudget(ir.reasoning, maxTokens);
+  if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
+  else {
+    if (ir.temperature !== undefined) body.temperature = Math.min(1, ir.temperature);
+    if (ir.topP !== undefined) body.top_p = ir.topP;
+  }
+  return body;
+}
+
+function thinkingBudget(r: IrReasoning | undefined, maxTokens: number): number | undefined {
+  if (r === undefined) return undefined;
+  const wanted = r.budgetTokens ?? BUDGETS[r.effort ?? "medium"] ?? 8192;
+  const budget = Math.min(wanted, maxTokens - 1);
+  return budget >= 1024 ? budget : undefined;
+}

@@ -1,0 +1,217 @@
+// Responses requests ↔ the internal form. Reading keeps instructions, message items (text and
+// images), function calls and their outputs, reasoning items (summary text + encrypted_content as
+// the signature), function tools, tool_choice, text.format / response_format, reasoning effort.
+// Drop rules (documented in README "Translation"): tools other than `function` (custom, namespace,
+// web_search, local_shell, …) and items other than messages, function calls/outputs and
+// reasoning are dropped when the upstream speaks another protocol; `include`, `store`,
+// `prompt_cache_key`, `client_metadata`, `service_tier`, `text.verbosity` are not forwarded there.
+import type { ResponsesRequest } from "../responses.ts";
+import type { ToolChoiceView } from "../text-view.ts";
+import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool } from "./ir.ts";
+import { appendParts, contentParts } from "./messages-ir.ts";
+import { arr, type Obj, obj, str } from "./narrow.ts";
+
+function toolsOf(tools: ResponsesRequest["tools"]): IrTool[] {
+  const out: IrTool[] = [];
+  for (const raw of tools ?? []) {
+    const tool = obj(raw);
+    if (tool.type !== "function") continue;
+    const fn = tool.function === undefined ? tool : obj(tool.function);
+    const name = str(fn.name);
+    if (name === undefined) continue;
+    out.push({
+      name,
+      description: str(fn.description),
+      parameters: fn.parameters === null || fn.parameters === undefined ? undefined : obj(fn.parameters),
+      strict: typeof fn.strict === "boolean" ? fn.strict : undefined,
+    });
+  }
+  return out;
+}
+
+export function toolChoiceOf(choice: unknown): ToolChoiceView {
+  if (choice === "none" || choice === "required") return { mode: choice };
+  const c = obj(choice);
+  const name = str(c.name) ?? str(obj(c.function).name);
+  if (c.type === "function" && name) return { mode: "named", name };
+  return { mode: "auto" };
+}
+
+function formatOf(request: ResponsesRequest): IrFormat | undefined {
+  const format = obj(request.text?.format ?? undefined);
+  if (format.type === "json_schema" && format.schema !== undefined) {
+    const strict = typeof format.strict === "boolean" ? format.strict : undefined;
+    return { kind: "json_schema", name: str(format.name) ?? "output", schema: obj(format.schema), strict };
+  }
+  if (format.type === "json_object") return { kind: "json_object" };
+  const legacy = request.response_format;
+  if (legacy?.type === "json_schema" && legacy.json_schema?.schema) {
+    return {
+      kind: "json_schema",
+      name: legacy.json_schema.name,
+      schema: legacy.json_schema.schema,
+      strict: undefined,
+    };
+  }
+  return legacy?.type === "json_object" ? { kind: "json_object" } : undefined;
+}
+
+function reasoningPart(item: Obj): IrPart {
+  const summary = arr(item.summary).map((s) => str(obj(s).text) ?? "");
+  const content = arr(item.content).map((s) => str(obj(s).text) ?? "");
+  const text = (summary.length > 0 ? summary : content).join("\n\n");
+  return { type: "thinking", text, signature: str(item.encrypted_content) };
+}
+
+function readItem(messages: IrMessage[], system: string[], item: Obj): void {
+  switch (item.type ?? "message") {
+    case "message": {
+      const role = item.role === "assistant" ? "assistant" : item.role === "user" ? "user" : "system";
+      const parts = contentParts(item.content);
+      if (role === "system" && messages.length === 0) {
+        system.push(...parts.flatMap((p) => (p.type === "text" ? [p.text] : [])));
+      } else appendParts(messages, role, parts);
+      return;
+    }
+    case "function_call":
+      appendParts(messages, "assistant", [
+        {
+          type: "tool_call",
+          id: String(item.call_id),
+          name: String(item.name),
+          arguments: String(item.arguments),
+        },
+      ]);
+      return;
+    case "function_call_output": {
+      const output = typeof item.output === "string" ? item.output : contentParts(item.output);
+      appendParts(messages, "user", [
+        { type: "tool_result", callId: String(item.call_id), content: output, isError: false },
+      ]);
+      return;
+    }
+    case "reasoning":
+      appendParts(messages, "assistant", [reasoningPart(item)]);
+      return;
+  }
+}
+
+/** The internal form of a Responses request (after previous_response_id was expanded, if any). */
+export function readResponsesRequest(request: ResponsesRequest): IrRequest {
+  const system: string[] = request.instructions ? [request.instructions] : [];
+  const messages: IrMessage[] = [];
+  if (typeof request.input === "string") appendParts(messages, "user", contentParts(request.input));
+  else for (const item of request.input) readItem(messages, system, obj(item));
+  const effort = request.reasoning?.effort ?? undefined;
+  return {
+    model: request.model,
+    system,
+    messages,
+    tools: toolsOf(request.tools),
+    toolChoice: toolChoiceOf(request.tool_choice),
+    parallelToolCalls:
+      typeof request.parallel_tool_calls === "boolean" ? request.parallel_tool_calls : undefined,
+    format: formatOf(request),
+    maxTokens: request.max_output_tokens ?? undefined,
+    temperature: request.temperature ?? undefined,
+    topP: request.top_p ?? undefined,
+    stop: [],
+    reasoning:
+      effort === undefined || effort === "none"
+        ? undefined
+        : { effort, budgetTokens: undefined, summary: Boolean(request.reasoning?.summary) },
+    stream: request.stream === true,
+  };
+}
+
+function contentOut(parts: IrPart[], role: "user" | "assistant"): Obj[] {
+  const out: Obj[] = [];
+  for (const p of parts) {
+    if (p.type === "text")
+      out.push({ type: role === "assistant" ? "output_text" : "input_text", text: p.text });
+    else if (p.type === "image" && role === "user")
+      out.push({ type: "input_image", image_url: p.url, detail: "auto" });
+  }
+  return out;
+}
+
+function itemsOf(message: IrMessage): Obj[] {
+  const items: Obj[] = [];
+  const role = message.role === "system" ? "developer" : message.role;
+  let pending: IrPart[] = [];
+  const flush = () => {
+    const content = contentOut(pending, role === "assistant" ? "assistant" : "user");
+    if (content.length > 0) items.push({ type: "message", role, content });
+    pending = [];
+  };
+  for (const p of message.parts) {
+    if (p.type === "text" || p.type === "image") {
+      pending.push(p);
+      continue;
+    }
+    flush();
+    if (p.type === "tool_call")
+      items.push({ type: "function_call", call_id: p.id, name: p.name, arguments: p.arguments });
+    else if (p.type === "tool_result") {
+      const output = typeof p.content === "string" ? p.content : contentOut(p.content, "user");
+      items.push({ type: "function_call_output", call_id: p.callId, output });
+    } else if (p.type === "thinking") {
+      const summary = p.text === "" ? [] : [{ type: "summary_text", text: p.text }];
+      items.push({ type: "reasoning", summary, ...(p.signature ? { encrypted_content: p.signature } : {}) });
+    } else items.push({ type: "reasoning", summary: [], encrypted_content: p.data });
+  }
+  flush();
+  return items;
+}
+
+/** Effort for a thinking budget (the inverse of the Messages writer's budgets). */
+export function effortForBudget(budget: number): string {
+  if (budget <= 2048) return "low";
+  if (budget <= 8192) return "medium";
+  if (budget <= 24576) return "high";
+  return "xhigh";
+}
+
+/** A Responses request body for the internal form. */
+export function writeResponsesRequest(ir: IrRequest, model: string): Obj {
+  const body: Obj = {
+    model,
+    input: ir.messages.flatMap(itemsOf),
+    stream: ir.stream,
+    store: false,
+  };
+  if (ir.system.length > 0) body.instructions = ir.system.join("\n\n");
+  if (ir.tools.length > 0) {
+    body.tools = ir.tools.map((t) => ({
+      type: "function",
+      name: t.name,
+      ...(t.description === undefined ? {} : { description: t.description }),
+      parameters: t.parameters ?? { type: "object", properties: {} },
+      strict: t.strict ?? false,
+    }));
+    const c = ir.toolChoice;
+    body.tool_choice = c.mode === "named" ? { type: "function", name: c.name } : c.mode;
+  }
+  if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
+  const f = ir.format;
+  if (f?.kind === "json_schema") {
+    body.text = {
+      format: {
+        type: "json_schema",
+        name: f.name,
+        schema: f.schema,
+        ...(f.strict === undefined ? {} : { strict: f.strict }),
+      },
+    };
+  } else if (f?.kind === "json_object") body.text = { format: { type: "json_object" } };
+  if (ir.maxTokens !== undefined) body.max_output_tokens = ir.maxTokens;
+  if (ir.temperature !== undefined) body.temperature = ir.temperature;
+  if (ir.topP !== undefined) body.top_p = ir.topP;
+  const r = ir.reasoning;
+  if (r !== undefined) {
+    const effort = r.effort ?? effortForBudget(r.budgetTokens ?? 8192);
+    body.reasoning = { effort, ...(r.summary ? { summary: "auto" } : {}) };
+    body.include = ["reasoning.encrypted_content"];
+  }
+  return body;
+}
