@@ -1,16 +1,57 @@
-// `modelgate sim --listen ADDR [--seed N]`: the simulator as a standalone HTTP upstream.
-
+// `modelgate sim --listen ADDR [--seed N] [--profile FILE.toml] [--fault KEY=VALUE]...`: the
+// simulator as a standalone HTTP upstream, misbehaving per a fault profile (src/config/channels.ts
+// FaultProfileSchema): a TOML file of profile fields, each overridable by a --fault flag.
+import { readFileSync } from "node:fs";
 import * as v from "valibot";
+import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
 import { ListenSchema } from "../config/schema.ts";
 import { splitListen } from "../http/listener.ts";
 import { log } from "../log.ts";
 import { startSimServer } from "../sim/server.ts";
+import { describeIssues } from "../validation.ts";
 import { parse, UsageError } from "./args.ts";
+
+function readProfileFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new UsageError(
+      `--profile: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  try {
+    return Bun.TOML.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    throw new UsageError(
+      `--profile: ${file} is not valid TOML: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+/** The profile from an optional TOML file and `KEY=VALUE` overrides (numbers, true/false). */
+export function profileFrom(file: string | undefined, faults: readonly string[]): FaultProfile {
+  const fields: Record<string, unknown> = file === undefined ? {} : readProfileFile(file);
+  for (const fault of faults) {
+    const at = fault.indexOf("=");
+    if (at < 1) throw new UsageError(`--fault: expected KEY=VALUE such as rate_500=0.5, got "${fault}"`);
+    const raw = fault.slice(at + 1);
+    fields[fault.slice(0, at)] = raw === "true" ? true : raw === "false" ? false : Number(raw);
+  }
+  const parsed = v.safeParse(FaultProfileSchema, fields);
+  if (!parsed.success) throw new UsageError(`fault profile: ${describeIssues(parsed.issues)}`);
+  return parsed.output;
+}
 
 export async function simCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { listen: { type: "string" }, seed: { type: "string" } },
+    {
+      listen: { type: "string" },
+      seed: { type: "string" },
+      profile: { type: "string" },
+      fault: { type: "string", multiple: true },
+    },
     "sim",
   );
   if (positionals.length > 0) throw new UsageError(`sim: unexpected argument "${positionals[0]}"`);
@@ -20,8 +61,9 @@ export async function simCommand(args: string[]): Promise<void> {
   const seed = values.seed === undefined ? 0 : Number(values.seed);
   if (!Number.isSafeInteger(seed) || seed < 0)
     throw new UsageError(`--seed: expected a whole number, got "${values.seed}"`);
-  const sim = startSimServer({ ...splitListen(listenAddress), seed });
-  log("info", "simulator listening", { url: sim.url, seed });
+  const profile = profileFrom(values.profile, values.fault ?? []);
+  const sim = startSimServer({ ...splitListen(listenAddress), seed, profile });
+  log("info", "simulator listening", { url: sim.url, seed, profile });
   const stop = async () => {
     await sim.stop();
     process.exit(0);

@@ -5,6 +5,7 @@ import { checkCidr } from "../auth/ip.ts";
 import { parseUsd } from "../billing/money.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
 import { AdminConfigSchema } from "./admin.ts";
+import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
 import { BillingSchema } from "./prices.ts";
 import { TextConfigSchema } from "./text.ts";
@@ -77,6 +78,9 @@ const ChannelSchema = v.variant("kind", [
     kind: v.literal("sim"),
     name: v.pipe(v.string(), v.minLength(1)),
     models: v.optional(v.array(ModelPattern), ["*"]),
+    /** How this in-process simulator misbehaves (see src/config/channels.ts). */
+    profile: v.optional(FaultProfileSchema),
+    ...ChannelRoutingFields,
   }),
   v.strictObject({
     kind: v.picklist(["openai-responses", "openai-chat", "anthropic", "openai-images"]),
@@ -89,6 +93,8 @@ const ChannelSchema = v.variant("kind", [
     models: v.array(ModelPattern),
     /** Public model id → the id the upstream knows. */
     model_map: v.optional(v.record(v.string(), v.string()), {}),
+    ...CredentialFields,
+    ...ChannelRoutingFields,
   }),
 ]);
 
@@ -101,6 +107,7 @@ export const ConfigSchema = v.strictObject({
   admin: v.optional(AdminConfigSchema, {}),
   text: v.optional(TextConfigSchema, {}),
   endpoints: v.optional(EndpointsConfigSchema, {}),
+  routing: v.optional(RoutingSchema, {}),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });
 

@@ -1,5 +1,6 @@
 // The shared path of both image endpoints after decoding: admit (worst case n × (1 + partials)
-// generations), route to a channel (failing over while nothing has been sent), relay as one JSON
+// generations), route to a channel through the shared failover loop (src/upstream/retry.ts: priority,
+// weight, circuits, caps, retries, timeouts — only while nothing has been sent), relay as one JSON
 // result or as SSE (`image.partial_image` … `image.completed`), and settle exactly once on every
 // path: success, upstream error, client disconnect, exception.
 import type { Principal } from "../auth/keys.ts";
@@ -8,7 +9,11 @@ import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { log } from "../log.ts";
+import { timeoutsOf, upstreamEnv } from "../relay/route.ts";
+import type { Lease } from "../upstream/channels.ts";
+import { AttemptGuard } from "../upstream/guard.ts";
 import { type ImageEvent, type ImageJob, imageUpstream } from "../upstream/images.ts";
+import { type Attempt, failover } from "../upstream/retry.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
 import { ImageTally } from "./images-tally.ts";
@@ -25,7 +30,7 @@ interface Opened {
   events: AsyncGenerator<ImageEvent>;
 }
 
-const RETRYABLE = new Set(["upstream_failed", "upstream_timeout", "no_channel"]);
+const RETRYABLE = new Set(["upstream_failed", "upstream_timeout", "rate_limited"]);
 
 export async function runImages(
   ctx: RequestContext,
@@ -63,38 +68,88 @@ export async function runImages(
   return jsonResponse(opened, tally, admission, abort);
 }
 
-/** Tries the model's channels in order until one yields its first event. */
+/** Tries the model's channels (priority, weight, circuits, caps) until one yields its first event. */
 async function open(
   gateway: Gateway,
   request: ImageRequest,
   signal: AbortSignal,
   tally: ImageTally,
 ): Promise<Opened> {
-  const channels = gateway.channels.forModel(request.model.id);
+  const channels = gateway.channels
+    .forModel(request.model.id)
+    .filter((c) => c.config.kind === "sim" || c.config.kind === "openai-images");
   if (channels.length === 0) {
     throw new GatewayError(
       "no_channel",
       `no upstream channel serves ${request.model.id}; add one to the configuration`,
     );
   }
-  let lastError: unknown;
-  for (const channel of channels) {
-    tally.channels.push(channel.config.name);
-    try {
-      const upstream = imageUpstream(channel, gateway);
-      const events = upstream.run(
-        { ...request.job, upstreamModel: channel.upstreamModel(request.model.id) },
-        signal,
-      );
-      const first = await events.next();
-      tally.markFirstByte();
-      return { first, events };
-    } catch (thrown) {
-      if (!(thrown instanceof GatewayError) || !RETRYABLE.has(thrown.kind)) throw thrown;
-      lastError = thrown;
+  const won = await failover(channels, (lease) => attemptImages(gateway, request, lease, signal), {
+    policy: gateway.config.routing,
+    tried: tally.channels,
+    signal,
+    replayable: true,
+  });
+  tally.markFirstByte();
+  return won.value;
+}
+
+/** One attempt on one channel: its first event under the channel's timeouts. */
+async function attemptImages(
+  gateway: Gateway,
+  request: ImageRequest,
+  lease: Lease,
+  signal: AbortSignal,
+): Promise<Attempt<Opened>> {
+  const channel = lease.channel;
+  const guard = new AttemptGuard(channel.name, timeoutsOf(channel, upstreamEnv(gateway)), signal);
+  try {
+    const upstream = imageUpstream(channel, gateway, lease.credential);
+    const job = { ...request.job, upstreamModel: channel.upstreamModel(request.model.id) };
+    const events = upstream.run(job, guard.signal);
+    const first = await events.next();
+    guard.markFirstByte();
+    return { ok: true, value: { first, events: guarded(events, guard, lease) } };
+  } catch (thrown) {
+    guard.dispose();
+    const fired = guard.fired;
+    if (signal.aborted) {
+      lease.release("neutral");
+      throw thrown;
     }
+    const error = fired === undefined ? thrown : guard.timeoutError(fired);
+    if (!(error instanceof GatewayError) || !RETRYABLE.has(error.kind)) {
+      lease.release("neutral");
+      throw error;
+    }
+    lease.release(error.kind === "rate_limited" ? "neutral" : "failure");
+    const retryAfterMs = error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1000;
+    return { ok: false, failure: { error, retryable: true, retryAfterMs } };
   }
-  throw lastError;
+}
+
+/** The rest of the events, feeding the idle timer; the lease ends with them. */
+async function* guarded(
+  events: AsyncGenerator<ImageEvent>,
+  guard: AttemptGuard,
+  lease: Lease,
+): AsyncGenerator<ImageEvent> {
+  let outcome: "success" | "failure" | "neutral" = "neutral";
+  try {
+    for (let step = await events.next(); !step.done; step = await events.next()) {
+      guard.markChunk();
+      yield step.value;
+    }
+    if (guard.fired !== undefined) throw guard.timeoutError(guard.fired);
+    outcome = "success";
+  } catch (thrown) {
+    outcome = "failure";
+    throw guard.fired === undefined ? thrown : guard.timeoutError(guard.fired);
+  } finally {
+    guard.dispose();
+    lease.release(outcome);
+    await events.return(undefined).catch(() => undefined);
+  }
 }
 
 async function jsonResponse(opened: Opened, tally: ImageTally, admission: Admission, abort: AbortController) {

@@ -1,10 +1,13 @@
 // Choosing and calling the upstream for a text request: the channels serving the model that speak
-// the client's protocol, tried in order; a later channel is tried only when an earlier one failed
-// before answering (unreachable, 401/403, 429, 5xx), never once the client got a byte.
+// the client's protocol, tried by priority and weight through the shared failover loop
+// (src/upstream/retry.ts): retries and failover on connect errors, timeouts, 401/403, 429 and 5xx,
+// only until the first byte of a 2xx answer arrived — never once the client got a byte.
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
-import type { Channel } from "../upstream/channels.ts";
+import type { Channel, Lease } from "../upstream/channels.ts";
+import { AttemptGuard, type ResolvedTimeouts, type UpstreamTiming } from "../upstream/guard.ts";
 import { UpstreamUnreachable } from "../upstream/http.ts";
+import { type Attempt, failover } from "../upstream/retry.ts";
 import { callText, speaks, type TextCall, type UpstreamEnv } from "../upstream/text.ts";
 import { upstreamError, worthFailover } from "../upstream/text-errors.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -36,17 +39,77 @@ export function upstreamEnv(gateway: Gateway): UpstreamEnv {
     simSeed: gateway.config.sim.seed,
     simTiming: { ttftMs: text.sim_ttft_ms, tokensPerSecond: text.sim_tokens_per_second },
     timeoutMs: text.upstream_timeout_seconds * 1000,
+    routing: gateway.config.routing,
   };
 }
 
 export interface Answered {
+  /** The upstream's 2xx answer; its body replays from the first byte and releases the channel at its end. */
   response: Response;
   channel: Channel;
+  /** Upstream time of the answering attempt (the overhead figure is total time minus this). */
+  timing: UpstreamTiming;
+}
+
+/** The channel's timeouts, the first-byte one defaulting to `[text] upstream_timeout_seconds`. */
+export function timeoutsOf(channel: Channel, env: UpstreamEnv): ResolvedTimeouts {
+  const t = channel.config.timeouts;
+  return {
+    connect_ms: t.connect_ms,
+    first_byte_ms: t.first_byte_ms ?? env.timeoutMs,
+    idle_ms: t.idle_ms,
+    total_ms: t.total_ms,
+  };
+}
+
+async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Promise<Attempt<Answered>> {
+  const channel = lease.channel;
+  const guard = new AttemptGuard(channel.name, timeoutsOf(channel, env), call.signal);
+  const attemptCall: TextCall = { ...call, signal: guard.signal, credential: lease.credential };
+  try {
+    const response = await callText(channel, attemptCall, env);
+    if (!response.ok) {
+      const error = await upstreamError(channel.name, response);
+      guard.dispose();
+      const retryable = worthFailover(response.status);
+      lease.release(response.status === 429 || !retryable ? "neutral" : "failure");
+      // A refused credential is worth another call here only when the channel has another one.
+      const refused = response.status === 401 || response.status === 403;
+      const sameChannel = !refused || channel.credentials > 1;
+      return { ok: false, failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel } };
+    }
+    const opened = await guard.open(response, lease);
+    return { ok: true, value: { response: opened, channel, timing: guard.timing } };
+  } catch (thrown) {
+    guard.dispose();
+    const fired = guard.fired;
+    if (call.signal.aborted) {
+      lease.release("neutral");
+      throw thrown;
+    }
+    lease.release("failure");
+    if (fired !== undefined)
+      return { ok: false, failure: { error: guard.timeoutError(fired), retryable: true } };
+    if (thrown instanceof UpstreamUnreachable)
+      return { ok: false, failure: { error: thrown, retryable: true } };
+    const why = thrown instanceof Error ? thrown.message : String(thrown);
+    const error = new GatewayError(
+      "upstream_failed",
+      `Channel "${channel.name}" broke off before answering (${why}). Retry later.`,
+    );
+    return { ok: false, failure: { error, retryable: true } };
+  }
+}
+
+function retryAfterMs(error: GatewayError): number | undefined {
+  return error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1000;
 }
 
 /**
- * Calls the channels in order until one answers 2xx. `bodyFor` gives the body for a channel (its
- * model id mapped). `tried` collects the names of the channels called.
+ * Calls the channels (ordered by priority and weight, skipping open circuits and full channels)
+ * until one answers 2xx with a first byte, retrying and failing over per the routing policy.
+ * `call` gives the body for a channel (its model id mapped). `tried` collects the names of the
+ * channels called, in order, one entry per attempt.
  */
 export async function callChannels(
   channels: readonly Channel[],
@@ -54,20 +117,21 @@ export async function callChannels(
   env: UpstreamEnv,
   tried: string[],
 ): Promise<Answered> {
-  let last: GatewayError | undefined;
-  for (const channel of channels) {
-    tried.push(channel.config.name);
-    let response: Response;
-    try {
-      response = await callText(channel, call(channel), env);
-    } catch (thrown) {
-      if (!(thrown instanceof UpstreamUnreachable)) throw thrown;
-      last = thrown;
-      continue;
-    }
-    if (response.ok) return { response, channel };
-    last = await upstreamError(channel.config.name, response);
-    if (!worthFailover(response.status)) break;
-  }
-  throw last ?? new GatewayError("no_channel", "No upstream channel is available. Retry later.");
+  const calls = new Map<Channel, TextCall>();
+  const callFor = (channel: Channel): TextCall => {
+    const made = calls.get(channel) ?? call(channel);
+    calls.set(channel, made);
+    return made;
+  };
+  const first = channels[0];
+  const probe = first === undefined ? undefined : callFor(first);
+  const body = probe?.body ?? "";
+  const size = typeof body === "string" ? body.length : body.byteLength;
+  const won = await failover(channels, (lease) => attemptText(lease, callFor(lease.channel), env), {
+    policy: env.routing,
+    tried,
+    signal: probe?.signal ?? new AbortController().signal,
+    replayable: size <= env.routing.max_replay_bytes,
+  });
+  return won.value;
 }

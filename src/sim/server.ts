@@ -1,14 +1,27 @@
 // The simulator as an HTTP upstream (`modelgate sim --listen ADDR`). It answers the way the real
-// provider APIs do, so every upstream adapter is tested over the wire.
+// provider APIs do, so every upstream adapter is tested over the wire. Every model call passes
+// through the fault injector (faults.ts) with the server's fault profile; `GET /sim/stats` reads
+// its counters, `PUT /sim/profile` replaces the profile, `POST /sim/reset` zeroes the counters.
+import * as v from "valibot";
 import { MODELS } from "../catalog/models.ts";
+import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
+import { describeIssues } from "../validation.ts";
 import { openaiModelList } from "../wire/models.ts";
+import { FaultInjector, type SimStats } from "./faults.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
+import { simError } from "./text/errors.ts";
+import type { Timing } from "./text/pace.ts";
 import { SIM_TEXT_ROUTES } from "./text/routes.ts";
 
 export interface SimServerOptions {
   hostname: string;
   port: number;
   seed: number;
+  /** The fault profile (default: no faults). */
+  profile?: FaultProfile | undefined;
+  /** Set per call from the profile: timing and stream cut for answers without directives. */
+  timing?: Timing | undefined;
+  dropAfter?: number | undefined;
 }
 
 /** A route of the simulator: protocol modules (text, images) each contribute theirs. */
@@ -27,29 +40,81 @@ const ROUTES: readonly SimRoute[] = [
 
 export interface SimServer {
   url: string;
+  /** The counters, in process (the same as GET /sim/stats). */
+  stats(): SimStats;
+  injector: FaultInjector;
   stop(): Promise<void>;
 }
 
+/** The profile with every field at its default: no faults. */
+export const NO_FAULTS: FaultProfile = v.parse(FaultProfileSchema, {});
+
+function notFound(request: Request, pathname: string): Response {
+  const message = `simulator: unknown path ${request.method} ${pathname}`;
+  return Response.json(
+    { error: { message, type: "invalid_request_error", param: null, code: null } },
+    { status: 404 },
+  );
+}
+
+async function control(request: Request, pathname: string, injector: FaultInjector): Promise<Response> {
+  if (request.method === "GET" && pathname === "/sim/stats") return Response.json(injector.stats());
+  if (request.method === "POST" && pathname === "/sim/reset") {
+    injector.reset();
+    return Response.json(injector.stats());
+  }
+  if (request.method === "PUT" && pathname === "/sim/profile") {
+    const parsed = v.safeParse(FaultProfileSchema, await request.json().catch(() => null));
+    if (!parsed.success) return Response.json({ error: describeIssues(parsed.issues) }, { status: 400 });
+    injector.setProfile(parsed.output);
+    return Response.json(parsed.output);
+  }
+  if (request.method === "GET" && pathname === "/sim/profile") return Response.json(injector.profile);
+  return notFound(request, pathname);
+}
+
+/** Answers one model call through the fault injector. */
+export function simCall(
+  injector: FaultInjector,
+  route: SimRoute,
+  request: Request,
+  options: SimServerOptions,
+): Promise<Response> {
+  const protocol = route.path === "/v1/messages" ? "messages" : "responses";
+  return injector.call(
+    request,
+    async (shape) =>
+      route.handle(request, {
+        ...options,
+        timing: shape.timing ?? options.timing,
+        dropAfter: shape.dropAfter,
+      }),
+    (status, message) => simError(protocol, status, message),
+  );
+}
+
 export function startSimServer(options: SimServerOptions): SimServer {
+  const injector = new FaultInjector(options.profile ?? NO_FAULTS, options.seed);
   const server = Bun.serve({
     hostname: options.hostname,
     port: options.port,
-    fetch(request) {
+    // A hanging call waits for its client; the server must not cut it first.
+    idleTimeout: 0,
+    fetch(request, srv) {
       const { pathname } = new URL(request.url);
+      if (pathname.startsWith("/sim/")) return control(request, pathname, injector);
       const route = ROUTES.find((r) => r.method === request.method && r.path === pathname);
-      if (route) return route.handle(request, options);
-      return Response.json(
-        {
-          error: {
-            message: `simulator: unknown path ${request.method} ${pathname}`,
-            type: "invalid_request_error",
-            param: null,
-            code: null,
-          },
-        },
-        { status: 404 },
-      );
+      if (route === undefined) return notFound(request, pathname);
+      if (route.method === "GET") return route.handle(request, options);
+      const peer = srv.requestIP(request);
+      if (peer) injector.sawPeer(`${peer.address}:${peer.port}`);
+      return simCall(injector, route, request, options);
     },
   });
-  return { url: `http://${options.hostname}:${server.port}`, stop: () => server.stop(true) };
+  return {
+    url: `http://${options.hostname}:${server.port}`,
+    stats: () => injector.stats(),
+    injector,
+    stop: () => server.stop(true),
+  };
 }

@@ -1,49 +1,139 @@
-// The one place text adapters touch upstream HTTP: a POST with a header timeout. Bun's fetch keeps
-// a keep-alive pool per origin; the caller's signal cancels the request and its body stream.
-import type { ChannelConfig } from "../config/schema.ts";
+// The one module that owns upstream HTTP. Requests go through node:http(s) with one keep-alive
+// Agent per scheme and no cap on parallel sockets: Bun's global fetch queues everything beyond 256
+// in-flight requests (BUN_CONFIG_MAX_HTTP_REQUESTS, read only at process start), which would stall
+// the 257th concurrent stream behind the others. Here a connect timeout is exact (the socket's
+// `connect` event), the caller's signal cancels the request and its body at once, and the answer
+// comes back as a web Response whose body honours back-pressure.
+import http from "node:http";
+import https from "node:https";
+import type { Socket } from "node:net";
 import { GatewayError } from "../wire/errors.ts";
-import type { TextCall, UpstreamEnv } from "./text.ts";
 
-type HttpChannel = Extract<ChannelConfig, { base_url: string }>;
-
-/** Raised when the upstream could not be reached or did not answer in time. */
+/** Raised when the upstream could not be reached or connected to in time (worth a failover). */
 export class UpstreamUnreachable extends GatewayError {}
 
-export async function postUpstream(
-  channel: HttpChannel,
-  path: string,
-  auth: Record<string, string>,
-  call: TextCall,
-  env: UpstreamEnv,
-): Promise<Response> {
-  const url = `${channel.base_url.replace(/\/+$/, "")}${path}`;
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(), env.timeoutMs);
-  try {
-    return await fetch(url, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        accept: call.stream ? "text/event-stream" : "application/json",
-        ...auth,
-      },
-      body: call.body,
-      signal: AbortSignal.any([call.signal, timeout.signal]),
-      decompress: true,
-    });
-  } catch (thrown) {
-    if (call.signal.aborted) throw thrown;
-    if (timeout.signal.aborted) {
-      throw new UpstreamUnreachable(
-        "upstream_timeout",
-        `Channel "${channel.name}" did not answer within ${Math.round(env.timeoutMs / 1000)} s. Retry later.`,
-      );
-    }
-    throw new UpstreamUnreachable(
-      "upstream_failed",
-      `Channel "${channel.name}" could not be reached (${thrown instanceof Error ? thrown.message : String(thrown)}). Retry later.`,
-    );
-  } finally {
-    clearTimeout(timer);
+export interface UpstreamRequest {
+  channel: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | Uint8Array | FormData;
+  signal: AbortSignal;
+  connectMs: number;
+}
+
+const AGENT_OPTIONS = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY, maxFreeSockets: 1024 };
+const agents = { http: new http.Agent(AGENT_OPTIONS), https: new https.Agent(AGENT_OPTIONS) };
+
+/** Joins a channel's base URL and an endpoint path. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, "")}${path}`;
+}
+
+function unreachable(channel: string, thrown: unknown): UpstreamUnreachable {
+  const why = thrown instanceof Error ? thrown.message : String(thrown);
+  return new UpstreamUnreachable(
+    "upstream_failed",
+    `Channel "${channel}" could not be reached (${why}). Retry later.`,
+    { code: "upstream_unreachable" },
+  );
+}
+
+function connectTimeout(request: UpstreamRequest): UpstreamUnreachable {
+  return new UpstreamUnreachable(
+    "upstream_timeout",
+    `Channel "${request.channel}" could not be connected to within ${request.connectMs} ms (connect timeout). Retry later.`,
+    { code: "upstream_connect_timeout" },
+  );
+}
+
+/** A FormData body as bytes with its multipart content type. */
+async function encodeBody(
+  body: UpstreamRequest["body"],
+): Promise<{ bytes: Uint8Array | string; type?: string }> {
+  if (!(body instanceof FormData)) return { bytes: body };
+  const encoded = new Response(body);
+  // Read the type first: Bun clears a body-derived content-type once the body is consumed.
+  const type = encoded.headers.get("content-type") ?? undefined;
+  return { bytes: await encoded.bytes(), type };
+}
+
+function toHeaders(raw: http.IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.set(name, value);
   }
+  return headers;
+}
+
+/** The response body as a web stream: paused while the reader is behind, destroyed on cancel. */
+function bodyStream(res: http.IncomingMessage, req: http.ClientRequest): ReadableStream<Uint8Array> {
+  let ended = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      res.on("data", (chunk: Buffer) => {
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 1) <= 0) res.pause();
+      });
+      res.on("end", () => {
+        ended = true;
+        controller.close();
+      });
+      res.on("close", () => {
+        if (!ended) controller.error(new Error("the upstream closed the connection before its answer ended"));
+        ended = true;
+      });
+    },
+    pull() {
+      res.resume();
+    },
+    cancel() {
+      ended = true;
+      req.destroy();
+    },
+  });
+}
+
+function watchConnect(req: http.ClientRequest, request: UpstreamRequest): void {
+  req.once("socket", (socket: Socket) => {
+    if (!socket.connecting) return;
+    const timer = setTimeout(() => req.destroy(connectTimeout(request)), request.connectMs);
+    socket.once("connect", () => clearTimeout(timer));
+    socket.once("close", () => clearTimeout(timer));
+  });
+}
+
+/** POSTs to an upstream; throws UpstreamUnreachable on connection failures, rethrows aborts. */
+export async function postUpstream(request: UpstreamRequest): Promise<Response> {
+  const url = new URL(request.url);
+  const { bytes, type } = await encodeBody(request.body);
+  const headers: Record<string, string> = {
+    ...request.headers,
+    "content-length": String(Buffer.byteLength(bytes)),
+  };
+  if (type !== undefined) headers["content-type"] = type;
+  const secure = url.protocol === "https:";
+  return new Promise<Response>((resolve, reject) => {
+    const req = (secure ? https : http).request(
+      url,
+      { method: "POST", headers, agent: secure ? agents.https : agents.http, signal: request.signal },
+      (res) => {
+        const status = res.statusCode ?? 502;
+        const body = status === 204 || status === 304 ? null : bodyStream(res, req);
+        resolve(
+          new Response(body, {
+            status,
+            statusText: res.statusMessage ?? "",
+            headers: toHeaders(res.headers),
+          }),
+        );
+      },
+    );
+    watchConnect(req, request);
+    req.on("error", (error) => {
+      if (request.signal.aborted) reject(request.signal.reason ?? error);
+      else reject(error instanceof UpstreamUnreachable ? error : unreachable(request.channel, error));
+    });
+    req.end(bytes);
+  });
 }

@@ -7,6 +7,7 @@ import type { ChannelConfig } from "../config/schema.ts";
 import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { UpstreamEventSchema, UpstreamResultSchema } from "../wire/images-events.ts";
+import { joinUrl, postUpstream } from "./http.ts";
 import type { ImageEvent, ImageJob, ImageUpstream } from "./images.ts";
 
 type HttpChannel = Exclude<ChannelConfig, { kind: "sim" }>;
@@ -118,9 +119,7 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
   }
 }
 
-export function openaiImageUpstream(channel: HttpChannel): ImageUpstream {
-  const base = channel.base_url.replace(/\/+$/, "");
-  const credential = channel.api_key_env === undefined ? undefined : process.env[channel.api_key_env];
+export function openaiImageUpstream(channel: HttpChannel, credential: string | undefined): ImageUpstream {
   return {
     async *run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent> {
       const headers: Record<string, string> = {
@@ -135,14 +134,17 @@ export function openaiImageUpstream(channel: HttpChannel): ImageUpstream {
       } else body = editForm(job);
       let response: Response;
       try {
-        response = await fetch(`${base}${path}`, { method: "POST", headers, body, signal });
+        response = await postUpstream({
+          channel: channel.name,
+          url: joinUrl(channel.base_url, path),
+          headers,
+          body,
+          signal,
+          connectMs: channel.timeouts.connect_ms,
+        });
       } catch (thrown) {
         if (signal.aborted) return;
-        const reason = thrown instanceof Error ? thrown.message : String(thrown);
-        throw new GatewayError(
-          "upstream_failed",
-          `upstream channel "${channel.name}" unreachable: ${reason}`,
-        );
+        throw thrown;
       }
       if (!response.ok) throw await upstreamError(response, channel.name);
       const streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");

@@ -43,13 +43,13 @@ export interface ImageUpstream {
 }
 
 /** The adapter for a channel; a text-only channel kind cannot serve images. */
-export function imageUpstream(channel: Channel, gateway: Gateway): ImageUpstream {
+export function imageUpstream(channel: Channel, gateway: Gateway, credential?: string): ImageUpstream {
   const config = channel.config;
   switch (config.kind) {
     case "sim":
       return simImageUpstream(gateway.config.sim.seed);
     case "openai-images":
-      return openaiImageUpstream(config);
+      return openaiImageUpstream(config, credential);
     case "openai-responses":
     case "openai-chat":
     case "anthropic":

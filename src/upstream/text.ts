@@ -3,11 +3,12 @@
 // and the simulator in-process. Each adapter sends a body already in its protocol and returns the
 // upstream's raw Response; relaying and error mapping happen in src/relay.
 
+import type { RoutingConfig } from "../config/channels.ts";
 import type { Timing } from "../sim/text/pace.ts";
-import { simTextAnswer } from "../sim/text/routes.ts";
 import type { TextProtocol } from "../wire/text-view.ts";
 import type { Channel } from "./channels.ts";
-import { postUpstream } from "./http.ts";
+import { joinUrl, postUpstream } from "./http.ts";
+import { simChannelText } from "./sim-channel.ts";
 
 export interface TextCall {
   protocol: TextProtocol;
@@ -19,13 +20,17 @@ export interface TextCall {
   anthropicBeta?: string | undefined;
   /** Aborts the upstream call (client gone, timeout). */
   signal: AbortSignal;
+  /** The channel credential for this attempt (set by the failover loop; rotates per call). */
+  credential?: string | undefined;
 }
 
 export interface UpstreamEnv {
   simSeed: number;
   simTiming: Timing;
-  /** How long to wait for response headers. */
+  /** Default first-byte timeout for channels that set none. */
   timeoutMs: number;
+  /** Retry and failover policy. */
+  routing: RoutingConfig;
 }
 
 /** Whether a channel can take a request in `protocol` without translation. */
@@ -66,15 +71,15 @@ export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Pr
         body: call.body,
         signal: call.signal,
       });
-      return simTextAnswer(call.protocol, request, { seed: env.simSeed, timing: env.simTiming });
+      return simChannelText(channel, call.protocol, request, { seed: env.simSeed, timing: env.simTiming });
     }
     case "openai-responses":
-      return postUpstream(config, "/responses", openaiHeaders(config.api_key_env), call, env);
+      return post(channel, "/responses", openaiHeaders(call.credential), call);
     case "openai-chat":
-      return postUpstream(config, "/chat/completions", openaiHeaders(config.api_key_env), call, env);
+      return post(channel, "/chat/completions", openaiHeaders(call.credential), call);
     case "anthropic": {
       const path = config.base_url.replace(/\/+$/, "").endsWith("/v1") ? "/messages" : "/v1/messages";
-      return postUpstream(config, path, anthropicHeaders(config.api_key_env, call), call, env);
+      return post(channel, path, anthropicHeaders(call.credential, call), call);
     }
     case "openai-images":
       throw new Error(`channel ${config.name} serves images, not text`);
@@ -85,18 +90,33 @@ export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Pr
   }
 }
 
-/** The credential named by `api_key_env`; read per call, never logged. */
-function credential(envName: string | undefined): string | undefined {
-  return envName === undefined ? undefined : process.env[envName] || undefined;
+function post(
+  channel: Channel,
+  path: string,
+  auth: Record<string, string>,
+  call: TextCall,
+): Promise<Response> {
+  const config = channel.config;
+  if (config.kind === "sim") throw new Error(`channel ${config.name} is in-process`);
+  return postUpstream({
+    channel: config.name,
+    url: joinUrl(config.base_url, path),
+    headers: {
+      "content-type": "application/json",
+      accept: call.stream ? "text/event-stream" : "application/json",
+      ...auth,
+    },
+    body: call.body,
+    signal: call.signal,
+    connectMs: config.timeouts.connect_ms,
+  });
 }
 
-function openaiHeaders(envName: string | undefined): Record<string, string> {
-  const key = credential(envName);
+function openaiHeaders(key: string | undefined): Record<string, string> {
   return key === undefined ? {} : { authorization: `Bearer ${key}` };
 }
 
-function anthropicHeaders(envName: string | undefined, call: TextCall): Record<string, string> {
-  const key = credential(envName);
+function anthropicHeaders(key: string | undefined, call: TextCall): Record<string, string> {
   const headers: Record<string, string> = { "anthropic-version": call.anthropicVersion ?? "2023-06-01" };
   if (key !== undefined) headers["x-api-key"] = key;
   if (call.anthropicBeta) headers["anthropic-beta"] = call.anthropicBeta;

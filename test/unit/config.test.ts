@@ -26,7 +26,7 @@ describe("configuration", () => {
     expect(config.server.listen).toBe("127.0.0.1:8080");
     expect(config.store.url).toBe("sqlite://modelgate.db");
     expect(config.bootstrap).toEqual({ enabled: true, balance_usd: "10" });
-    expect(config.channels).toEqual([{ kind: "sim", name: "simulator", models: ["*"] }]);
+    expect(config.channels).toMatchObject([{ kind: "sim", name: "simulator", models: ["*"] }]);
   });
 
   test("an unknown field is rejected with its exact path", () => {

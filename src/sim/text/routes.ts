@@ -19,7 +19,9 @@ import { responseObject, responsesEvents } from "./responses.ts";
 export interface SimTextOptions {
   seed: number;
   /** Defaults for requests without `sim:ttft` / `sim:tps` directives. */
-  timing?: Timing;
+  timing?: Timing | undefined;
+  /** Default for requests without a `sim:drop` directive (a fault profile's disconnect_after_events). */
+  dropAfter?: number | undefined;
 }
 
 interface Rendered {
@@ -82,6 +84,7 @@ export async function simTextAnswer(
   if (d.errorStatus !== undefined) {
     return simError(protocol, d.errorStatus, `simulator: error ${d.errorStatus} requested by sim:error`);
   }
+  const dropAfter = d.dropAfter ?? options.dropAfter;
   const timing: Timing = {
     ttftMs: d.ttftMs ?? options.timing?.ttftMs ?? 0,
     tokensPerSecond: d.tokensPerSecond ?? options.timing?.tokensPerSecond ?? 0,
@@ -89,10 +92,10 @@ export async function simTextAnswer(
   if (!rendered.view.stream) {
     const json = JSON.stringify(rendered.json(plan));
     if (timing.ttftMs > 0) await Bun.sleep(timing.ttftMs);
-    const body = d.dropAfter === undefined ? json : brokenBody(json);
+    const body = dropAfter === undefined ? json : brokenBody(json);
     return new Response(body, { headers: { "content-type": "application/json" } });
   }
-  return new Response(pacedStream(rendered.events(plan), timing, d.dropAfter), { headers: SSE_HEADERS });
+  return new Response(pacedStream(rendered.events(plan), timing, dropAfter), { headers: SSE_HEADERS });
 }
 
 /** The simulator HTTP routes for the three text endpoints. */

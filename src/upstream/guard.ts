@@ -1,0 +1,179 @@
+// One upstream attempt under the channel's timeouts. The guard's signal aborts the call when the
+// client goes away or a timer fires: first byte (from the start until the first body byte — so a
+// channel that sent headers and then hung can still be failed over), total (the whole exchange)
+// and idle (the longest gap between body chunks). `open()` waits for the first body byte and
+// returns a Response replaying it, whose end releases the channel lease with the outcome and
+// records the upstream time (the overhead figure is total time minus this).
+import type { Timeouts } from "../config/channels.ts";
+import { GatewayError } from "../wire/errors.ts";
+import type { Lease } from "./channels.ts";
+
+type ReadResult = { done: true; value?: undefined } | { done: false; value: Uint8Array };
+/** The part of a body reader the guard uses. */
+interface Reader {
+  read(): Promise<ReadResult>;
+  cancel(reason?: unknown): Promise<void>;
+}
+
+export type TimeoutKind = "connect" | "first_byte" | "idle" | "total";
+
+/** Upstream time of one attempt, in performance.now() milliseconds. */
+export interface UpstreamTiming {
+  startedAt: number;
+  firstByteAt: number | undefined;
+  endedAt: number | undefined;
+}
+
+/** Totals across all calls, for the overhead figure (read by the benchmark and metrics). */
+export const upstreamTime = { calls: 0, totalMs: 0 };
+
+export interface ResolvedTimeouts extends Required<Omit<Timeouts, "first_byte_ms">> {
+  first_byte_ms: number;
+}
+
+export class AttemptGuard {
+  readonly signal: AbortSignal;
+  readonly timing: UpstreamTiming = {
+    startedAt: performance.now(),
+    firstByteAt: undefined,
+    endedAt: undefined,
+  };
+  #fired: TimeoutKind | undefined;
+  readonly #controller = new AbortController();
+  readonly #channel: string;
+  readonly #timeouts: ResolvedTimeouts;
+  #firstByteTimer: ReturnType<typeof setTimeout> | undefined;
+  #totalTimer: ReturnType<typeof setTimeout> | undefined;
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
+  #lastChunkAt = 0;
+  #reader: Reader | undefined;
+
+  constructor(channel: string, timeouts: ResolvedTimeouts, client: AbortSignal) {
+    this.#channel = channel;
+    this.#timeouts = timeouts;
+    this.signal = AbortSignal.any([client, this.#controller.signal]);
+    this.#firstByteTimer = setTimeout(() => this.#fire("first_byte"), timeouts.first_byte_ms);
+    this.#totalTimer = setTimeout(() => this.#fire("total"), timeouts.total_ms);
+    // An in-process body does not watch the signal: cancelling its reader ends a pending read.
+    this.signal.addEventListener("abort", () => void this.#reader?.cancel().catch(() => undefined), {
+      once: true,
+    });
+  }
+
+  /** The timeout that ended this attempt, if one did. */
+  get fired(): TimeoutKind | undefined {
+    return this.#fired;
+  }
+
+  /** The client-facing error for the timeout that fired. */
+  timeoutError(kind: TimeoutKind): GatewayError {
+    const limits: Record<TimeoutKind, [number, string]> = {
+      connect: [this.#timeouts.connect_ms, "to connect"],
+      first_byte: [this.#timeouts.first_byte_ms, "to send its first byte"],
+      idle: [this.#timeouts.idle_ms, "between two chunks of its answer"],
+      total: [this.#timeouts.total_ms, "for its whole answer"],
+    };
+    const [ms, what] = limits[kind];
+    return new GatewayError(
+      "upstream_timeout",
+      `Channel "${this.#channel}" took longer than ${ms} ms ${what} (${kind.replace("_", "-")} timeout). Retry later.`,
+      { code: `upstream_${kind}_timeout` },
+    );
+  }
+
+  /** Stops every timer (the attempt failed before its body was handed on). */
+  dispose(): void {
+    clearTimeout(this.#firstByteTimer);
+    clearTimeout(this.#totalTimer);
+    clearTimeout(this.#idleTimer);
+    this.#end();
+  }
+
+  /**
+   * Waits for the first body byte under the first-byte timeout and returns the answer with a
+   * body that replays it; the lease is released when that body ends, fails or is cancelled.
+   */
+  async open(response: Response, lease: Lease): Promise<Response> {
+    const body = response.body;
+    if (body === null) {
+      this.dispose();
+      lease.release("success");
+      return response;
+    }
+    const reader = body.getReader();
+    this.#reader = reader;
+    const first = await reader.read();
+    this.markFirstByte();
+    const stream = this.#relay(reader, first, lease);
+    return new Response(stream, { status: response.status, headers: response.headers });
+  }
+
+  /** The first byte (or event) arrived: stops the first-byte timer and starts the idle one. */
+  markFirstByte(): void {
+    clearTimeout(this.#firstByteTimer);
+    if (this.#fired !== undefined) throw this.timeoutError(this.#fired);
+    if (this.timing.firstByteAt !== undefined) return;
+    this.timing.firstByteAt = performance.now();
+    this.#armIdle();
+  }
+
+  /** Another chunk (or event) arrived: the idle gap starts again. */
+  markChunk(): void {
+    this.#lastChunkAt = performance.now();
+  }
+
+  #relay(reader: Reader, first: ReadResult, lease: Lease): ReadableStream<Uint8Array> {
+    let pending: ReadResult | undefined = first;
+    const finish = (outcome: "success" | "failure" | "neutral") => {
+      this.dispose();
+      lease.release(outcome);
+    };
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const step = pending ?? (await reader.read());
+          pending = undefined;
+          if (this.#fired !== undefined) throw new Error(this.timeoutError(this.#fired).message);
+          if (step.done) {
+            finish(this.signal.aborted ? "neutral" : "success");
+            controller.close();
+            return;
+          }
+          this.markChunk();
+          controller.enqueue(step.value);
+        } catch (thrown) {
+          finish("failure");
+          const fired = this.#fired;
+          controller.error(fired === undefined ? thrown : new Error(this.timeoutError(fired).message));
+        }
+      },
+      cancel: async (reason) => {
+        finish("neutral");
+        await reader.cancel(reason).catch(() => undefined);
+      },
+    });
+  }
+
+  #armIdle(): void {
+    this.#lastChunkAt = performance.now();
+    const check = () => {
+      const quiet = performance.now() - this.#lastChunkAt;
+      if (quiet >= this.#timeouts.idle_ms) this.#fire("idle");
+      else this.#idleTimer = setTimeout(check, this.#timeouts.idle_ms - quiet);
+    };
+    this.#idleTimer = setTimeout(check, this.#timeouts.idle_ms);
+  }
+
+  #fire(kind: TimeoutKind): void {
+    if (this.#fired !== undefined || this.timing.endedAt !== undefined) return;
+    this.#fired = kind;
+    this.#controller.abort(this.timeoutError(kind));
+  }
+
+  #end(): void {
+    if (this.timing.endedAt !== undefined) return;
+    this.timing.endedAt = performance.now();
+    upstreamTime.calls++;
+    upstreamTime.totalMs += this.timing.endedAt - this.timing.startedAt;
+  }
+}
