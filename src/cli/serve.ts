@@ -4,6 +4,7 @@ import { parseUsd } from "../billing/money.ts";
 import { loadConfig } from "../config/load.ts";
 import { startGateway, stopGateway, VERSION } from "../gateway.ts";
 import { listen } from "../http/listener.ts";
+import { socketRoute } from "../http/websocket.ts";
 import { log } from "../log.ts";
 import { createApp } from "../server.ts";
 import { openStore } from "../store/open.ts";
@@ -37,7 +38,7 @@ export async function serveCommand(args: string[]): Promise<void> {
 
   const gateway = await startGateway(config, store);
   const app = createApp(gateway);
-  const listener = listen(config, (request) => app.handle(request));
+  const listener = listen(config, (request) => app.handle(request), socketRoute(gateway));
   if (bootstrapSecret) announceBootstrap(bootstrapSecret.secret, listener.url, bootstrapSecret.adminToken);
   log("info", "modelgate listening", {
     url: listener.url,

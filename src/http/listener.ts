@@ -4,9 +4,10 @@ import type { Server } from "bun";
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { peers } from "./edge.ts";
+import { NO_SOCKETS, type SocketData, type SocketRoute } from "./websocket.ts";
 
 export interface Listener {
-  server: Server<undefined>;
+  server: Server<SocketData>;
   /** The base URL clients use, e.g. `http://127.0.0.1:8080`. */
   url: string;
   /** Stops accepting, waits for in-flight requests up to `deadlineMs`, then closes what remains. */
@@ -19,7 +20,11 @@ export function splitListen(listen: string): { hostname: string; port: number } 
   return { hostname: listen.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(listen.slice(at + 1)) };
 }
 
-export function listen(config: Config, fetch: (request: Request) => Response | Promise<Response>): Listener {
+export function listen(
+  config: Config,
+  fetch: (request: Request) => Response | Promise<Response>,
+  sockets?: SocketRoute,
+): Listener {
   const { hostname, port } = splitListen(config.server.listen);
   const { tls_cert: cert, tls_key: key } = config.server;
   const tls = cert && key ? { cert: Bun.file(cert), key: Bun.file(key) } : undefined;
@@ -33,8 +38,10 @@ export function listen(config: Config, fetch: (request: Request) => Response | P
     fetch(request, srv) {
       const peer = srv.requestIP(request);
       if (peer) peers.set(request, peer.address);
-      return fetch(request);
+      const upgraded = sockets?.handle(request, srv, peer?.address) ?? "pass";
+      return upgraded === "pass" ? fetch(request) : upgraded;
     },
+    websocket: sockets?.handlers ?? NO_SOCKETS,
   });
   const scheme = tls ? "https" : "http";
   const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;
