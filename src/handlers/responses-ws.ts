@@ -11,6 +11,7 @@ import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
 import { buildContext } from "../http/context.ts";
 import { peers, runHandler } from "../http/edge.ts";
+import { log } from "../log.ts";
 import { asGatewayError, errorResponse, GatewayError } from "../wire/errors.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
 import { authenticate } from "./auth.ts";
@@ -96,6 +97,7 @@ export function responsesSocketHandlers(gateway: Gateway) {
   return {
     perMessageDeflate: true,
     open(ws: Socket) {
+      log("info", "responses websocket opened", { client: ws.data.peer });
       ws.data.timer = setTimeout(() => {
         ws.data.expired = true;
         if (!ws.data.busy) closeExpired(ws);

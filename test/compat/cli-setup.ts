@@ -1,0 +1,61 @@
+// Shared set-up for the coding-CLI compatibility tests: the translation rig (Responses, Chat and
+// Messages upstreams over HTTP to the simulator), a private HOME per run, and an environment that
+// keeps the CLIs on 127.0.0.1 (no telemetry, update checks or other nonessential traffic).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const BIN = resolve(import.meta.dir, "../../node_modules/.bin");
+
+export interface Sandbox {
+  home: string;
+  work: string;
+  dispose(): void;
+}
+
+export function sandbox(prefix: string): Sandbox {
+  const home = mkdtempSync(join(tmpdir(), `${prefix}-home-`));
+  const work = mkdtempSync(join(tmpdir(), `${prefix}-work-`));
+  return {
+    home,
+    work,
+    dispose() {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(work, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A minimal environment: PATH, the private HOME, no proxy variables, nothing of the developer's. */
+export function baseEnv(home: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: tmpdir(),
+    NO_PROXY: "127.0.0.1,localhost",
+    LANG: "C.UTF-8",
+  };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function run(
+  cmd: string[],
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 90_000,
+): Promise<RunResult> {
+  const proc = Bun.spawn(cmd, { cwd, env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const timer = setTimeout(() => proc.kill("SIGKILL"), timeoutMs);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
