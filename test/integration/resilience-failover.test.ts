@@ -27,6 +27,15 @@ async function sims(...profiles: Record<string, number | boolean>[]): Promise<Si
   return started;
 }
 
+async function pair(
+  a: Record<string, number | boolean>,
+  b: Record<string, number | boolean>,
+): Promise<[SimProcess, SimProcess]> {
+  const [x, y] = await sims(a, b);
+  if (x === undefined || y === undefined) throw new Error("simulators did not start");
+  return [x, y];
+}
+
 async function gateway(config: string): Promise<RunningGateway> {
   const gw = await startGateway({ config });
   cleanup.push(() => gw.dispose());
@@ -35,7 +44,7 @@ async function gateway(config: string): Promise<RunningGateway> {
 
 describe("failover and retries", () => {
   test("primary answers 500 → the secondary serves; the client gets 200; one usage record lists both", async () => {
-    const [primary, secondary] = await sims({ rate_500: 1 }, {});
+    const [primary, secondary] = await pair({ rate_500: 1 }, {});
     const gw = await gateway(
       FAST_ROUTING +
         chatChannel("primary", primary, "priority = 10") +
@@ -73,7 +82,7 @@ describe("failover and retries", () => {
   });
 
   test("primary hangs → first-byte timeout → the secondary serves the stream; the hung call is cancelled", async () => {
-    const [hung, healthy] = await sims({ hang_rate: 1 }, {});
+    const [hung, healthy] = await pair({ hang_rate: 1 }, {});
     const gw = await gateway(
       FAST_ROUTING +
         chatChannel("hung", hung, "priority = 10\ntimeouts = { first_byte_ms = 300 }") +
@@ -110,7 +119,7 @@ describe("failover and retries", () => {
   });
 
   test("the stream drops after 5 events → the client gets the error event, usage covers what was delivered, no retry", async () => {
-    const [dropping, spare] = await sims({ disconnect_after_events: 5 }, {});
+    const [dropping, spare] = await pair({ disconnect_after_events: 5 }, {});
     const gw = await gateway(
       FAST_ROUTING + chatChannel("dropping", dropping, "priority = 10") + chatChannel("spare", spare),
     );
@@ -134,7 +143,7 @@ describe("failover and retries", () => {
 
 describe("circuit breaker", () => {
   test("opens after the configured failures, skips the channel without calling it, then a probe closes it", async () => {
-    const [flaky, backup] = await sims({ rate_500: 1 }, {});
+    const [flaky, backup] = await pair({ rate_500: 1 }, {});
     const gw = await gateway(
       FAST_ROUTING +
         chatChannel(
