@@ -1,37 +1,11 @@
-// Choosing and calling the upstream for a text request: the channels serving the model that speak
-// the client's protocol, tried by priority and weight through the shared failover loop
-// (src/upstream/retry.ts): retries and failover on connect errors, timeouts, 401/403, 429 and 5xx,
-// only until the first byte of a 2xx answer arrived — never once the client got a byte.
-import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
 import { AttemptGuard, type ResolvedTimeouts, type UpstreamTiming } from "../upstream/guard.ts";
 import { UpstreamUnreachable } from "../upstream/http.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
-import { callText, speaks, type TextCall, type UpstreamEnv } from "../upstream/text.ts";
+import { callText, type TextCall, type UpstreamEnv } from "../upstream/text.ts";
 import { upstreamError, worthFailover } from "../upstream/text-errors.ts";
 import { GatewayError } from "../wire/errors.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
-
-const PROTOCOL_NAMES: Readonly<Record<TextProtocol, string>> = {
-  responses: "Responses",
-  chat: "Chat Completions",
-  messages: "Messages",
-};
-
-/** The channels that can serve `model` in `protocol`; 503 when there is none. */
-export function channelsFor(gateway: Gateway, model: ModelInfo, protocol: TextProtocol): Channel[] {
-  const all = gateway.channels.forModel(model.id);
-  const usable = all.filter((c) => speaks(c, protocol));
-  if (usable.length > 0) return usable;
-  const why =
-    all.length === 0
-      ? "no configured channel serves it"
-      : `its channels (${all.map((c) => c.config.name).join(", ")}) do not speak the ${PROTOCOL_NAMES[protocol]} protocol, and translation between protocols is not available yet`;
-  throw new GatewayError("no_channel", `No upstream channel can serve \`${model.id}\` right now: ${why}.`, {
-    retryAfterSeconds: 30,
-  });
-}
 
 export function upstreamEnv(gateway: Gateway): UpstreamEnv {
   const text = gateway.config.text;
