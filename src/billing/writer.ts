@@ -1,12 +1,14 @@
-// The group-commit writer: items written within one short window (or until a batch fills) are
-// committed together in one transaction, and each write resolves only when its batch is durable.
-// Under load the next batch gathers while the current one commits, so batches grow with traffic
-// instead of commits multiplying. One loop runs at a time; `exclusive` work (reloading balances)
-// runs between batches, never during one. No timer or promise per item beyond the caller's own.
+// The group-commit writer: each write resolves only when the transaction holding it is durable.
+// Classic group commit by default: an idle writer commits at once (after the current turn of the
+// event loop, so writes made in the same turn share the transaction), and whatever queues while a
+// commit runs forms the next batch — batches grow with traffic instead of commits multiplying, and
+// a lone request never waits for company. A window (`windowMs` > 0) instead holds the first item
+// of a batch that long. One loop runs at a time; `exclusive` work (reloading balances) runs between
+// batches, never during one. No timer or promise per item beyond the caller's own.
 import { log } from "../log.ts";
 
 export interface WriterOptions {
-  /** How long the first item of a batch waits for company, in ms. */
+  /** How long the first item of a batch waits for company, in ms; 0 (default) = classic group commit. */
   windowMs?: number;
   /** A batch this large commits at once. */
   maxBatch?: number;
@@ -31,12 +33,13 @@ export class GroupCommitWriter<T> {
   #queue: Pending<T>[] = [];
   #exclusive: (() => Promise<void>)[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #soon: ReturnType<typeof setImmediate> | undefined;
   #running: Promise<void> | undefined;
   #closed = false;
 
   constructor(commit: (batch: T[]) => Promise<unknown>, options: WriterOptions = {}) {
     this.#commit = commit;
-    this.#windowMs = options.windowMs ?? 1;
+    this.#windowMs = options.windowMs ?? 0;
     this.#maxBatch = options.maxBatch ?? 512;
     this.#attempts = options.attempts ?? 20;
     this.#retryMs = options.retryMs ?? 50;
@@ -67,7 +70,8 @@ export class GroupCommitWriter<T> {
   /** Commits everything queued, then refuses new writes. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#kick(0);
+    this.#clearPending();
+    if (!this.#running) this.#start();
     while (this.#running) await this.#running;
   }
 
@@ -76,7 +80,11 @@ export class GroupCommitWriter<T> {
     if (delayMs <= 0) {
       if (this.#timer) clearTimeout(this.#timer);
       this.#timer = undefined;
-      this.#start();
+      // After this turn of the event loop: settlements finishing in the same turn share a commit.
+      this.#soon ??= setImmediate(() => {
+        this.#soon = undefined;
+        if (!this.#running) this.#start();
+      });
       return;
     }
     this.#timer ??= setTimeout(() => {
@@ -85,7 +93,15 @@ export class GroupCommitWriter<T> {
     }, delayMs);
   }
 
+  #clearPending(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#soon) clearImmediate(this.#soon);
+    this.#timer = undefined;
+    this.#soon = undefined;
+  }
+
   #start(): void {
+    this.#clearPending();
     const run = this.#loop();
     this.#running = run;
     // Cleared here, not inside the loop: an empty loop finishes before `#running` is even assigned.

@@ -77,8 +77,11 @@ export const BillingSchema = v.strictObject({
   default_rpm: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1_000_000),
   /** Concurrent requests for keys without their own --concurrency; 0 means no limit. */
   default_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
-  /** How long the usage writer gathers records into one transaction, in ms. */
-  commit_window_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100)), 1),
+  /**
+   * How long the usage writer holds a batch's first record for company, in ms. 0 (default): classic
+   * group commit — commit at once when idle, batch whatever queues while a commit runs.
+   */
+  commit_window_ms: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(100)), 0),
   /** Price multiplier for image edits with input_fidelity high. */
   input_fidelity_high_factor: v.optional(Factor, "1.5"),
   text: v.optional(modelRecord(TEXT_IDS, TextPriceSchema, "text or messages"), {}),

@@ -27,6 +27,28 @@ describe("group-commit writer", () => {
     await writer.close();
   });
 
+  test("classic group commit (default): an idle writer commits at once, writes during a commit form the next batch", async () => {
+    const committed: string[][] = [];
+    let commits = 0;
+    const writer = new GroupCommitWriter<string>(async (batch) => {
+      commits++;
+      committed.push([...batch]);
+      await Bun.sleep(5);
+    });
+    const first = writer.write("a");
+    const second = writer.write("b");
+    // Same turn of the event loop: one transaction. The commit starts without waiting for a window.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toBe(1);
+    const later = [writer.write("c"), writer.write("d"), writer.write("e")];
+    await Promise.all([first, second, ...later]);
+    expect(committed).toEqual([
+      ["a", "b"],
+      ["c", "d", "e"],
+    ]);
+    await writer.close();
+  });
+
   test("a full batch commits at once; later writes gather while it commits", async () => {
     const sizes: number[] = [];
     const writer = new GroupCommitWriter<number>(
