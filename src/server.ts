@@ -11,8 +11,9 @@ import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
 import { requestIdOf } from "./http/context.ts";
-import { type Handler, runHandler } from "./http/edge.ts";
+import { type Handler, type RouteMeter, runHandler } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
+import { METRICS_CONTENT_TYPE, Metrics } from "./metrics/metrics.ts";
 import type { ErrorProtocol } from "./wire/errors.ts";
 import { errorResponse } from "./wire/errors.ts";
 
@@ -44,10 +45,20 @@ export const ROUTES: readonly Route[] = [
 
 export interface App {
   handle(request: Request): Promise<Response>;
+  /** Request counts, overhead and upstream-time histograms (GET /metrics renders them). */
+  metrics: Metrics;
+}
+
+/** GET /metrics: the Prometheus text exposition of the app's metrics. */
+function metricsRoute(metrics: Metrics): Route {
+  const handler: Handler = () =>
+    new Response(metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
+  return { method: "GET", path: "/metrics", protocol: "openai", handler };
 }
 
 /** Builds the HTTP app for a gateway; `handle` is what the listener calls. */
 export function createApp(gateway: Gateway): App {
+  const metrics = new Metrics();
   const app = new Elysia().onError(({ code, request }) => {
     if (code !== "NOT_FOUND") return undefined;
     const pathname = new URL(request.url).pathname;
@@ -58,17 +69,23 @@ export function createApp(gateway: Gateway): App {
         : notFoundError(request.method, pathname);
     return errorResponse(error, protocolOfPath(pathname), requestIdOf(request));
   });
-  for (const route of ROUTES) {
+  const routes = gateway.config.metrics.enabled ? [...ROUTES, metricsRoute(metrics)] : ROUTES;
+  for (const route of routes) {
+    const meter: RouteMeter = {
+      metrics,
+      route: route.path,
+      overheadHeader: gateway.config.metrics.overhead_header,
+    };
     // parse: "none": handlers read bodies themselves, with size caps enforced while reading.
     app.route(
       route.method,
       route.path,
       ({ request, params }) =>
-        runHandler(route.handler, route.protocol, gateway, request, params as Record<string, string>),
+        runHandler(route.handler, route.protocol, gateway, request, params as Record<string, string>, meter),
       { parse: "none" },
     );
   }
-  return { handle: (request) => app.handle(request) };
+  return { handle: (request) => app.handle(request), metrics };
 }
 
 function allowedMethods(pathname: string): Method[] {

@@ -56,6 +56,19 @@ export class CidrList {
   }
 }
 
+// Socket peers repeat (keep-alive connections, the same clients): parsed once, kept in a small
+// map that is simply emptied when full. Address objects are never mutated after parsing.
+const PEER_CACHE_SIZE = 4096;
+const peerCache = new Map<string, Address | undefined>();
+
+function peerAddress(peer: string): Address | undefined {
+  if (peerCache.has(peer)) return peerCache.get(peer);
+  const address = parseAddress(peer);
+  if (peerCache.size >= PEER_CACHE_SIZE) peerCache.clear();
+  peerCache.set(peer, address);
+  return address;
+}
+
 /**
  * The client's address: the socket peer, unless the peer is a trusted proxy, in which case the
  * right-most `X-Forwarded-For` entry that is not itself a trusted proxy.
@@ -65,13 +78,13 @@ export function clientAddress(
   forwardedFor: string | null,
   trusted: CidrList,
 ): Address | undefined {
-  const peerAddress = parseAddress(peer);
-  if (!forwardedFor || trusted.size === 0 || !trusted.contains(peerAddress)) return peerAddress;
+  const socket = peerAddress(peer);
+  if (!forwardedFor || trusted.size === 0 || !trusted.contains(socket)) return socket;
   const hops = forwardedFor.split(",");
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = parseAddress(hops[i] ?? "");
-    if (!hop) return peerAddress;
+    if (!hop) return socket;
     if (!trusted.contains(hop)) return hop;
   }
-  return peerAddress;
+  return socket;
 }

@@ -7,6 +7,7 @@ import { checkModelPattern } from "../catalog/groups.ts";
 import { AdminConfigSchema } from "./admin.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
+import { MetricsConfigSchema } from "./metrics.ts";
 import { BillingSchema } from "./prices.ts";
 import { TextConfigSchema } from "./text.ts";
 
@@ -106,6 +107,7 @@ export const ConfigSchema = v.strictObject({
   billing: v.optional(BillingSchema, {}),
   admin: v.optional(AdminConfigSchema, {}),
   text: v.optional(TextConfigSchema, {}),
+  metrics: v.optional(MetricsConfigSchema, {}),
   endpoints: v.optional(EndpointsConfigSchema, {}),
   routing: v.optional(RoutingSchema, {}),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),

@@ -1,14 +1,25 @@
-// The per-request context built at the edge: request id, client address, start time, protocol.
+// The per-request context built at the edge: request id, client address, start time, protocol,
+// and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
 import { type CidrList, clientAddress, type parseAddress } from "../auth/ip.ts";
 import type { ErrorProtocol } from "../wire/errors.ts";
 
 export type Address = NonNullable<ReturnType<typeof parseAddress>>;
 
-export interface RequestContext {
+/** Where the upstream HTTP module adds the time a request spent waiting on upstreams. */
+export interface UpstreamClock {
+  /**
+   * Milliseconds spent waiting on upstreams: from sending each attempt until its response headers
+   * (non-stream answers: until the whole body is read). Summed over attempts; starts at 0.
+   */
+  upstreamMs: number;
+}
+
+export interface RequestContext extends UpstreamClock {
   request: Request;
   requestId: string;
   /** The client address after the trusted-proxy rule; undefined only if the socket gave none. */
   client: Address | undefined;
+  /** `performance.now()` when the edge took the request. */
   startedAt: number;
   /** Which error shape this route answers with. */
   protocol: ErrorProtocol;
@@ -16,11 +27,20 @@ export interface RequestContext {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Keeps a sane client-sent `x-request-id`, otherwise makes one. */
+// Generated ids: 16 random hex digits per process, then a 16-hex-digit counter. As unique as a
+// random UUID across processes and restarts (a fresh random half each start), without drawing
+// 16 random bytes and rewriting a string per request.
+const ID_PREFIX = `req_${Array.from(crypto.getRandomValues(new Uint8Array(8)), (b) =>
+  b.toString(16).padStart(2, "0"),
+).join("")}`;
+let idCounter = 0;
+
+/** Keeps a sane client-sent `x-request-id`, otherwise makes one (`req_` + 32 hex digits). */
 export function requestIdOf(request: Request): string {
   const given = request.headers.get("x-request-id");
   if (given && REQUEST_ID.test(given)) return given;
-  return `req_${crypto.randomUUID().replaceAll("-", "")}`;
+  idCounter++;
+  return `${ID_PREFIX}${idCounter.toString(16).padStart(16, "0")}`;
 }
 
 export function buildContext(
@@ -29,12 +49,14 @@ export function buildContext(
   trusted: CidrList,
   protocol: ErrorProtocol,
 ): RequestContext {
+  const startedAt = performance.now();
+  const forwardedFor = trusted.size === 0 ? null : request.headers.get("x-forwarded-for");
   return {
     request,
     requestId: requestIdOf(request),
-    client:
-      peer === undefined ? undefined : clientAddress(peer, request.headers.get("x-forwarded-for"), trusted),
-    startedAt: performance.now(),
+    client: peer === undefined ? undefined : clientAddress(peer, forwardedFor, trusted),
+    startedAt,
     protocol,
+    upstreamMs: 0,
   };
 }

@@ -1,7 +1,9 @@
 // The edge of every request: builds its context, runs the handler, renders any error in the
-// client's protocol, and stamps `x-request-id` on whatever goes out.
+// client's protocol, stamps `x-request-id` on whatever goes out, and records the request's
+// metrics (status, overhead = total minus upstream time; optionally `x-modelgate-overhead-us`).
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
+import type { Metrics } from "../metrics/metrics.ts";
 import { asGatewayError, type ErrorProtocol, errorResponse } from "../wire/errors.ts";
 import { buildContext, type RequestContext } from "./context.ts";
 
@@ -14,27 +16,57 @@ export type Handler = (
 /** The socket peer of each request, recorded by the listener before routing. */
 export const peers = new WeakMap<Request, string>();
 
+/** How a route's requests are counted; built once per route, not per request. */
+export interface RouteMeter {
+  metrics: Metrics;
+  /** The route pattern, e.g. `/v1/models/:id`. */
+  route: string;
+  /** Whether answers carry `x-modelgate-overhead-us`. */
+  overheadHeader: boolean;
+}
+
+export const OVERHEAD_HEADER = "x-modelgate-overhead-us";
+
 export async function runHandler(
   handler: Handler,
   protocol: ErrorProtocol,
   gateway: Gateway,
   request: Request,
   params: Record<string, string>,
+  meter?: RouteMeter,
 ): Promise<Response> {
   const ctx = buildContext(request, peers.get(request), gateway.trustedProxies, protocol);
+  meter?.metrics.started();
+  let response: Response;
   try {
-    const response = await handler(ctx, gateway, params);
+    response = await handler(ctx, gateway, params);
     response.headers.set("x-request-id", ctx.requestId);
-    return response;
   } catch (thrown) {
-    const error = asGatewayError(thrown);
-    if (error.kind === "internal") {
-      log("error", "handler failed", {
-        request_id: ctx.requestId,
-        path: new URL(request.url).pathname,
-        error: thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
-      });
-    }
-    return errorResponse(error, protocol, ctx.requestId);
+    response = failure(thrown, ctx, protocol);
   }
+  if (meter) measure(meter, ctx, response);
+  return response;
+}
+
+function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol): Response {
+  const error = asGatewayError(thrown);
+  if (error.kind === "internal") {
+    log("error", "handler failed", {
+      request_id: ctx.requestId,
+      path: new URL(ctx.request.url).pathname,
+      error: thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
+    });
+  }
+  return errorResponse(error, protocol, ctx.requestId);
+}
+
+function measure(meter: RouteMeter, ctx: RequestContext, response: Response): void {
+  const overheadUs = meter.metrics.finished({
+    route: meter.route,
+    method: ctx.request.method,
+    status: response.status,
+    totalMs: performance.now() - ctx.startedAt,
+    upstreamMs: ctx.upstreamMs,
+  });
+  if (meter.overheadHeader) response.headers.set(OVERHEAD_HEADER, String(overheadUs));
 }

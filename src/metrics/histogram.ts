@@ -1,0 +1,118 @@
+// Counters and fixed-bucket histograms with the Prometheus text exposition (format 0.0.4). A tiny
+// writer rather than prom-client: prom-client works in Bun and in the compiled binary, but importing
+// it adds ~13 MB of resident memory (measured in the compiled binary) against a 60 MB idle budget,
+// and the gateway needs only counters and histograms keyed by a few bounded labels.
+
+/** Label values in a fixed order (the metric's label names give the order). */
+export type LabelValues = readonly string[];
+
+/** Bucket upper bounds in seconds for in-gateway times: 10 µs to 1 s. */
+export const OVERHEAD_BUCKETS: readonly number[] = [
+  0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1,
+];
+
+/** Bucket upper bounds in seconds for upstream times: 1 ms to 5 min. */
+export const UPSTREAM_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+];
+
+function escapeLabel(value: string): string {
+  return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
+}
+
+function labelText(names: readonly string[], values: LabelValues, extra?: string): string {
+  const parts = names.map((name, i) => `${name}="${escapeLabel(values[i] ?? "")}"`);
+  if (extra !== undefined) parts.push(extra);
+  return parts.length === 0 ? "" : `{${parts.join(",")}}`;
+}
+
+function formatNumber(n: number): string {
+  return Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : "-Inf";
+}
+
+/** A monotonically increasing count per label set. */
+export class Counter {
+  readonly #series = new Map<string, { values: LabelValues; count: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+  ) {}
+
+  inc(values: LabelValues, by = 1): void {
+    const key = values.join("\u0000");
+    const series = this.#series.get(key);
+    if (series) series.count += by;
+    else this.#series.set(key, { values: [...values], count: by });
+  }
+
+  render(lines: string[]): void {
+    lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
+    for (const s of this.#series.values()) {
+      lines.push(`${this.name}${labelText(this.labelNames, s.values)} ${s.count}`);
+    }
+  }
+}
+
+interface HistogramSeries {
+  values: LabelValues;
+  /** Non-cumulative counts per bucket; the last slot is +Inf. */
+  counts: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/** Observations in seconds, counted into fixed buckets per label set. */
+export class Histogram {
+  readonly #series = new Map<string, HistogramSeries>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(values: LabelValues, seconds: number): void {
+    const key = values.join("\u0000");
+    let series = this.#series.get(key);
+    if (!series) {
+      series = { values: [...values], counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 };
+      this.#series.set(key, series);
+    }
+    let i = 0;
+    while (i < this.buckets.length && seconds > (this.buckets[i] ?? Number.POSITIVE_INFINITY)) i++;
+    series.counts[i] = (series.counts[i] ?? 0) + 1;
+    series.sum += seconds;
+    series.count++;
+  }
+
+  render(lines: string[]): void {
+    lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`);
+    for (const s of this.#series.values()) {
+      let cumulative = 0;
+      for (let i = 0; i <= this.buckets.length; i++) {
+        cumulative += s.counts[i] ?? 0;
+        const le = formatNumber(this.buckets[i] ?? Number.POSITIVE_INFINITY);
+        lines.push(`${this.name}_bucket${labelText(this.labelNames, s.values, `le="${le}"`)} ${cumulative}`);
+      }
+      lines.push(`${this.name}_sum${labelText(this.labelNames, s.values)} ${s.sum}`);
+      lines.push(`${this.name}_count${labelText(this.labelNames, s.values)} ${s.count}`);
+    }
+  }
+}
+
+/** A value read at scrape time. */
+export class Gauge {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly read: () => number,
+  ) {}
+
+  render(lines: string[]): void {
+    lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`);
+    lines.push(`${this.name} ${formatNumber(this.read())}`);
+  }
+}
