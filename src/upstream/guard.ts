@@ -55,10 +55,12 @@ export class AttemptGuard {
     this.#firstByteTimer = setTimeout(() => this.#fire("first_byte"), timeouts.first_byte_ms);
     this.#totalTimer = setTimeout(() => this.#fire("total"), timeouts.total_ms);
     // An in-process body does not watch the signal: cancelling its reader ends a pending read.
-    this.signal.addEventListener("abort", () => void this.#reader?.cancel().catch(() => undefined), {
-      once: true,
-    });
+    // Removed again in dispose(): an AbortSignal.any() with a listener stays a GC root while its
+    // sources can still abort, so a listener left behind kept every finished attempt alive.
+    this.signal.addEventListener("abort", this.#onAbort, { once: true });
   }
+
+  readonly #onAbort = () => void this.#reader?.cancel().catch(() => undefined);
 
   /** The timeout that ended this attempt, if one did. */
   get fired(): TimeoutKind | undefined {
@@ -86,6 +88,7 @@ export class AttemptGuard {
     clearTimeout(this.#firstByteTimer);
     clearTimeout(this.#totalTimer);
     clearTimeout(this.#idleTimer);
+    this.signal.removeEventListener("abort", this.#onAbort);
     this.#end();
   }
 
