@@ -29,6 +29,19 @@ export interface Answered {
   timing: UpstreamTiming;
 }
 
+/**
+ * Milliseconds this request spent waiting on upstreams, for the overhead figure
+ * (RequestContext.upstreamMs): earlier failed attempts and backoff (from `calledAt`, when there
+ * were any), then the answering attempt until its body ended (non-stream, read by then) or until
+ * its first byte (stream: the relaying that follows is not upstream waiting).
+ */
+export function upstreamWaitMs(answered: Answered, attempts: number, calledAt: number): number {
+  const { startedAt, firstByteAt, endedAt } = answered.timing;
+  const before = attempts > 1 ? startedAt - calledAt : 0;
+  const until = endedAt ?? firstByteAt ?? startedAt;
+  return before + (until - startedAt);
+}
+
 /** The channel's timeouts, the first-byte one defaulting to `[text] upstream_timeout_seconds`. */
 export function timeoutsOf(channel: Channel, env: UpstreamEnv): ResolvedTimeouts {
   const t = channel.config.timeouts;

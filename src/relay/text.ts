@@ -18,7 +18,7 @@ import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
 import { parseJson, readBody } from "./body.ts";
 import { textChannelsFor, upstreamProtocol } from "./protocols.ts";
 import { respond } from "./respond.ts";
-import { callChannels, upstreamEnv } from "./route.ts";
+import { callChannels, upstreamEnv, upstreamWaitMs } from "./route.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
 export interface DecodedText {
@@ -143,6 +143,7 @@ export async function serveText(
   const tried: string[] = [];
   const abort = new AbortController();
   ctx.request.signal.addEventListener("abort", () => abort.abort(), { once: true });
+  let calledAt: number | undefined;
   try {
     const call = (channel: Channel): TextCall => {
       const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
@@ -155,6 +156,7 @@ export async function serveText(
         signal: abort.signal,
       };
     };
+    calledAt = performance.now();
     const answered = await callChannels(channels, call, upstreamEnv(gateway), tried);
     const upstream = upstreamProtocol(answered.channel, view.protocol) ?? view.protocol;
     const response = await respond({
@@ -168,9 +170,12 @@ export async function serveText(
       tried,
       settle,
     });
+    ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);
     for (const [name, value] of Object.entries(admission.headers)) response.headers.set(name, value);
     return response;
   } catch (thrown) {
+    // No answer: the failover's time went to waiting on upstreams that failed.
+    if (calledAt !== undefined) ctx.upstreamMs += performance.now() - calledAt;
     const error = asGatewayError(thrown);
     await settle({ status: error.status, usage: NO_USAGE, source: "none", channels: tried });
     if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
