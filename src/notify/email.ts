@@ -1,17 +1,32 @@
 // E-mail delivery through SMTP with nodemailer, configured by [admin.notifications.smtp].
-import nodemailer, { type Transporter } from "nodemailer";
+// nodemailer is loaded with the first message: a gateway that never mails does not pay its memory.
+import type { Transporter } from "nodemailer";
 import type { NotificationsConfig } from "../config/admin.ts";
 import type { AttemptResult } from "./webhook.ts";
 
 type Smtp = NonNullable<NotificationsConfig["smtp"]>;
 
 export class EmailSender {
-  readonly #transport: Transporter;
+  readonly #smtp: Smtp;
+  readonly #password: string | undefined;
   readonly #from: string;
+  #transport: Promise<Transporter> | undefined;
 
   constructor(smtp: Smtp, env: Readonly<Record<string, string | undefined>> = process.env) {
-    const password = smtp.password_env ? env[smtp.password_env] : undefined;
-    this.#transport = nodemailer.createTransport({
+    this.#smtp = smtp;
+    this.#password = smtp.password_env ? env[smtp.password_env] : undefined;
+    this.#from = smtp.from;
+  }
+
+  #transporter(): Promise<Transporter> {
+    this.#transport ??= import("nodemailer").then((nodemailer) => this.#create(nodemailer.createTransport));
+    return this.#transport;
+  }
+
+  #create(createTransport: typeof import("nodemailer").createTransport): Transporter {
+    const smtp = this.#smtp;
+    const password = this.#password;
+    return createTransport({
       host: smtp.host,
       port: smtp.port,
       secure: smtp.secure,
@@ -20,13 +35,13 @@ export class EmailSender {
       greetingTimeout: 10_000,
       socketTimeout: 20_000,
     });
-    this.#from = smtp.from;
   }
 
   /** Sends one message; never throws. */
   async send(to: string, subject: string, text: string, id: string): Promise<AttemptResult> {
     try {
-      const info = await this.#transport.sendMail({
+      const transport = await this.#transporter();
+      const info = await transport.sendMail({
         from: this.#from,
         to,
         subject,
@@ -45,6 +60,6 @@ export class EmailSender {
   }
 
   close(): void {
-    this.#transport.close();
+    void this.#transport?.then((transport) => transport.close());
   }
 }

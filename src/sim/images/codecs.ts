@@ -1,14 +1,11 @@
 // Image codecs for the simulator: PNG (pngjs) and JPEG (jpeg-js) in pure JS, WebP through
 // libwebp compiled to WebAssembly (@jsquash/webp). The .wasm files are embedded with
-// `type: "file"` imports so they load inside the single compiled executable too.
+// `type: "file"` imports so they load inside the single compiled executable too. Every codec is
+// loaded on first use: a gateway that never simulates an image does not pay their memory.
 
-import webpDecFactory from "@jsquash/webp/codec/dec/webp_dec.js";
 import webpDecWasm from "@jsquash/webp/codec/dec/webp_dec.wasm" with { type: "file" };
-import webpEncFactory from "@jsquash/webp/codec/enc/webp_enc.js";
 import webpEncWasm from "@jsquash/webp/codec/enc/webp_enc.wasm" with { type: "file" };
-import { defaultOptions as webpDefaults } from "@jsquash/webp/meta.js";
-import jpeg from "jpeg-js";
-import { PNG } from "pngjs";
+import type { defaultOptions } from "@jsquash/webp/meta.js";
 import { dimensionProblem, type ImageFormat, sniffImage } from "../../wire/images-sniff.ts";
 
 /** Decoded pixels: `data` is RGBA, 4 bytes per pixel, row by row. */
@@ -19,11 +16,17 @@ export interface Raster {
 }
 
 interface WebpCodecs {
-  encode(data: Uint8Array, width: number, height: number, options: typeof webpDefaults): Uint8Array | null;
+  encode(data: Uint8Array, width: number, height: number, options: typeof defaultOptions): Uint8Array | null;
   decode(data: Uint8Array): { data: Uint8ClampedArray; width: number; height: number } | null;
+  defaults: typeof defaultOptions;
 }
 
 let webp: Promise<WebpCodecs> | undefined;
+let pngjs: Promise<typeof import("pngjs")> | undefined;
+let jpegJs: Promise<typeof import("jpeg-js")> | undefined;
+
+const pngLib = () => (pngjs ??= import("pngjs"));
+const jpegLib = () => (jpegJs ??= import("jpeg-js"));
 
 async function instantiate<M>(
   factory: (options: Record<string, unknown>) => Promise<M>,
@@ -46,17 +49,17 @@ async function instantiate<M>(
 /** Loads the WebP codecs once, on first use. */
 function webpCodecs(): Promise<WebpCodecs> {
   webp ??= (async () => {
-    const [enc, dec] = await Promise.all([
-      instantiate(
-        webpEncFactory as unknown as (o: Record<string, unknown>) => Promise<WebpCodecs>,
-        webpEncWasm,
-      ),
-      instantiate(
-        webpDecFactory as unknown as (o: Record<string, unknown>) => Promise<WebpCodecs>,
-        webpDecWasm,
-      ),
+    const [encModule, decModule, meta] = await Promise.all([
+      import("@jsquash/webp/codec/enc/webp_enc.js"),
+      import("@jsquash/webp/codec/dec/webp_dec.js"),
+      import("@jsquash/webp/meta.js"),
     ]);
-    return { encode: enc.encode.bind(enc), decode: dec.decode.bind(dec) };
+    type Factory = (o: Record<string, unknown>) => Promise<Omit<WebpCodecs, "defaults">>;
+    const [enc, dec] = await Promise.all([
+      instantiate(encModule.default as unknown as Factory, webpEncWasm),
+      instantiate(decModule.default as unknown as Factory, webpDecWasm),
+    ]);
+    return { encode: enc.encode.bind(enc), decode: dec.decode.bind(dec), defaults: meta.defaultOptions };
   })();
   return webp;
 }
@@ -70,17 +73,19 @@ export async function encodeImage(
   const { width, height, data } = raster;
   switch (format) {
     case "png": {
+      const { PNG } = await pngLib();
       const png = new PNG({ width, height });
       png.data = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
       return new Uint8Array(PNG.sync.write(png, { colorType: 6 }));
     }
     case "jpeg": {
       const frame = { data: Buffer.from(data.buffer, data.byteOffset, data.byteLength), width, height };
+      const jpeg = await jpegLib();
       return new Uint8Array(jpeg.encode(frame, Math.max(1, compression)).data);
     }
     case "webp": {
       const codecs = await webpCodecs();
-      const out = codecs.encode(data, width, height, { ...webpDefaults, quality: compression });
+      const out = codecs.encode(data, width, height, { ...codecs.defaults, quality: compression });
       if (!out) throw new Error("webp encoding failed");
       return new Uint8Array(out);
     }
@@ -95,10 +100,12 @@ export async function decodeImage(bytes: Uint8Array): Promise<Raster> {
   if (problem) throw new Error(`image refused: ${problem}`);
   switch (info.format) {
     case "png": {
+      const { PNG } = await pngLib();
       const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       return { width: png.width, height: png.height, data: new Uint8Array(png.data) };
     }
     case "jpeg": {
+      const jpeg = await jpegLib();
       const img = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxMemoryUsageInMB: 256 });
       return { width: img.width, height: img.height, data: img.data };
     }
