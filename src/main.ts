@@ -30,7 +30,10 @@ Run \`modelgate COMMAND\` without arguments for its usage.`;
 type Command = (args: string[]) => Promise<void>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
-  serve: async () => (await import("./cli/serve.ts")).serveCommand,
+  serve: async () => {
+    (await import("./cli/reexec.ts")).liftFetchCap();
+    return (await import("./cli/serve.ts")).serveCommand;
+  },
   sim: async () => (await import("./cli/sim.ts")).simCommand,
   accounts: async () => (await import("./cli/accounts.ts")).accountsCommand,
   groups: async () => (await import("./cli/groups.ts")).groupsCommand,
