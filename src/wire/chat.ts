@@ -7,6 +7,7 @@ import {
   Effort,
   JsonObject,
   PositiveInt,
+  ResponseFormat,
   rejectMisplaced,
   requireObject,
   Temperature,
@@ -69,14 +70,7 @@ export const ChatRequestSchema = v.looseObject({
       ]),
     ),
   ),
-  response_format: v.optional(
-    v.nullable(
-      v.looseObject({
-        type: v.picklist(["text", "json_object", "json_schema"]),
-        json_schema: v.optional(v.looseObject({ name: v.string(), schema: v.optional(JsonObject) })),
-      }),
-    ),
-  ),
+  response_format: ResponseFormat,
 });
 
 export type ChatRequest = v.InferOutput<typeof ChatRequestSchema>;

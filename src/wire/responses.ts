@@ -7,6 +7,7 @@ import {
   Effort,
   JsonObject,
   PositiveInt,
+  ResponseFormat,
   rejectMisplaced,
   requireObject,
   Temperature,
@@ -103,14 +104,7 @@ export const ResponsesRequestSchema = v.looseObject({
     ),
   ),
   text: v.optional(v.nullable(v.looseObject({ format: v.optional(v.nullable(TextFormat)) }))),
-  response_format: v.optional(
-    v.nullable(
-      v.looseObject({
-        type: v.picklist(["text", "json_object", "json_schema"]),
-        json_schema: v.optional(v.looseObject({ name: v.string(), schema: v.optional(JsonObject) })),
-      }),
-    ),
-  ),
+  response_format: ResponseFormat,
 });
 
 export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;

@@ -11,6 +11,15 @@ export const JsonObject = v.custom<JsonSchema>(
   "expected a JSON object",
 );
 
+/** SPEC.md's `response_format` (Chat's, and accepted on Responses too): text, json_object or json_schema. */
+export const ResponseFormat = v.optional(
+  v.nullable(
+    v.looseObject({
+      type: v.picklist(["text", "json_object", "json_schema"]),
+      json_schema: v.optional(v.looseObject({ name: v.string(), schema: v.optional(JsonObject) })),
+    }),
+  ),
+);
 export const Temperature = v.optional(v.nullable(v.number()));
 export const TopP = v.optional(v.nullable(v.number()));
 export const PositiveInt = v.pipe(v.number(), v.integer("expected a whole number"), v.minValue(1));
