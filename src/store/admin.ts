@@ -1,7 +1,9 @@
 // The operator's part of the store (`store.admin`): admin tokens, the audit log, key edits,
 // spending and usage aggregates read from usage_records, notification channels and deliveries.
+
 import type { Nanos } from "../types.ts";
 import type { KeyRecord } from "./store.ts";
+import type { UsageRecord } from "./usage.ts";
 
 export interface AdminToken {
   id: string;
@@ -59,24 +61,25 @@ export interface UsageAggregate {
   costNanos: number;
 }
 
-export interface UsageRow {
-  requestId: string;
-  keyId: string;
-  accountId: number;
-  model: string;
-  endpoint: string;
-  stream: boolean;
-  status: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  generations: number;
-  costNanos: number;
-  latencyMs: number;
-  ttfbMs: number | null;
-  createdAt: number;
-}
+/** A recent request as the admin API lists it: the usage record without audit-only fields. */
+export type UsageRow = Pick<
+  UsageRecord,
+  | "requestId"
+  | "keyId"
+  | "accountId"
+  | "model"
+  | "endpoint"
+  | "stream"
+  | "status"
+  | "inputTokens"
+  | "cachedInputTokens"
+  | "outputTokens"
+  | "reasoningTokens"
+  | "generations"
+  | "latencyMs"
+  | "ttfbMs"
+  | "createdAt"
+> & { costNanos: number };
 
 export type ChannelKind = "webhook" | "email";
 

@@ -2,8 +2,10 @@
 // from the compiled binary), their counters, gateway configs with [[channels]] pointing at them,
 // the usage records in the gateway's SQLite file, and a node:http client (not limited to 256
 // requests in flight the way this process's fetch is).
+
 import { Database } from "bun:sqlite";
 import http from "node:http";
+import type { SimStats } from "../../src/sim/faults.ts";
 import { binary, type RunningGateway } from "../helpers/gateway.ts";
 
 export interface SimProcess {
@@ -11,18 +13,6 @@ export interface SimProcess {
   stats(): Promise<SimStats>;
   setProfile(profile: Record<string, unknown>): Promise<void>;
   stop(): Promise<void>;
-}
-
-export interface SimStats {
-  calls: number;
-  connections: number;
-  in_flight: number;
-  max_in_flight: number;
-  completed: number;
-  cancelled: number;
-  errors: Record<string, number>;
-  hangs: number;
-  disconnects: number;
 }
 
 /** Starts `modelgate sim` on a free port with `--fault KEY=VALUE` flags. */
