@@ -8,6 +8,7 @@ import { LedgerMeter } from "./billing/ledger-meter.ts";
 import type { Meter } from "./billing/meter.ts";
 import type { Config } from "./config/schema.ts";
 import { Notifier } from "./notify/notifier.ts";
+import { usageJournalPath } from "./store/open.ts";
 import type { Store } from "./store/store.ts";
 import { ChannelTable } from "./upstream/channels.ts";
 
@@ -33,7 +34,12 @@ export async function startGateway(config: Config, store: Store): Promise<Gatewa
   const keys = new KeyCache(store);
   await keys.start();
   const feed = new UsageFeed();
-  const meter = new LedgerMeter({ store, feed, billing: config.billing });
+  const meter = new LedgerMeter({
+    store,
+    feed,
+    billing: config.billing,
+    journalPath: usageJournalPath(config.store.url),
+  });
   await meter.start();
   const notifier = new Notifier(store, config.admin.notifications);
   notifier.start(feed, keys);

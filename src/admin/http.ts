@@ -25,6 +25,8 @@ type AdminFn = (call: AdminCall) => Promise<unknown>;
 export function adminRoute(fn: AdminFn, status = 200): Handler {
   return async (ctx, gateway, params) => {
     const actor = await authenticateAdmin(ctx, gateway);
+    // Usage and spending are read from the store: settled records waiting in the journal first.
+    await gateway.meter.flush?.();
     try {
       const body = await fn({ ctx, gateway, params, actor });
       if (body instanceof Response) return body;

@@ -9,18 +9,19 @@
 //   else input plus the output tokens actually delivered, source `estimated`;
 // - a stream that ends incomplete is charged for what was produced, never zero.
 // Every path releases the concurrency slot and the reservation; settle() is first-call-wins.
-import type { Principal } from "../auth/keys.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
 import type { Limiter, RateState, Ticket } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
+import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
-import type { Admission, AdmitInput, BalanceView, Meter, Settlement } from "./meter.ts";
+import { Journal } from "./journal.ts";
+import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "./meter.ts";
 import { nanos } from "./money.ts";
 import { buildPriceTable } from "./prices.ts";
 import { rateHeaders, refusalError } from "./refusal.ts";
@@ -36,7 +37,15 @@ export interface LedgerMeterOptions {
   now?: () => number;
   /** How often the store revision is polled for credits; 0 disables polling. */
   pollMs?: number;
+  /**
+   * The usage journal's file: records are durable once appended to it and reach the store in
+   * larger batches (journal.ts). Without it, the store commit is the durable step.
+   */
+  journalPath?: string | undefined;
 }
+
+/** Most journal records stored per transaction (at start and while serving). */
+const STORE_BATCH = 256;
 
 export class LedgerMeter implements Meter {
   readonly #store: Store;
@@ -49,6 +58,7 @@ export class LedgerMeter implements Meter {
   readonly #writer: GroupCommitWriter<UsageRecord>;
   readonly #sync: BalanceSync;
   readonly #pollMs: number;
+  readonly #journal: Journal<UsageRecord> | undefined;
 
   constructor(options: LedgerMeterOptions) {
     this.#store = options.store;
@@ -59,8 +69,11 @@ export class LedgerMeter implements Meter {
       options.limiter ?? new MemoryLimiter({ dayOffsetMinutes: options.billing.day_utc_offset_minutes });
     this.#now = options.now ?? Date.now;
     this.#pricer = new Pricer(buildPriceTable(options.billing));
-    this.#writer = new GroupCommitWriter((batch) => this.#store.usage.commit(batch), {
+    this.#journal = options.journalPath ? openJournal(options.journalPath) : undefined;
+    this.#writer = new GroupCommitWriter((batch, upTo) => this.#store.usage.commit(batch, upTo), {
       windowMs: options.billing.commit_window_ms,
+      log: this.#journal,
+      storeBatch: STORE_BATCH,
     });
     this.#sync = new BalanceSync(this.#store, this.#limiter, this.#writer);
     this.#pollMs = options.pollMs ?? 250;
@@ -68,6 +81,7 @@ export class LedgerMeter implements Meter {
 
   /** Loads balances and today's spending from the store; call once before serving. */
   async start(): Promise<void> {
+    if (this.#journal) await this.#replay(this.#journal);
     const now = this.#now();
     await this.#sync.start(this.#day.start(now), now, this.#pollMs);
   }
@@ -76,6 +90,32 @@ export class LedgerMeter implements Meter {
   async close(): Promise<void> {
     this.#sync.stop();
     await this.#writer.close();
+    this.#journal?.close();
+  }
+
+  /** Stores every settled record now (before reading usage from the store). */
+  flush(): Promise<void> {
+    return this.#writer.flush();
+  }
+
+  /** Stores the journal's records the store has not received (settled before a crash). */
+  async #replay(journal: Journal<UsageRecord>): Promise<void> {
+    const stored = await this.#store.usage.journalSeq();
+    const missing = journal.entries().filter((entry) => entry.seq > stored);
+    for (let i = 0; i < missing.length; i += STORE_BATCH) {
+      const chunk = missing.slice(i, i + STORE_BATCH);
+      await this.#store.usage.commit(
+        chunk.map((entry) => entry.item),
+        chunk.at(-1)?.seq,
+      );
+    }
+    journal.restart(Math.max(stored, missing.at(-1)?.seq ?? 0));
+    if (missing.length > 0) {
+      log("info", "usage journal: stored the records settled before the last stop", {
+        records: missing.length,
+        journal: journal.path,
+      });
+    }
   }
 
   /** Reloads balances from the store now (the poll does this when the store's revision moves). */
@@ -87,7 +127,7 @@ export class LedgerMeter implements Meter {
     return this.#pricer;
   }
 
-  #limits(principal: Principal) {
+  #limits(principal: MeteredKey) {
     const concurrency = principal.concurrency ?? (this.#billing.default_concurrency || null);
     return { rpm: principal.rpm ?? this.#billing.default_rpm, concurrency, dailyCap: principal.dailyCap };
   }
@@ -162,13 +202,27 @@ export class LedgerMeter implements Meter {
   }
 
   /** The calling key's money figures for GET /v1/dashboard/billing/balance. */
-  async balance(principal: Principal): Promise<BalanceView> {
+  async balance(principal: MeteredKey): Promise<BalanceView> {
     if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
     const now = this.#now();
     const snapshot = await this.#limiter.snapshot(principal.keyId, principal.accountId, now);
     const rate = await this.#limiter.peek(principal.keyId, this.#limits(principal).rpm, now);
     return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate) };
   }
+}
+
+function openJournal(path: string): Journal<UsageRecord> | undefined {
+  const journal = Journal.open<UsageRecord>(path);
+  if (!journal) {
+    log(
+      "warn",
+      "usage journal is held by another running modelgate; committing usage to the store directly",
+      {
+        journal: path,
+      },
+    );
+  }
+  return journal;
 }
 
 function toRecord(

@@ -22,9 +22,15 @@ export type WorstCase =
   | { kind: "text"; inputTokens: number; maxOutputTokens: number }
   | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" };
 
+/** What the meter needs of the calling key: a Principal is one, and so is its copy sent to a cluster primary. */
+export type MeteredKey = Pick<
+  Principal,
+  "keyId" | "keyName" | "accountId" | "accountName" | "dailyCap" | "rpm" | "concurrency"
+>;
+
 export interface AdmitInput {
   requestId: string;
-  principal: Principal;
+  principal: MeteredKey;
   model: ModelInfo;
   /** The client-facing path, e.g. `/v1/responses`. */
   endpoint: string;
@@ -78,7 +84,9 @@ export interface Meter {
   /** Checks limits and reserves the worst-case cost; throws a 429 GatewayError when refused. */
   admit(input: AdmitInput): Promise<Admission>;
   /** The calling key's balance, caps and reservations; absent on a meter that keeps no money. */
-  balance?(principal: Principal): Promise<BalanceView>;
+  balance?(principal: MeteredKey): Promise<BalanceView>;
+  /** Puts every settled record in the store now (before reading usage from it). */
+  flush?(): Promise<void>;
   /** Makes every settled record durable and stops; called once at shutdown. */
   close?(): Promise<void>;
 }

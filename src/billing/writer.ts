@@ -1,13 +1,28 @@
-// The group-commit writer: each write resolves only when the transaction holding it is durable.
+// The group-commit writer: each write resolves only when the batch holding it is durable.
 // Classic group commit by default: an idle writer commits at once (after the current turn of the
 // event loop, so writes made in the same turn share the transaction), and whatever queues while a
 // commit runs forms the next batch — batches grow with traffic instead of commits multiplying, and
 // a lone request never waits for company. A window (`windowMs` > 0) instead holds the first item
 // of a batch that long. One loop runs at a time; `exclusive` work (reloading balances) runs between
 // batches, never during one. No timer or promise per item beyond the caller's own.
+//
+// With a durable log (src/billing/journal.ts) a batch is durable once appended to the log; the
+// logged items then reach the store in larger commits (`storeBatch` at most, after `storeDelayMs`
+// or as soon as that many wait), so a commit to the store is no longer on any request's path.
 import { log } from "../log.ts";
 
-export interface WriterOptions {
+/** An append-only log that makes items durable before the store has them. */
+export interface DurableLog<T> {
+  /** Makes the items durable with one write; returns the sequence number given to the last one. */
+  append(items: readonly T[]): number;
+  /** Everything appended is in the store: the log may start over. */
+  clear(): void;
+}
+
+/** Commits a batch to the store; `upTo` is the log sequence number of its last item, when logged. */
+export type Commit<T> = (batch: T[], upTo?: number) => Promise<unknown>;
+
+export interface WriterOptions<T> {
   /** How long the first item of a batch waits for company, in ms; 0 (default) = classic group commit. */
   windowMs?: number;
   /** A batch this large commits at once. */
@@ -16,6 +31,12 @@ export interface WriterOptions {
   attempts?: number;
   /** Pause between attempts, in ms (multiplied by the attempt number). */
   retryMs?: number;
+  /** Where a batch becomes durable first; without one, the commit to the store is the durable step. */
+  log?: DurableLog<T>;
+  /** How long logged items wait for company before their commit to the store, in ms. */
+  storeDelayMs?: number;
+  /** Most logged items per commit to the store; this many waiting commit at once. */
+  storeBatch?: number;
 }
 
 interface Pending<T> {
@@ -24,25 +45,43 @@ interface Pending<T> {
   reject: (error: unknown) => void;
 }
 
+interface Logged<T> {
+  items: T[];
+  /** The log sequence number of the last item. */
+  upTo: number;
+}
+
 export class GroupCommitWriter<T> {
-  readonly #commit: (batch: T[]) => Promise<unknown>;
+  readonly #commit: Commit<T>;
   readonly #windowMs: number;
   readonly #maxBatch: number;
   readonly #attempts: number;
   readonly #retryMs: number;
+  readonly #log: DurableLog<T> | undefined;
+  readonly #storeDelayMs: number;
+  readonly #storeBatch: number;
   #queue: Pending<T>[] = [];
+  /** Logged (durable) items not yet in the store, oldest first. */
+  #logged: Logged<T>[] = [];
+  #loggedCount = 0;
+  /** Logged items are due for the store (their delay passed, enough wait, or a flush asked). */
+  #storeDue = false;
+  #storeTimer: ReturnType<typeof setTimeout> | undefined;
   #exclusive: (() => Promise<void>)[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #soon: ReturnType<typeof setImmediate> | undefined;
   #running: Promise<void> | undefined;
   #closed = false;
 
-  constructor(commit: (batch: T[]) => Promise<unknown>, options: WriterOptions = {}) {
+  constructor(commit: Commit<T>, options: WriterOptions<T> = {}) {
     this.#commit = commit;
     this.#windowMs = options.windowMs ?? 0;
     this.#maxBatch = options.maxBatch ?? 512;
     this.#attempts = options.attempts ?? 20;
     this.#retryMs = options.retryMs ?? 50;
+    this.#log = options.log;
+    this.#storeDelayMs = options.storeDelayMs ?? 20;
+    this.#storeBatch = options.storeBatch ?? 256;
   }
 
   /** Queues an item; resolves once the transaction holding it has committed. */
@@ -54,9 +93,17 @@ export class GroupCommitWriter<T> {
     });
   }
 
-  /** Items queued and not yet handed to a commit. */
+  /** Items not yet in the store: queued, or logged and waiting for their commit. */
   queued(): readonly T[] {
-    return this.#queue.map((p) => p.item);
+    return [...this.#logged.flatMap((l) => l.items), ...this.#queue.map((p) => p.item)];
+  }
+
+  /** Commits everything written so far to the store (logged items included). */
+  async flush(): Promise<void> {
+    if (this.#loggedCount === 0 && this.#queue.length === 0 && !this.#running) return;
+    this.#storeDue = true;
+    this.#kick(0);
+    while (this.#running || this.#soon) await (this.#running ?? new Promise((r) => setImmediate(r)));
   }
 
   /** Runs `fn` between batches: no commit happens while it runs. */
@@ -70,6 +117,7 @@ export class GroupCommitWriter<T> {
   /** Commits everything queued, then refuses new writes. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#storeDue = true;
     this.#clearPending();
     if (!this.#running) this.#start();
     while (this.#running) await this.#running;
@@ -96,8 +144,17 @@ export class GroupCommitWriter<T> {
   #clearPending(): void {
     if (this.#timer) clearTimeout(this.#timer);
     if (this.#soon) clearImmediate(this.#soon);
+    if (this.#storeTimer && this.#storeDue) clearTimeout(this.#storeTimer);
     this.#timer = undefined;
     this.#soon = undefined;
+    if (this.#storeDue) this.#storeTimer = undefined;
+  }
+
+  /** Makes logged items due for the store after the delay (at once when a full batch waits). */
+  #scheduleStore(): void {
+    if (this.#loggedCount >= this.#storeBatch) this.#storeDue = true;
+    if (this.#storeDue || this.#storeTimer) return;
+    this.#storeTimer = setTimeout(() => this.#retryStore(), this.#storeDelayMs);
   }
 
   #start(): void {
@@ -109,19 +166,108 @@ export class GroupCommitWriter<T> {
       if (this.#running !== run) return;
       this.#running = undefined;
       // Work queued between the loop's last check and now would otherwise wait for the next write.
-      if (this.#exclusive.length > 0 || this.#queue.length > 0) this.#start();
+      if (this.#exclusive.length > 0 || this.#queue.length > 0 || this.#storeWaiting()) this.#start();
     });
   }
 
+  #storeWaiting(): boolean {
+    return this.#storeDue && this.#loggedCount > 0;
+  }
+
   async #loop(): Promise<void> {
-    while (this.#queue.length > 0 || this.#exclusive.length > 0) {
+    while (this.#queue.length > 0 || this.#exclusive.length > 0 || this.#storeWaiting()) {
       const work = this.#exclusive;
       this.#exclusive = [];
       for (const fn of work) await fn().catch(() => undefined);
-      if (this.#queue.length === 0) continue;
-      const batch = this.#queue.splice(0, this.#maxBatch);
-      await this.#commitBatch(batch);
+      if (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, this.#maxBatch);
+        if (!this.#append(batch)) await this.#commitBatch(batch);
+      } else if (this.#storeWaiting()) {
+        if (!(await this.#storeLogged())) break;
+        // Give requests a turn between large commits.
+        if (this.#storeWaiting()) await new Promise((resolve) => setImmediate(resolve));
+      }
     }
+  }
+
+  /** Appends the batch to the log and resolves its writes; false when there is no log or it failed. */
+  #append(batch: Pending<T>[]): boolean {
+    if (!this.#log) return false;
+    const items = batch.map((p) => p.item);
+    let upTo: number;
+    try {
+      upTo = this.#log.append(items);
+    } catch (error) {
+      // Durable through the store instead: committed directly, the log is not needed for them.
+      log("warn", "usage journal append failed; committing to the store directly", {
+        records: items.length,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return false;
+    }
+    this.#logged.push({ items, upTo });
+    this.#loggedCount += items.length;
+    for (const p of batch) p.resolve();
+    this.#scheduleStore();
+    return true;
+  }
+
+  /** Commits up to `storeBatch` logged items; false when the store keeps failing (they stay logged). */
+  async #storeLogged(): Promise<boolean> {
+    // The oldest logged items, at most storeBatch; an append's sequence numbers are consecutive,
+    // so a split one keeps exact numbers on both sides.
+    const taken: Logged<T>[] = [];
+    let count = 0;
+    while (this.#logged.length > 0 && count < this.#storeBatch) {
+      const next = this.#logged[0] as Logged<T>;
+      const room = this.#storeBatch - count;
+      if (next.items.length <= room) {
+        taken.push(next);
+        this.#logged.shift();
+        count += next.items.length;
+      } else {
+        const rest = next.items.length - room;
+        taken.push({ items: next.items.slice(0, room), upTo: next.upTo - rest });
+        this.#logged[0] = { items: next.items.slice(room), upTo: next.upTo };
+        count += room;
+      }
+    }
+    const items = taken.flatMap((l) => l.items);
+    const upTo = (taken.at(-1) as Logged<T>).upTo;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#commit(items, upTo);
+        break;
+      } catch (error) {
+        log(attempt < this.#attempts ? "warn" : "error", "usage store commit failed", {
+          attempt,
+          records: items.length,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        if (attempt >= this.#attempts) {
+          // Still durable in the log: kept for a later commit, or the replay at the next start.
+          this.#logged.unshift(...taken);
+          this.#storeDue = false;
+          if (!this.#closed)
+            this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#retryMs * attempt);
+          return false;
+        }
+        await Bun.sleep(this.#retryMs * attempt);
+      }
+    }
+    this.#loggedCount -= items.length;
+    if (this.#loggedCount === 0) {
+      this.#log?.clear();
+      // Items logged from now on wait for their own delay again (a close stays due).
+      this.#storeDue = this.#closed;
+    }
+    return true;
+  }
+
+  #retryStore(): void {
+    this.#storeTimer = undefined;
+    this.#storeDue = true;
+    this.#kick(0);
   }
 
   async #commitBatch(batch: Pending<T>[]): Promise<void> {

@@ -22,3 +22,9 @@ export async function openStore(url: string): Promise<Store> {
   await store.migrate();
   return store;
 }
+
+/** The usage journal next to a SQLite file (src/billing/journal.ts); none for an in-memory store. */
+export function usageJournalPath(url: string): string | undefined {
+  const path = sqlitePathOf(url);
+  return path === ":memory:" ? undefined : `${path}-usage.log`;
+}

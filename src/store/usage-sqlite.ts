@@ -12,6 +12,7 @@ import type {
   UsageStore,
   UsageTotals,
 } from "./usage.ts";
+import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 
 const INSERT_RECORD = `INSERT INTO usage_records (request_id, key_id, account_id, model, endpoint, stream,
   status, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, generations, cost_nanos,
@@ -21,6 +22,8 @@ const INSERT_RECORD = `INSERT INTO usage_records (request_id, key_id, account_id
 const INSERT_DEBIT = `INSERT INTO ledger (account_id, amount_nanos, kind, request_id, note, created_at)
   VALUES (?, ?, 'debit', ?, ?, ?)`;
 const DEBIT_ACCOUNT = "UPDATE accounts SET balance_nanos = balance_nanos - ? WHERE id = ?";
+const SET_JOURNAL_SEQ = `INSERT INTO store_meta (name, value) VALUES ('${USAGE_JOURNAL_SEQ}', ?)
+  ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
 const COUNT_REUSES =
   "SELECT count(*) AS n FROM usage_records WHERE request_id = ? OR request_id LIKE ? ESCAPE '\\'";
 
@@ -28,16 +31,27 @@ type Row = Record<string, string | number | null>;
 
 export class SqliteUsageStore implements UsageStore {
   readonly #sqlite: Database;
-  readonly #commit: (records: readonly UsageRecord[]) => string[];
+  readonly #commit: (records: readonly UsageRecord[], journalSeq: number | undefined) => string[];
 
   constructor(sqlite: Database) {
     this.#sqlite = sqlite;
-    this.#commit = sqlite.transaction((records: readonly UsageRecord[]) => this.#write(records));
+    this.#commit = sqlite.transaction((records: readonly UsageRecord[], journalSeq: number | undefined) => {
+      const ids = this.#write(records);
+      if (journalSeq !== undefined) this.#sqlite.query(SET_JOURNAL_SEQ).run(journalSeq);
+      return ids;
+    });
   }
 
-  async commit(records: readonly UsageRecord[]): Promise<string[]> {
+  async commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]> {
     if (records.length === 0) return [];
-    return this.#commit(records);
+    return this.#commit(records, journalSeq);
+  }
+
+  async journalSeq(): Promise<number> {
+    const row = this.#sqlite.query("SELECT value FROM store_meta WHERE name = ?").get(USAGE_JOURNAL_SEQ) as {
+      value: number;
+    } | null;
+    return row?.value ?? 0;
   }
 
   #write(records: readonly UsageRecord[]): string[] {

@@ -3,6 +3,9 @@
 // SQLite implements it (usage-sqlite.ts); a PostgreSQL implementation must pass the same tests.
 import type { Nanos } from "../types.ts";
 
+/** The store_meta row holding the last usage-journal sequence number the store received. */
+export const USAGE_JOURNAL_SEQ = "usage_journal_seq";
+
 export type UsageSourceName = "reported" | "estimated" | "none";
 
 /** One row per client request: what was asked, what it used, what it cost, where it went. */
@@ -60,9 +63,12 @@ export interface UsageStore {
    * Stores the records and, for each that costs something, a ledger debit and the balance change —
    * all in ONE transaction. A request id already stored is never billed twice: the record is stored
    * again only if it is a different request that reused a client-sent id (then under `id~N`).
-   * Returns the request ids as stored.
+   * Returns the request ids as stored. `journalSeq` (the usage journal's number of the last record,
+   * src/billing/journal.ts) is stored in the same transaction, so a replay skips what is stored.
    */
-  commit(records: readonly UsageRecord[]): Promise<string[]>;
+  commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]>;
+  /** The last usage-journal sequence number committed (0 when none). */
+  journalSeq(): Promise<number>;
   /** Every account's balance, by account id. */
   balances(): Promise<Map<number, Nanos>>;
   /** Each key's settled cost since `since` (ms since the epoch). */

@@ -122,3 +122,114 @@ describe("group-commit writer", () => {
     await expect(writer.write(8)).rejects.toThrow("closed");
   });
 });
+
+describe("group-commit writer with a durable log", () => {
+  class MemoryLog {
+    appended: number[][] = [];
+    clears = 0;
+    seq = 0;
+    fail = false;
+    append(items: readonly number[]): number {
+      if (this.fail) throw new Error("disk full");
+      this.appended.push([...items]);
+      this.seq += items.length;
+      return this.seq;
+    }
+    clear(): void {
+      this.clears++;
+    }
+  }
+
+  test("a write is durable once logged; the store gets logged items in larger commits after the delay", async () => {
+    const log = new MemoryLog();
+    const commits: { batch: number[]; upTo: number | undefined }[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch, upTo) => {
+        commits.push({ batch: [...batch], upTo });
+      },
+      { log, storeDelayMs: 30, storeBatch: 100 },
+    );
+    await writer.write(1);
+    await writer.write(2);
+    await Promise.all([writer.write(3), writer.write(4)]);
+    // Each write resolved after its append, none waited for the store.
+    expect(log.appended).toEqual([[1], [2], [3, 4]]);
+    expect(commits).toEqual([]);
+    expect(writer.queued()).toEqual([1, 2, 3, 4]);
+    while (commits.length === 0) await Bun.sleep(5);
+    expect(commits).toEqual([{ batch: [1, 2, 3, 4], upTo: 4 }]);
+    expect(writer.queued()).toEqual([]);
+    expect(log.clears).toBe(1);
+    await writer.close();
+  });
+
+  test("a full store batch commits at once, in chunks of at most storeBatch", async () => {
+    const log = new MemoryLog();
+    const commits: number[][] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch) => {
+        commits.push([...batch]);
+      },
+      { log, storeDelayMs: 60_000, storeBatch: 4 },
+    );
+    await Promise.all(Array.from({ length: 10 }, (_, i) => writer.write(i)));
+    while (commits.flat().length < 8) await Bun.sleep(1);
+    expect(commits.every((c) => c.length <= 4)).toBe(true);
+    await writer.flush();
+    expect(commits.flat()).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    await writer.close();
+  });
+
+  test("flush and close put every logged item in the store", async () => {
+    const log = new MemoryLog();
+    const committed: number[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch) => {
+        committed.push(...batch);
+      },
+      { log, storeDelayMs: 60_000 },
+    );
+    await writer.write(1);
+    await writer.flush();
+    expect(committed).toEqual([1]);
+    await writer.write(2);
+    await writer.close();
+    expect(committed).toEqual([1, 2]);
+  });
+
+  test("a store that keeps failing leaves the items logged (not lost) and retries later", async () => {
+    const log = new MemoryLog();
+    let failing = true;
+    const committed: number[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch) => {
+        if (failing) throw new Error("database is locked");
+        committed.push(...batch);
+      },
+      { log, storeDelayMs: 1, attempts: 2, retryMs: 1 },
+    );
+    await writer.write(5);
+    await Bun.sleep(20);
+    expect(committed).toEqual([]);
+    expect(writer.queued()).toEqual([5]);
+    failing = false;
+    while (committed.length === 0) await Bun.sleep(2);
+    expect(committed).toEqual([5]);
+    await writer.close();
+  });
+
+  test("when the log cannot be written, the batch is committed to the store directly", async () => {
+    const log = new MemoryLog();
+    log.fail = true;
+    const committed: { batch: number[]; upTo: number | undefined }[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch, upTo) => {
+        committed.push({ batch: [...batch], upTo });
+      },
+      { log },
+    );
+    await writer.write(9);
+    expect(committed).toEqual([{ batch: [9], upTo: undefined }]);
+    await writer.close();
+  });
+});

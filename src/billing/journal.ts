@@ -1,0 +1,113 @@
+// The usage journal: where a settled request's usage record becomes durable when the store is a
+// local SQLite file. One append (one write(2) per batch, no fsync — the same promise as SQLite's
+// WAL with synchronous=NORMAL) survives a crash of the process; the store receives the records
+// later in large transactions, which writes far fewer pages per record than a transaction per
+// request and keeps WAL checkpoints (and their fsync stalls) rare. Each record carries a sequence
+// number and the store keeps the last number it received in the same transaction as the records,
+// so a restart replays exactly what the store had not received, never a record twice.
+//
+// One process owns a journal: a `.pid` lock file next to it, taken with O_EXCL and taken over
+// only from a process that is gone.
+import { closeSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { log } from "../log.ts";
+import type { DurableLog } from "./writer.ts";
+
+export interface JournalEntry<T> {
+  seq: number;
+  item: T;
+}
+
+export class Journal<T> implements DurableLog<T> {
+  readonly path: string;
+  readonly #lockPath: string;
+  readonly #fd: number;
+  #seq = 0;
+
+  private constructor(path: string, lockPath: string, fd: number) {
+    this.path = path;
+    this.#lockPath = lockPath;
+    this.#fd = fd;
+  }
+
+  /** Opens the journal at `path`; undefined when another running process owns it. */
+  static open<T>(path: string): Journal<T> | undefined {
+    const lockPath = `${path}.pid`;
+    if (!takeLock(lockPath)) return undefined;
+    return new Journal<T>(path, lockPath, openSync(path, "a+"));
+  }
+
+  /** The entries in the file, oldest first; a torn last line (power loss mid-write) is skipped. */
+  entries(): JournalEntry<T>[] {
+    const text = readFileSync(this.path, "utf8");
+    const entries: JournalEntry<T>[] = [];
+    for (const line of text.split("\n")) {
+      if (line === "") continue;
+      const tab = line.indexOf("\t");
+      try {
+        const seq = Number(line.slice(0, tab));
+        if (tab < 1 || !Number.isSafeInteger(seq)) throw new Error("no sequence number");
+        entries.push({ seq, item: JSON.parse(line.slice(tab + 1)) as T });
+      } catch (error) {
+        log("warn", "usage journal: skipped an unreadable line", {
+          journal: this.path,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    return entries;
+  }
+
+  /** Empties the file; the next append is numbered `after + 1`. */
+  restart(after: number): void {
+    ftruncateSync(this.#fd, 0);
+    this.#seq = after;
+  }
+
+  append(items: readonly T[]): number {
+    let text = "";
+    for (const item of items) text += `${++this.#seq}\t${JSON.stringify(item)}\n`;
+    writeSync(this.#fd, text);
+    return this.#seq;
+  }
+
+  clear(): void {
+    ftruncateSync(this.#fd, 0);
+  }
+
+  close(): void {
+    closeSync(this.#fd);
+    try {
+      if (readFileSync(this.#lockPath, "utf8") === String(process.pid)) unlinkSync(this.#lockPath);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** Creates the lock file with our pid; takes it over when its owner is no longer running. */
+function takeLock(lockPath: string): boolean {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockPath, "wx");
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const owner = Number(readFileSync(lockPath, "utf8").trim());
+    if (owner === process.pid) return true;
+    if (Number.isInteger(owner) && owner > 0 && isRunning(owner)) return false;
+    unlinkSync(lockPath);
+  }
+  return false;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,121 @@
+// The usage journal: the durable step of a settlement when the store is a file. Lines round-trip,
+// a torn last line is skipped, one running process owns a journal, and a restart stores exactly
+// the records the store had not received — none twice, none lost, balances included.
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as v from "valibot";
+import { UsageFeed } from "../../src/billing/feed.ts";
+import { Journal } from "../../src/billing/journal.ts";
+import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
+import { BillingSchema } from "../../src/config/prices.ts";
+import { openSqliteStore } from "../../src/store/sqlite.ts";
+import type { UsageRecord } from "../../src/store/usage.ts";
+import type { Nanos } from "../../src/types.ts";
+import { usd } from "./billing-fixture.ts";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "modelgate-journal-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function record(i: number, accountId: number, cost: number): UsageRecord {
+  return {
+    requestId: `req_journal_${i}`,
+    keyId: "key_test",
+    accountId,
+    model: "modelx-5.5",
+    endpoint: "/v1/chat/completions",
+    stream: false,
+    status: 200,
+    inputTokens: 10,
+    cachedInputTokens: 0,
+    outputTokens: 5,
+    reasoningTokens: 0,
+    generations: 0,
+    costNanos: cost as Nanos,
+    usageSource: "reported",
+    channels: ["sim"],
+    latencyMs: 1,
+    ttfbMs: null,
+    clientAddress: null,
+    endUser: null,
+    detail: i % 2 === 0 ? { note: "tab\tand newline\n survive" } : null,
+    createdAt: 1_777_000_000_000 + i,
+  };
+}
+
+test("entries round-trip with their sequence numbers; a torn last line is skipped", () => {
+  const path = join(tempDir(), "usage.log");
+  const journal = Journal.open<UsageRecord>(path);
+  if (!journal) throw new Error("journal not opened");
+  journal.restart(41);
+  expect(journal.append([record(1, 1, 10), record(2, 1, 20)])).toBe(43);
+  expect(journal.append([record(3, 1, 30)])).toBe(44);
+  writeFileSync(path, `${readFileSync(path, "utf8")}45\t{"requestId":"req_tor`);
+  const entries = journal.entries();
+  expect(entries.map((e) => e.seq)).toEqual([42, 43, 44]);
+  expect(entries[1]?.item).toEqual(record(2, 1, 20));
+  journal.clear();
+  expect(journal.entries()).toEqual([]);
+  journal.close();
+});
+
+test("a journal is owned by one running process; a lock left by a process that is gone is taken over", async () => {
+  const path = join(tempDir(), "usage.log");
+  const sleeper = Bun.spawn(["sleep", "30"]);
+  try {
+    writeFileSync(`${path}.pid`, String(sleeper.pid));
+    expect(Journal.open(path)).toBeUndefined();
+  } finally {
+    sleeper.kill();
+    await sleeper.exited;
+  }
+  const gone = Journal.open(path);
+  expect(gone).toBeDefined();
+  expect(readFileSync(`${path}.pid`, "utf8")).toBe(String(process.pid));
+  gone?.close();
+});
+
+test("a restart stores exactly the journal records the store had not received, with their debits", async () => {
+  const dir = tempDir();
+  const dbPath = join(dir, "modelgate.db");
+  const journalPath = `${dbPath}-usage.log`;
+  const store = openSqliteStore(dbPath);
+  await store.migrate();
+  const account = await store.createAccount("acme", usd("100"));
+  const records = Array.from({ length: 10 }, (_, i) => record(i, account.id, 1_000 * (i + 1)));
+
+  // The crashed process: all ten logged, the first four already stored with their number.
+  const crashed = Journal.open<UsageRecord>(journalPath);
+  if (!crashed) throw new Error("journal not opened");
+  crashed.append(records);
+  await store.usage.commit(records.slice(0, 4), 4);
+  crashed.close(); // its fd and lock go with the process
+
+  const billing = v.parse(BillingSchema, {});
+  const meter = new LedgerMeter({ store, feed: new UsageFeed(), billing, pollMs: 0, journalPath });
+  await meter.start();
+  for (const r of records) expect((await store.usage.find(r.requestId))?.costNanos).toBe(r.costNanos);
+  const total = records.reduce((sum, r) => sum + r.costNanos, 0) as Nanos;
+  expect((await store.usage.balances()).get(account.id)).toBe((usd("100") - total) as Nanos);
+  expect(await store.usage.journalSeq()).toBe(10);
+  expect(readFileSync(journalPath, "utf8")).toBe("");
+  const stored = (await store.usage.totals({}))[0];
+  expect(stored?.requests).toBe(10);
+
+  // A second restart finds nothing to replay and stores nothing twice.
+  await meter.close();
+  const again = new LedgerMeter({ store, feed: new UsageFeed(), billing, pollMs: 0, journalPath });
+  await again.start();
+  expect((await store.usage.totals({}))[0]?.requests).toBe(10);
+  await again.close();
+  await store.close();
+});
