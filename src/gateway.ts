@@ -28,11 +28,22 @@ export interface Gateway {
   feed: UsageFeed;
   /** Balance, daily-cap and key security notifications; announcements. */
   notifier: Notifier;
+  /** This process's place in a cluster (`N pid`, see src/cluster/); undefined when serving alone. */
+  worker: string | undefined;
 }
 
-export async function startGateway(config: Config, store: Store): Promise<Gateway> {
-  const keys = new KeyCache(store);
-  await keys.start();
+/** The billing side of a gateway: one per deployment, in the single process or in the cluster primary. */
+export interface Billing {
+  meter: Meter;
+  feed: UsageFeed;
+  notifier: Notifier;
+}
+
+/** The real billing: ledger meter (balances loaded), live feed, and a notifier not yet started. */
+export async function startBilling(
+  config: Config,
+  store: Store,
+): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier }> {
   const feed = new UsageFeed();
   const meter = new LedgerMeter({
     store,
@@ -41,17 +52,35 @@ export async function startGateway(config: Config, store: Store): Promise<Gatewa
     journalPath: usageJournalPath(config.store.url),
   });
   await meter.start();
-  const notifier = new Notifier(store, config.admin.notifications);
-  notifier.start(feed, keys);
+  return { meter, feed, notifier: new Notifier(store, config.admin.notifications) };
+}
+
+export interface GatewayOptions {
+  /** Billing kept elsewhere (a cluster worker's remote meter); by default the real one, here. */
+  billing?: Billing;
+  worker?: string;
+}
+
+export async function startGateway(
+  config: Config,
+  store: Store,
+  options: GatewayOptions = {},
+): Promise<Gateway> {
+  const keys = new KeyCache(store);
+  await keys.start();
+  let billing = options.billing;
+  if (!billing) {
+    billing = await startBilling(config, store);
+    billing.notifier.start(billing.feed, keys);
+  }
   return {
     config,
     store,
     keys,
     trustedProxies: new CidrList(config.server.trusted_proxies),
     channels: new ChannelTable(config),
-    meter,
-    feed,
-    notifier,
+    ...billing,
+    worker: options.worker,
   };
 }
 

@@ -1,14 +1,12 @@
 // `modelgate serve`: opens the store, bootstraps a fresh install, listens, and drains on SIGINT/SIGTERM.
-import { type Bootstrapped, bootstrapStore } from "../admin/bootstrap.ts";
-import { parseUsd } from "../billing/money.ts";
+// With server.workers above 1 this process becomes the cluster primary and the same command,
+// started again by it, a worker (src/cluster/, docs/workers.md).
 import { loadConfig } from "../config/load.ts";
-import { startGateway, stopGateway, VERSION } from "../gateway.ts";
-import { listen } from "../http/listener.ts";
-import { socketRoute } from "../http/websocket.ts";
+import { startGateway, VERSION } from "../gateway.ts";
 import { log } from "../log.ts";
-import { createApp } from "../server.ts";
 import { openStore } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
+import { announceBootstrap, bootstrapIfEnabled, drainAndStop, serveHttp, stopOnSignal } from "./serving.ts";
 
 const FLAGS = {
   config: { type: "string" },
@@ -18,6 +16,7 @@ const FLAGS = {
   "tls-key": { type: "string" },
   "trusted-proxy": { type: "string", multiple: true },
   "shutdown-deadline": { type: "string" },
+  workers: { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
 } as const;
@@ -27,19 +26,15 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (positionals.length > 0) throw new UsageError(`serve: unexpected argument "${positionals[0]}"`);
   const { config: file, ...flags } = values;
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
+  if (process.env.MODELGATE_WORKER !== undefined)
+    return (await import("../cluster/worker.ts")).runWorker(config);
+  if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);
 
   const store = await openStore(config.store.url);
-  let bootstrapSecret: Bootstrapped | undefined;
-  if (config.bootstrap.enabled) {
-    const balance = parseUsd(config.bootstrap.balance_usd);
-    if (!balance.ok) throw new UsageError(`bootstrap.balance_usd: ${balance.message}`);
-    bootstrapSecret = await bootstrapStore(store, balance.value);
-  }
-
+  const bootstrapped = await bootstrapIfEnabled(config, store);
   const gateway = await startGateway(config, store);
-  const app = createApp(gateway);
-  const listener = listen(config, (request) => app.handle(request), socketRoute(gateway));
-  if (bootstrapSecret) announceBootstrap(bootstrapSecret.secret, listener.url, bootstrapSecret.adminToken);
+  const listener = serveHttp(config, gateway);
+  if (bootstrapped) announceBootstrap(bootstrapped, listener.url);
   log("info", "modelgate listening", {
     url: listener.url,
     version: VERSION,
@@ -47,42 +42,5 @@ export async function serveCommand(args: string[]): Promise<void> {
     http2: config.server.http2,
     tls: config.server.tls_cert !== undefined,
   });
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    const deadlineMs = config.server.shutdown_deadline_seconds * 1000;
-    log("info", "shutting down: no new connections, finishing in-flight requests", {
-      signal,
-      deadline_ms: deadlineMs,
-    });
-    const result = await listener.drain(deadlineMs);
-    await stopGateway(gateway);
-    log("info", "stopped", { drained: result.drained, closed_in_flight: result.remaining });
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-}
-
-function announceBootstrap(secret: string, url: string, adminToken: string): void {
-  const base = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
-  process.stderr.write(
-    `${[
-      "",
-      "First start on an empty store: created account `default` (balance from bootstrap.balance_usd),",
-      "group `default` (all models) and this API key. It is shown only once; keep it now:",
-      "",
-      `    ${secret}`,
-      "",
-      "Try it:",
-      `    curl ${base}/v1/models -H "Authorization: Bearer ${secret}"`,
-      "",
-      "Admin token for /admin/v1 and `modelgate tui` (also shown only once):",
-      "",
-      `    ${adminToken}`,
-      "",
-    ].join("\n")}\n`,
-  );
+  stopOnSignal((signal) => drainAndStop(config, listener, gateway, signal));
 }

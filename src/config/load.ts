@@ -51,6 +51,7 @@ export const SETTINGS: readonly Setting[] = [
     flag: "shutdown-deadline",
     parse: numberish,
   },
+  { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
   // `--no-bootstrap` is a flag whose presence means enabled = false.
   { path: ["bootstrap", "enabled"], env: "MODELGATE_BOOTSTRAP", flag: "no-bootstrap", parse: (raw) => !raw },
@@ -59,6 +60,8 @@ export const SETTINGS: readonly Setting[] = [
 
 /** Variables read by commands other than through SETTINGS; any other MODELGATE_* is a typo. */
 const OTHER_ENV = new Set(["MODELGATE_CONFIG", "MODELGATE_ADMIN_URL", "MODELGATE_ADMIN_TOKEN"]);
+/** Set by `serve --workers` on its own worker processes (src/cluster/); not for operators. */
+const INTERNAL_ENV = new Set(["MODELGATE_WORKER", "MODELGATE_WORKER_PORT"]);
 
 export interface ConfigSources {
   /** Path of a TOML file, from `--config` or MODELGATE_CONFIG. */
@@ -79,7 +82,8 @@ export function loadConfig(sources: ConfigSources): Config {
 
   const problems: string[] = [];
   for (const name of Object.keys(sources.env)) {
-    if (name.startsWith("MODELGATE_") && !OTHER_ENV.has(name) && !SETTINGS.some((s) => s.env === name)) {
+    if (!name.startsWith("MODELGATE_") || OTHER_ENV.has(name) || INTERNAL_ENV.has(name)) continue;
+    if (!SETTINGS.some((s) => s.env === name)) {
       problems.push(`${name}: unknown environment variable; known ones are ${knownEnv().join(", ")}`);
     }
   }
@@ -108,6 +112,11 @@ export function loadConfig(sources: ConfigSources): Config {
   const config = result.output;
   if ((config.server.tls_cert === undefined) !== (config.server.tls_key === undefined)) {
     throw new ConfigError("server.tls_cert and server.tls_key go together: set both for HTTPS, or neither");
+  }
+  if (config.server.workers > 1 && config.store.url === "sqlite://:memory:") {
+    throw new ConfigError(
+      `server.workers: ${config.server.workers} processes cannot share an in-memory store (sqlite://:memory:); use a SQLite file, or 1 worker`,
+    );
   }
   const names = new Set<string>();
   for (const [i, channel] of config.channels.entries()) {

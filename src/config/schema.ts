@@ -54,6 +54,8 @@ const ServerSchema = v.strictObject({
   shutdown_deadline_seconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(3600)), 30),
   /** Peers whose X-Forwarded-For is believed. */
   trusted_proxies: v.optional(v.array(Cidr), []),
+  /** Processes serving HTTP on the one port (reusePort); above 1, a primary keeps the limits (docs/workers.md). */
+  workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64)), 1),
 });
 
 const StoreSchema = v.strictObject({

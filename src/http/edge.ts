@@ -1,6 +1,7 @@
 // The edge of every request: builds its context, runs the handler, renders any error in the
 // client's protocol, stamps `x-request-id` on whatever goes out, and records the request's
-// metrics (status, overhead = total minus upstream time; optionally `x-modelgate-overhead-us`).
+// metrics (status, overhead = total minus upstream time; optionally `x-modelgate-overhead-us`, and
+// in a cluster `x-modelgate-worker` beside it).
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -26,6 +27,8 @@ export interface RouteMeter {
 }
 
 export const OVERHEAD_HEADER = "x-modelgate-overhead-us";
+/** Which cluster worker answered (`N pid`), sent beside the overhead header: per-process figures need it. */
+export const WORKER_HEADER = "x-modelgate-worker";
 
 export async function runHandler(
   handler: Handler,
@@ -44,7 +47,7 @@ export async function runHandler(
   } catch (thrown) {
     response = failure(thrown, ctx, protocol);
   }
-  if (meter) measure(meter, ctx, response);
+  if (meter) measure(meter, ctx, response, gateway);
   return response;
 }
 
@@ -60,7 +63,7 @@ function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol):
   return errorResponse(error, protocol, ctx.requestId);
 }
 
-function measure(meter: RouteMeter, ctx: RequestContext, response: Response): void {
+function measure(meter: RouteMeter, ctx: RequestContext, response: Response, gateway: Gateway): void {
   const overheadUs = meter.metrics.finished({
     route: meter.route,
     method: ctx.request.method,
@@ -68,5 +71,7 @@ function measure(meter: RouteMeter, ctx: RequestContext, response: Response): vo
     totalMs: performance.now() - ctx.startedAt,
     upstreamMs: ctx.upstreamMs,
   });
-  if (meter.overheadHeader) response.headers.set(OVERHEAD_HEADER, String(overheadUs));
+  if (!meter.overheadHeader) return;
+  response.headers.set(OVERHEAD_HEADER, String(overheadUs));
+  if (gateway.worker !== undefined) response.headers.set(WORKER_HEADER, gateway.worker);
 }

@@ -1,5 +1,5 @@
 // The listener: Bun.serve with HTTP/1.1 and HTTP/2, optional TLS, and a graceful stop that
-// finishes in-flight requests up to a deadline.
+// finishes in-flight requests up to a deadline. Cluster workers share one port through reusePort.
 import type { Server } from "bun";
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
@@ -20,10 +20,16 @@ export function splitListen(listen: string): { hostname: string; port: number } 
   return { hostname: listen.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(listen.slice(at + 1)) };
 }
 
+export interface ListenOptions {
+  /** SO_REUSEPORT: every cluster worker binds the same host:port and the kernel spreads connections. */
+  reusePort?: boolean;
+}
+
 export function listen(
   config: Config,
   fetch: (request: Request) => Response | Promise<Response>,
   sockets?: SocketRoute,
+  options: ListenOptions = {},
 ): Listener {
   const { hostname, port } = splitListen(config.server.listen);
   const { tls_cert: cert, tls_key: key } = config.server;
@@ -33,6 +39,7 @@ export function listen(
     port,
     http2: config.server.http2,
     ...(tls ? { tls } : {}),
+    ...(options.reusePort ? { reusePort: true } : {}),
     // Streams may stay quiet for long; the relay sends keep-alives, so only truly dead sockets time out.
     idleTimeout: 255,
     fetch(request, srv) {

@@ -51,10 +51,13 @@ export class Notifier {
     this.#defaultThreshold = threshold.ok ? threshold.value : 0;
   }
 
-  /** Subscribes to the feed and the key cache, and checks dirty accounts periodically. */
-  start(feed: UsageFeed, keys: KeyCache): void {
+  /**
+   * Subscribes to the feed and the key cache, and checks dirty accounts periodically. A cluster
+   * primary has no key cache: its workers forward their refusals to keyRefused().
+   */
+  start(feed: UsageFeed, keys?: KeyCache): void {
     this.#unsubscribe = feed.subscribe((event) => this.#dirty.add(event.accountId));
-    keys.onRefused = (refusal) => this.keyRefused(refusal);
+    if (keys) keys.onRefused = (refusal) => this.keyRefused(refusal);
     this.#timer = setInterval(() => void this.check(), this.#config.check_interval_ms);
     this.#timer.unref();
   }

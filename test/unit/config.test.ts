@@ -95,6 +95,21 @@ describe("configuration", () => {
     );
   });
 
+  test("server.workers: 1 by default; from file, MODELGATE_WORKERS or --workers; a whole number of at least 1, never with an in-memory store", () => {
+    expect(loadConfig({ env: {}, flags: {} }).server.workers).toBe(1);
+    expect(loadConfig({ env: { MODELGATE_WORKERS: "4" }, flags: {} }).server.workers).toBe(4);
+    expect(loadConfig({ env: {}, flags: { workers: "2" } }).server.workers).toBe(2);
+    expect(errorOf(() => loadConfig({ env: {}, flags: { workers: "0" } }))).toContain("server.workers");
+    expect(errorOf(() => loadConfig({ env: {}, flags: { workers: "0" } }))).toContain("--workers");
+    expect(errorOf(() => loadConfig({ env: { MODELGATE_WORKERS: "1.5" }, flags: {} }))).toContain(
+      "MODELGATE_WORKERS",
+    );
+    const memory = { db: "sqlite://:memory:", workers: "2" };
+    expect(errorOf(() => loadConfig({ env: {}, flags: memory }))).toContain(
+      "server.workers: 2 processes cannot share an in-memory store",
+    );
+  });
+
   test("a file that is not TOML is reported as such", () => {
     const file = withFile("[server\nlisten=");
     expect(errorOf(() => loadConfig({ file, env: {}, flags: {} }))).toContain("not valid TOML");
