@@ -15,6 +15,7 @@ import {
   type ToPrimary,
   type ToWorker,
   toWireError,
+  unbatch,
   type WireAdmit,
 } from "./protocol.ts";
 
@@ -41,14 +42,13 @@ export class WorkerHost {
     this.#billing = billing;
   }
 
-  /** Handles one message from the worker. */
+  /** Handles a batch of messages from the worker. */
   receive(raw: unknown): void {
-    const message = asToPrimary(raw);
-    if (message === undefined) {
-      log("warn", "unknown message from a worker ignored", { worker: this.index });
-      return;
+    for (const one of unbatch(raw)) {
+      const message = asToPrimary(one);
+      if (message === undefined) log("warn", "unknown message from a worker ignored", { worker: this.index });
+      else this.#dispatch(message);
     }
-    this.#dispatch(message);
   }
 
   #dispatch(message: ToPrimary): void {
@@ -126,16 +126,8 @@ export class WorkerHost {
   }
 
   #post(message: ToWorker): void {
-    if (this.#gone) return;
-    try {
-      this.#send(message);
-    } catch (error) {
-      // The channel closed under us; the exit handler releases what the worker held.
-      log("warn", "message to a worker lost", {
-        worker: this.index,
-        error: error instanceof Error ? error.message : String(error),
-      });
-    }
+    // Once gone, the exit handler has released what the worker held; nobody waits for replies.
+    if (!this.#gone) this.#send(message);
   }
 
   /** Pushes a usage event if the worker has admin feed readers. */

@@ -2,7 +2,7 @@
 // that need no reply, usage events pushed by the primary, and the end of the channel (the primary
 // is gone: every pending call fails).
 import type { UsageEvent } from "../billing/feed.ts";
-import { asToWorker, type Call, type Reply, type ToPrimary } from "./protocol.ts";
+import { asToWorker, type Call, type Reply, type ToPrimary, unbatch } from "./protocol.ts";
 
 interface Pending {
   resolve: (reply: Reply) => void;
@@ -37,8 +37,12 @@ export class PrimaryLink {
     if (!this.#lost) this.#send(message);
   }
 
-  /** Handles one message from the primary. */
+  /** Handles a batch of messages from the primary. */
   receive(raw: unknown): void {
+    for (const one of unbatch(raw)) this.#receive(one);
+  }
+
+  #receive(raw: unknown): void {
     const message = asToWorker(raw);
     if (message === undefined) return;
     if (message.t === "event") {

@@ -6,6 +6,7 @@ import type { UsageEvent } from "../billing/feed.ts";
 import { selfCommand } from "../cli/reexec.ts";
 import { log } from "../log.ts";
 import { type HostBilling, WorkerHost } from "./host.ts";
+import { batched } from "./protocol.ts";
 
 const RESTART_FIRST_MS = 100;
 const RESTART_MAX_MS = 10_000;
@@ -93,7 +94,11 @@ export class Supervisor {
 
   #spawn(slot: Slot): void {
     let proc: Subprocess | undefined;
-    const host = new WorkerHost(slot.index, (message) => proc?.send(message), this.#billing);
+    const host = new WorkerHost(
+      slot.index,
+      batched((messages) => proc?.send(messages)),
+      this.#billing,
+    );
     host.onReady = (url) => this.#ready(slot, url);
     let disconnected: () => void = () => {};
     const closed = new Promise<void>((resolve) => {

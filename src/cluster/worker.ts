@@ -16,7 +16,7 @@ import { sqlitePathOf } from "../store/open.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
 import { PrimaryLink } from "./link.ts";
-import type { ToPrimary } from "./protocol.ts";
+import { batched, type ToPrimary } from "./protocol.ts";
 import { RemoteMeter } from "./remote-meter.ts";
 
 /** A feed the primary fills: it asks for events when its first reader comes and stops at the last. */
@@ -82,8 +82,7 @@ export async function runWorker(base: Config): Promise<void> {
   const { index, port } = role(process.env);
   const config = withPort(base, port);
   setLogFields({ worker: index });
-  const send = (message: ToPrimary) => void process.send?.(message);
-  const link = new PrimaryLink(send);
+  const link = new PrimaryLink(batched<ToPrimary>((messages) => process.send?.(messages)));
   process.on("message", (message) => link.receive(message));
   process.on("disconnect", () => {
     link.lost();
