@@ -66,7 +66,7 @@ async function closedLoop(target: RunningTarget, request: WrkRequest, plan: Plan
 }
 
 /** Binary search for the highest fixed rate with p99 under 5 ms, no errors, and the rate achieved. */
-async function frontier(request: WrkRequest, ceiling: number, plan: Plan) {
+export async function frontier(request: WrkRequest, ceiling: number, plan: Plan) {
   const steps: FrontierStep[] = [];
   let lo = 0;
   let hi = Math.max(100, ceiling * 1.1);

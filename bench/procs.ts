@@ -7,6 +7,8 @@ import type { Subprocess } from "bun";
 /** Core split on the 2-core machine: load generator and upstream on one, the target on the other. */
 export const LOAD_CORE = 0;
 export const TARGET_CORE = 1;
+/** The several-processes comparison lets the target use both cores (sharing core 0 with the load). */
+export const BOTH_CORES = "0,1";
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux; /proc/<pid>/stat counts in these.
 
@@ -21,7 +23,8 @@ export interface Proc {
 export interface SpawnOptions {
   name: string;
   cmd: string[];
-  core: number;
+  /** A core, or a taskset list such as BOTH_CORES. */
+  core: number | string;
   dir: string;
   env?: Record<string, string>;
   cwd?: string;

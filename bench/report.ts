@@ -2,6 +2,7 @@
 // run, modelgate against the issue's targets) and the LiteLLM figures quoted beside them.
 import type { TargetFigures } from "./measure.ts";
 import type { Plan } from "./plan.ts";
+import type { ScalingFigures } from "./scaling.ts";
 import type { SoakFigures } from "./soak.ts";
 import { ratio } from "./stats.ts";
 import type { TargetName } from "./targets.ts";
@@ -12,6 +13,8 @@ export interface TargetResult {
   status: string;
   streamEvents?: number;
   figures?: TargetFigures;
+  /** modelgate-1p / modelgate-2p: the several-processes comparison (scaling.ts). */
+  scaling?: ScalingFigures;
   soak?: SoakFigures;
 }
 
@@ -66,17 +69,21 @@ function derive(result: TargetResult, direct: TargetFigures | undefined): Derive
   };
 }
 
+const isScaling = (r: TargetResult) => r.name === "modelgate-1p" || r.name === "modelgate-2p";
+
 function figuresTable(results: TargetResult[], direct: TargetFigures | undefined): string[] {
   const head = [
     "| target | status | added p50 ms (c=1) | added p99 ms (c=1) | req/s closed (c=32) | frontier req/s (p99 < 5 ms) | CPU µs/req | added TTFB p50 ms | added gap p99 ms | streams held | KB RSS/stream | upstream streams left open | idle RSS MB | RSS under load MB | soak growth MB |",
     "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
-  const rows = results.map((r) => {
-    const f = r.figures;
-    const d = derive(r, direct);
-    const status = r.status.replace(/\s+/g, " ").replaceAll("|", "\\|").slice(0, 160);
-    return `| ${r.name} | ${status} | ${ms(d.addedP50Us)} | ${ms(d.addedP99Us)} | ${int(f?.closed.rps)} | ${frontierCell(f)} | ${fixed(f?.closed.cpuUsPerRequest, 1)} | ${fixed(d.addedTtfbMs, 3)} | ${fixed(d.addedGapP99Ms, 3)} | ${int(f?.held.held)} | ${kb(f?.held.rssPerStreamBytes)} | ${int(f?.upstreamStreamsLeftOpen)} | ${mb(f?.idleRssBytes)} | ${mb(f?.loadRssBytes)} | ${mb(r.soak?.growthBytes)} |`;
-  });
+  const rows = results
+    .filter((r) => !isScaling(r))
+    .map((r) => {
+      const f = r.figures;
+      const d = derive(r, direct);
+      const status = r.status.replace(/\s+/g, " ").replaceAll("|", "\\|").slice(0, 160);
+      return `| ${r.name} | ${status} | ${ms(d.addedP50Us)} | ${ms(d.addedP99Us)} | ${int(f?.closed.rps)} | ${frontierCell(f)} | ${fixed(f?.closed.cpuUsPerRequest, 1)} | ${fixed(d.addedTtfbMs, 3)} | ${fixed(d.addedGapP99Ms, 3)} | ${int(f?.held.held)} | ${kb(f?.held.rssPerStreamBytes)} | ${int(f?.upstreamStreamsLeftOpen)} | ${mb(f?.idleRssBytes)} | ${mb(f?.loadRssBytes)} | ${mb(r.soak?.growthBytes)} |`;
+    });
   return [...head, ...rows];
 }
 
@@ -109,6 +116,43 @@ function ratiosTable(results: TargetResult[]): string[] {
   return [...head, ...rows];
 }
 
+/** modelgate with 1 and 2 worker processes on one port, both allowed cores 0 and 1; ratios 2p ÷ 1p. */
+function scalingSection(results: TargetResult[], direct: TargetFigures | undefined): string[] {
+  const rows = results.filter(isScaling);
+  if (rows.length === 0) return [];
+  const added = (s: ScalingFigures | undefined, key: "p50Us" | "p99Us") =>
+    s && direct ? s.latency[key] - direct.latency[key] : undefined;
+  const lines = [
+    "Several processes on one port (`server.workers`; every admission and settlement decided by the primary). Both targets may use cores 0 and 1 (taskset), sharing core 0 with the load generator and the upstream; the `modelgate` row above is the same configuration alone on core 1. CPU is every process of the target (primary and workers) from /proc; the primary's share is the admission, settlement, usage writes and IPC it does for the workers; machine busy is the share of both cores in use during the closed loop (target, load generator and upstream together).",
+    "",
+    "| target | status | processes | added p50 ms (c=1) | added p99 ms (c=1) | req/s closed (c=32) | CPU µs/req, all processes | of which primary | machine busy (closed loop) | frontier req/s (p99 < 5 ms) |",
+    "|---|---|---|---|---|---|---|---|---|---|",
+    ...rows.map((r) => {
+      const f = r.scaling;
+      const status = r.status.replace(/\s+/g, " ").replaceAll("|", "\\|").slice(0, 160);
+      const primary = f?.closed.primaryCpuUsPerRequest;
+      return `| ${r.name} | ${status} | ${int(f?.processes)} | ${ms(added(f, "p50Us"))} | ${ms(added(f, "p99Us"))} | ${int(f?.closed.rps)} | ${fixed(f?.closed.cpuUsPerRequest, 1)} | ${primary === null ? "–" : fixed(primary, 1)} | ${f ? `${Math.round(f.closed.machineBusy * 100)} %` : "–"} | ${int(f?.frontier.rate)} |`;
+    }),
+  ];
+  const one = results.find((r) => r.name === "modelgate-1p")?.scaling;
+  const two = results.find((r) => r.name === "modelgate-2p")?.scaling;
+  if (!one || !two) return [...lines, ""];
+  const cells = [
+    ratio(two.closed.rps, one.closed.rps),
+    ratio(two.closed.cpuUsPerRequest, one.closed.cpuUsPerRequest),
+    ratio(two.frontier.rate, one.frontier.rate),
+    ratio(added(two, "p50Us"), added(one, "p50Us")),
+  ];
+  return [
+    ...lines,
+    "",
+    "| 2p ÷ 1p | req/s closed | CPU/req | frontier | added p50 (c=1) |",
+    "|---|---|---|---|---|",
+    `| modelgate-2p ÷ modelgate-1p | ${cells.map((c) => fixed(c)).join(" | ")} |`,
+    "",
+  ];
+}
+
 export function renderMarkdown(info: RunInfo, results: TargetResult[]): string {
   const direct = results.find((r) => r.name === "direct")?.figures;
   const p = info.plan;
@@ -135,6 +179,7 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[]): string {
     "",
     ...ratiosTable(results),
     "",
+    ...scalingSection(results, direct),
     LITELLM,
     "",
   ].join("\n");

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { measureTarget } from "./measure.ts";
 import { type Options, parseOptions, USAGE } from "./plan.ts";
 import {
+  BOTH_CORES,
   freePort,
   LOAD_CORE,
   type Proc,
@@ -19,8 +20,15 @@ import {
 } from "./procs.ts";
 import { type RunInfo, renderMarkdown, type TargetResult } from "./report.ts";
 import { probe, writeBodyFile } from "./requests.ts";
+import { measureScaling } from "./scaling.ts";
 import { soak } from "./soak.ts";
-import { type BenchContext, type RunningTarget, startTarget, Unavailable } from "./targets.ts";
+import {
+  type BenchContext,
+  type RunningTarget,
+  SCALING_TARGETS,
+  startTarget,
+  Unavailable,
+} from "./targets.ts";
 import { ensureTools, fileLimit, PEERS_DIR } from "./tools.ts";
 import { wrk } from "./wrk.ts";
 
@@ -133,7 +141,10 @@ async function run(options: Options, ctx: BenchContext, running: RunningTarget[]
         }
       } else {
         say(`measuring ${target.name}`);
-        result.figures = await measureTarget(target, request, plan, upstreamStats, say);
+        const workers = SCALING_TARGETS.get(target.name);
+        if (workers === undefined)
+          result.figures = await measureTarget(target, request, plan, upstreamStats, say);
+        else result.scaling = await measureScaling(target, request, plan, workers);
       }
     } catch (error) {
       result.status = `error: ${String(error)}`;
@@ -195,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
       command: `bun bench/run.ts ${argv.join(" ")}`.trim(),
       machine: await machine(),
       versions: await versions(),
-      coreSplit: `load generator (wrk, stream clients, this orchestrator) and the upstream on core ${LOAD_CORE}; the target under test on core ${TARGET_CORE} (taskset)`,
+      coreSplit: `load generator (wrk, stream clients, this orchestrator) and the upstream on core ${LOAD_CORE}; the target under test on core ${TARGET_CORE} (taskset), except modelgate-1p and modelgate-2p, whose processes may use cores ${BOTH_CORES} and so share core ${LOAD_CORE} with the load generator and the upstream`,
       plan: options.plan,
       loadAverage: `${loadBefore} before, ${loadAverage()} after (1, 5, 15 min; other processes on the machine compete for its 2 cores)`,
       wallSeconds: Math.round((performance.now() - startedAt) / 1000),

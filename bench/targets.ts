@@ -1,11 +1,33 @@
 // The targets measured side by side, each proxying the same fixed upstream: how to start each one
-// (pinned to the target core) and what a request to it looks like.
-import { mkdirSync, writeFileSync } from "node:fs";
+// (pinned to the target core, or to both cores for the several-processes comparison) and what a
+// request to it looks like.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, type Proc, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import { BOTH_CORES, freePort, type Proc, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
 
-export type TargetName = "direct" | "nginx" | "bun-proxy" | "modelgate" | "portkey";
-export const TARGET_NAMES: readonly TargetName[] = ["direct", "nginx", "bun-proxy", "modelgate", "portkey"];
+export type TargetName =
+  | "direct"
+  | "nginx"
+  | "bun-proxy"
+  | "modelgate"
+  | "portkey"
+  | "modelgate-1p"
+  | "modelgate-2p";
+export const TARGET_NAMES: readonly TargetName[] = [
+  "direct",
+  "nginx",
+  "bun-proxy",
+  "modelgate",
+  "portkey",
+  "modelgate-1p",
+  "modelgate-2p",
+];
+
+/** modelgate with 1 and with 2 worker processes on one port, both allowed cores 0 and 1. */
+export const SCALING_TARGETS: ReadonlyMap<TargetName, number> = new Map([
+  ["modelgate-1p", 1],
+  ["modelgate-2p", 2],
+]);
 
 export const MODEL = "modelx-5.5";
 export const CHAT_PATH = "/v1/chat/completions";
@@ -110,9 +132,16 @@ async function cli(ctx: BenchContext, args: string[]): Promise<string> {
   return out.stdout.trim();
 }
 
-async function startModelgate(ctx: BenchContext): Promise<RunningTarget> {
+interface ModelgateVariant {
+  name: TargetName;
+  /** server.workers: above 1, a primary and that many worker processes share the port. */
+  workers: number;
+  core: number | string;
+}
+
+async function startModelgate(ctx: BenchContext, variant: ModelgateVariant): Promise<RunningTarget> {
   const port = freePort();
-  const dir = join(ctx.dir, "modelgate");
+  const dir = join(ctx.dir, variant.name);
   mkdirSync(dir, { recursive: true });
   const configFile = join(dir, "modelgate.toml");
   writeFileSync(
@@ -120,6 +149,7 @@ async function startModelgate(ctx: BenchContext): Promise<RunningTarget> {
     `# modelgate with its full pipeline, one openai-chat channel to the bench upstream.
 [server]
 listen = "127.0.0.1:${port}"
+workers = ${variant.workers}
 
 [store]
 url = "sqlite://${join(dir, "modelgate.db")}"
@@ -137,15 +167,27 @@ models = ["${MODEL}"]
   const config = ["--config", configFile];
   await cli(ctx, ["accounts", "create", "bench", "--balance", "1000000", ...config]);
   await cli(ctx, ["groups", "set", "bench", "--models", MODEL, ...config]);
-  const keyArgs = ["--account", "bench", "--group", "bench", "--rpm", "1000000000"];
+  // Limits on: every request is counted against an RPM window and a concurrency slot.
+  const keyArgs = [
+    "--account",
+    "bench",
+    "--group",
+    "bench",
+    "--rpm",
+    "1000000000",
+    "--concurrency",
+    "100000",
+  ];
   const key = await cli(ctx, ["keys", "create", ...keyArgs, ...config]);
   if (!/^sk-/.test(key)) throw new Error(`modelgate keys create printed no key: ${key}`);
   const cmd = [ctx.modelgateBin, "serve", ...config];
-  const proc = spawnPinned({ name: "modelgate", cmd, core: TARGET_CORE, dir, env: BUN_ENV });
+  const proc = spawnPinned({ name: variant.name, cmd, core: variant.core, dir, env: BUN_ENV });
   const base = `http://127.0.0.1:${port}`;
-  await waitReady(proc, () => http(`${base}/healthz`));
+  // Logged once every worker listens (a single process logs it when it listens).
+  const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');
+  await waitReady(proc, async () => listening() && http(`${base}/healthz`));
   return {
-    name: "modelgate",
+    name: variant.name,
     proc,
     url: base + CHAT_PATH,
     headers: { Authorization: `Bearer ${key}` },
@@ -193,7 +235,10 @@ export async function startTarget(name: TargetName, ctx: BenchContext): Promise<
     case "bun-proxy":
       return startBunProxy(ctx);
     case "modelgate":
-      return startModelgate(ctx);
+      return startModelgate(ctx, { name, workers: 1, core: TARGET_CORE });
+    case "modelgate-1p":
+    case "modelgate-2p":
+      return startModelgate(ctx, { name, workers: SCALING_TARGETS.get(name) ?? 1, core: BOTH_CORES });
     case "portkey":
       return startPortkey(ctx);
     default: {

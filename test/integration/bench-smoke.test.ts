@@ -1,6 +1,7 @@
 // The benchmark kit's smoke mode inside the suite: every target (direct, nginx, the minimal Bun
-// proxy, modelgate, Portkey) is started on 127.0.0.1 and answers one non-stream and one stream
-// request through the bench upstream, and wrk drives each for a second. Missing tools are
+// proxy, modelgate, Portkey, and modelgate with 1 and 2 worker processes on both cores) is started
+// on 127.0.0.1 and answers one non-stream and one stream request through the bench upstream, and
+// wrk drives each for a second. Missing tools are
 // installed by the kit (bounded); if that is impossible the test fails saying so.
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -42,7 +43,15 @@ describe("bench --smoke", () => {
         );
       }
       const summary = v.parse(SummarySchema, JSON.parse(line.slice("BENCH_SUMMARY ".length)));
-      expect(summary.map((t) => t.name)).toEqual(["direct", "nginx", "bun-proxy", "modelgate", "portkey"]);
+      expect(summary.map((t) => t.name)).toEqual([
+        "direct",
+        "nginx",
+        "bun-proxy",
+        "modelgate",
+        "portkey",
+        "modelgate-1p",
+        "modelgate-2p",
+      ]);
       // Every target answered through the upstream: 200, the fixed answer, and a full stream.
       expect(summary.map((t) => [t.name, t.status])).toEqual(summary.map((t) => [t.name, "ok"]));
       // The plain proxies relay the upstream's 64 events exactly; gateways may add their own.
@@ -55,7 +64,7 @@ describe("bench --smoke", () => {
       const report = readFileSync(join(out, "smoke-latest.md"), "utf8");
       expect(report).toContain("# modelgate benchmark (smoke)");
       const json = JSON.parse(readFileSync(join(out, "smoke-latest.json"), "utf8")) as { results: unknown[] };
-      expect(json.results).toHaveLength(5);
+      expect(json.results).toHaveLength(7);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
