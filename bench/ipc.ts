@@ -11,13 +11,13 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Meter, MeteredKey } from "../src/billing/meter.ts";
 import { nanos } from "../src/billing/money.ts";
+import { startBilling } from "../src/billing/start.ts";
 import { findModel } from "../src/catalog/models.ts";
 import { WorkerHost } from "../src/cluster/host.ts";
 import { PrimaryLink } from "../src/cluster/link.ts";
 import { batched } from "../src/cluster/protocol.ts";
 import { RemoteMeter } from "../src/cluster/remote-meter.ts";
 import { loadConfig } from "../src/config/load.ts";
-import { startBilling } from "../src/gateway.ts";
 import { openStore } from "../src/store/open.ts";
 import type { KeyId } from "../src/types.ts";
 

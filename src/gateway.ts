@@ -3,12 +3,11 @@
 import pkg from "../package.json";
 import { CidrList } from "./auth/ip.ts";
 import { KeyCache } from "./auth/keys.ts";
-import { UsageFeed } from "./billing/feed.ts";
-import { LedgerMeter } from "./billing/ledger-meter.ts";
+import type { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
+import { type Billing, startBilling } from "./billing/start.ts";
 import type { Config } from "./config/schema.ts";
-import { Notifier } from "./notify/notifier.ts";
-import { usageJournalPath } from "./store/open.ts";
+import type { Notifier } from "./notify/notifier.ts";
 import type { Store } from "./store/store.ts";
 import { ChannelTable } from "./upstream/channels.ts";
 
@@ -30,29 +29,6 @@ export interface Gateway {
   notifier: Notifier;
   /** This process's place in a cluster (`N pid`, see src/cluster/); undefined when serving alone. */
   worker: string | undefined;
-}
-
-/** The billing side of a gateway: one per deployment, in the single process or in the cluster primary. */
-export interface Billing {
-  meter: Meter;
-  feed: UsageFeed;
-  notifier: Notifier;
-}
-
-/** The real billing: ledger meter (balances loaded), live feed, and a notifier not yet started. */
-export async function startBilling(
-  config: Config,
-  store: Store,
-): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier }> {
-  const feed = new UsageFeed();
-  const meter = new LedgerMeter({
-    store,
-    feed,
-    billing: config.billing,
-    journalPath: usageJournalPath(config.store.url),
-  });
-  await meter.start();
-  return { meter, feed, notifier: new Notifier(store, config.admin.notifications) };
 }
 
 export interface GatewayOptions {

@@ -6,7 +6,8 @@ import { startGateway, VERSION } from "../gateway.ts";
 import { log } from "../log.ts";
 import { openStore } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
-import { announceBootstrap, bootstrapIfEnabled, drainAndStop, serveHttp, stopOnSignal } from "./serving.ts";
+import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
+import { drainAndStop, serveHttp } from "./serving.ts";
 
 const FLAGS = {
   config: { type: "string" },

@@ -4,8 +4,7 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
-import { ListenSchema } from "../config/schema.ts";
-import { splitListen } from "../http/listener.ts";
+import { ListenSchema, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { startSimServer } from "../sim/server.ts";
 import { describeIssues } from "../validation.ts";

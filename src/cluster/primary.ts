@@ -3,11 +3,11 @@
 // reservations, group-commit usage writer, balance sync), the usage feed and the notifier. It
 // serves no HTTP: its workers do, on one port through reusePort, and call it for every admission
 // and settlement, so limits stay exact however the kernel spreads connections.
-import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "../cli/serving.ts";
+import pkg from "../../package.json";
+import { startBilling } from "../billing/start.ts";
+import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "../cli/lifecycle.ts";
 import { ConfigError } from "../config/load.ts";
-import type { Config } from "../config/schema.ts";
-import { startBilling, VERSION } from "../gateway.ts";
-import { splitListen } from "../http/listener.ts";
+import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { openStore } from "../store/open.ts";
 import { Supervisor } from "./supervisor.ts";
@@ -68,7 +68,7 @@ export async function runPrimary(config: Config): Promise<void> {
   if (bootstrapped) announceBootstrap(bootstrapped, url);
   log("info", "modelgate listening", {
     url,
-    version: VERSION,
+    version: pkg.version,
     store: config.store.url,
     http2: config.server.http2,
     tls: config.server.tls_cert !== undefined,

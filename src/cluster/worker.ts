@@ -6,7 +6,8 @@
 import type { UsageEvent } from "../billing/feed.ts";
 import { UsageFeed } from "../billing/feed.ts";
 import { UsageError } from "../cli/args.ts";
-import { drainAndStop, serveHttp, stopOnSignal } from "../cli/serving.ts";
+import { stopOnSignal } from "../cli/lifecycle.ts";
+import { drainAndStop, serveHttp } from "../cli/serving.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
 import type { Config } from "../config/schema.ts";
 import { startGateway } from "../gateway.ts";

@@ -21,6 +21,12 @@ export const ListenSchema = v.pipe(
   v.check((s) => Number(s.slice(s.lastIndexOf(":") + 1)) <= 65535, "port must be at most 65535"),
 );
 
+/** Splits a listen address, `host:port` or `[v6]:port`, into parts. */
+export function splitListen(listen: string): { hostname: string; port: number } {
+  const at = listen.lastIndexOf(":");
+  return { hostname: listen.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(listen.slice(at + 1)) };
+}
+
 const Cidr = v.pipe(
   v.string(),
   v.check(

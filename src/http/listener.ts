@@ -1,7 +1,7 @@
 // The listener: Bun.serve with HTTP/1.1 and HTTP/2, optional TLS, and a graceful stop that
 // finishes in-flight requests up to a deadline. Cluster workers share one port through reusePort.
 import type { Server } from "bun";
-import type { Config } from "../config/schema.ts";
+import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { peers } from "./edge.ts";
 import { NO_SOCKETS, type SocketData, type SocketRoute } from "./websocket.ts";
@@ -12,12 +12,6 @@ export interface Listener {
   url: string;
   /** Stops accepting, waits for in-flight requests up to `deadlineMs`, then closes what remains. */
   drain(deadlineMs: number): Promise<{ drained: boolean; remaining: number }>;
-}
-
-/** Splits `host:port` / `[v6]:port` into parts. */
-export function splitListen(listen: string): { hostname: string; port: number } {
-  const at = listen.lastIndexOf(":");
-  return { hostname: listen.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(listen.slice(at + 1)) };
 }
 
 export interface ListenOptions {

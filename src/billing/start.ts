@@ -1,0 +1,33 @@
+// The deployment's one real billing: the ledger meter (balances loaded, usage journal beside the
+// SQLite file), the live usage feed and the notifier. A single process builds it beside its
+// gateway; a cluster primary builds only this (src/cluster/primary.ts), so it stays light.
+import type { Config } from "../config/schema.ts";
+import { Notifier } from "../notify/notifier.ts";
+import { usageJournalPath } from "../store/open.ts";
+import type { Store } from "../store/store.ts";
+import { UsageFeed } from "./feed.ts";
+import { LedgerMeter } from "./ledger-meter.ts";
+import type { Meter } from "./meter.ts";
+
+/** The billing side of a gateway: one per deployment, in the single process or in the cluster primary. */
+export interface Billing {
+  meter: Meter;
+  feed: UsageFeed;
+  notifier: Notifier;
+}
+
+/** The real billing: ledger meter (balances loaded), live feed, and a notifier not yet started. */
+export async function startBilling(
+  config: Config,
+  store: Store,
+): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier }> {
+  const feed = new UsageFeed();
+  const meter = new LedgerMeter({
+    store,
+    feed,
+    billing: config.billing,
+    journalPath: usageJournalPath(config.store.url),
+  });
+  await meter.start();
+  return { meter, feed, notifier: new Notifier(store, config.admin.notifications) };
+}

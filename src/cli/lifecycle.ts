@@ -1,0 +1,50 @@
+// What every serving process does around its work that needs no HTTP: bootstrapping a fresh store
+// and announcing its secrets, and stopping once on SIGINT/SIGTERM. `serve` alone and the cluster
+// primary (which loads no request path) use it; the HTTP side is serving.ts.
+import { type Bootstrapped, bootstrapStore } from "../admin/bootstrap.ts";
+import { parseUsd } from "../billing/money.ts";
+import type { Config } from "../config/schema.ts";
+import type { Store } from "../store/store.ts";
+import { UsageError } from "./args.ts";
+
+/** Creates the defaults on an empty store when bootstrap is enabled; the new secrets, if any. */
+export async function bootstrapIfEnabled(config: Config, store: Store): Promise<Bootstrapped | undefined> {
+  if (!config.bootstrap.enabled) return undefined;
+  const balance = parseUsd(config.bootstrap.balance_usd);
+  if (!balance.ok) throw new UsageError(`bootstrap.balance_usd: ${balance.message}`);
+  return bootstrapStore(store, balance.value);
+}
+
+/** Runs `stop` once on the first SIGINT or SIGTERM, then exits 0. */
+export function stopOnSignal(stop: (signal: string) => Promise<void>): void {
+  let stopping = false;
+  const once = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    await stop(signal);
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void once("SIGINT"));
+  process.on("SIGTERM", () => void once("SIGTERM"));
+}
+
+export function announceBootstrap(secrets: Bootstrapped, url: string): void {
+  const base = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
+  process.stderr.write(
+    `${[
+      "",
+      "First start on an empty store: created account `default` (balance from bootstrap.balance_usd),",
+      "group `default` (all models) and this API key. It is shown only once; keep it now:",
+      "",
+      `    ${secrets.secret}`,
+      "",
+      "Try it:",
+      `    curl ${base}/v1/models -H "Authorization: Bearer ${secrets.secret}"`,
+      "",
+      "Admin token for /admin/v1 and `modelgate tui` (also shown only once):",
+      "",
+      `    ${secrets.adminToken}`,
+      "",
+    ].join("\n")}\n`,
+  );
+}
