@@ -1,6 +1,6 @@
-// The non-stream relay: the upstream's JSON answer is read whole and parsed once, for its usage
-// and (when the channel spoke another protocol) for translation; otherwise its bytes are passed
-// to the client unchanged.
+// The non-stream relay: the upstream's JSON answer (read whole by the attempt, src/relay/route.ts)
+// is parsed once, for its usage and (when the channel spoke another protocol) for translation;
+// otherwise its bytes are passed to the client unchanged.
 import type { UsageCounts } from "../billing/meter.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { usageOfBody } from "../wire/text-usage.ts";
@@ -13,24 +13,12 @@ export interface JsonAnswer {
   usage: UsageCounts | undefined;
 }
 
-export async function relayJson(
-  channel: string,
-  protocol: TextProtocol,
-  upstream: Response,
-): Promise<JsonAnswer> {
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await upstream.arrayBuffer());
-  } catch (thrown) {
-    const why = thrown instanceof Error ? thrown.message : String(thrown);
-    throw new GatewayError(
-      "upstream_failed",
-      `Channel "${channel}" broke off its answer (${why}). Retry the request.`,
-    );
-  }
+const decoder = new TextDecoder();
+
+export function relayJson(channel: string, protocol: TextProtocol, bytes: Uint8Array): JsonAnswer {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder().decode(bytes));
+    parsed = JSON.parse(decoder.decode(bytes));
   } catch {
     throw new GatewayError(
       "upstream_failed",

@@ -33,8 +33,12 @@ export async function respond(input: RespondInput): Promise<Response> {
     input.upstream === view.protocol
       ? undefined
       : { from: input.upstream, to: view.protocol, model: view.model, inputEstimate: input.inputTokens };
-  if (!view.stream || body === null) {
-    const answer = await relayJson(answered.channel.config.name, input.upstream, answered.response);
+  if (answered.bytes !== undefined || body === null) {
+    const answer = relayJson(
+      answered.channel.config.name,
+      input.upstream,
+      answered.bytes ?? new Uint8Array(),
+    );
     const usage = answer.usage ?? {
       inputTokens: input.inputTokens,
       cachedInputTokens: 0,

@@ -22,8 +22,12 @@ export function upstreamEnv(gateway: Gateway): UpstreamEnv {
 }
 
 export interface Answered {
-  /** The upstream's 2xx answer; its body replays from the first byte and releases the channel at its end. */
+  /**
+   * The upstream's 2xx answer. Streaming: its body replays from the first byte and releases the
+   * channel at its end. Otherwise its body was read whole into `bytes` (channel released).
+   */
   response: Response;
+  bytes: Uint8Array | undefined;
   channel: Channel;
   /** Upstream time of the answering attempt (the overhead figure is total time minus this). */
   timing: UpstreamTiming;
@@ -69,8 +73,12 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
       const sameChannel = !refused || channel.credentials > 1;
       return { ok: false, failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel } };
     }
+    if (!call.stream) {
+      const bytes = await guard.readAll(response, lease);
+      return { ok: true, value: { response, bytes, channel, timing: guard.timing } };
+    }
     const opened = await guard.open(response, lease);
-    return { ok: true, value: { response: opened, channel, timing: guard.timing } };
+    return { ok: true, value: { response: opened, bytes: undefined, channel, timing: guard.timing } };
   } catch (thrown) {
     guard.dispose();
     const fired = guard.fired;

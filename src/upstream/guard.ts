@@ -111,6 +111,30 @@ export class AttemptGuard {
     return new Response(stream, { status: response.status, headers: response.headers });
   }
 
+  /**
+   * Reads a whole answer (a non-stream one) under the same timeouts and releases the lease: no
+   * replaying body in between, the bytes are handed on as they are.
+   */
+  async readAll(response: Response, lease: Lease): Promise<Uint8Array> {
+    const body = response.body;
+    const chunks: Uint8Array[] = [];
+    if (body !== null) {
+      const reader = body.getReader();
+      this.#reader = reader;
+      for (;;) {
+        const step = await reader.read();
+        if (this.#fired !== undefined) throw this.timeoutError(this.#fired);
+        if (step.done) break;
+        if (chunks.length === 0) this.markFirstByte();
+        else this.markChunk();
+        chunks.push(step.value);
+      }
+    }
+    this.dispose();
+    lease.release("success");
+    return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+  }
+
   /** The first byte (or event) arrived: stops the first-byte timer and starts the idle one. */
   markFirstByte(): void {
     clearTimeout(this.#firstByteTimer);
