@@ -60,7 +60,12 @@ export function timeoutsOf(channel: Channel, env: UpstreamEnv): ResolvedTimeouts
 async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Promise<Attempt<Answered>> {
   const channel = lease.channel;
   const guard = new AttemptGuard(channel.name, timeoutsOf(channel, env), call.signal);
-  const attemptCall: TextCall = { ...call, signal: guard.signal, credential: lease.credential };
+  const attemptCall: TextCall = {
+    ...call,
+    signal: guard.signal,
+    abort: guard.abort,
+    credential: lease.credential,
+  };
   try {
     const response = await callText(channel, attemptCall, env);
     if (!response.ok) {

@@ -40,6 +40,7 @@ export class AttemptGuard {
   };
   #fired: TimeoutKind | undefined;
   readonly #controller = new AbortController();
+  readonly #client: AbortSignal;
   readonly #channel: string;
   readonly #timeouts: ResolvedTimeouts;
   #firstByteTimer: ReturnType<typeof setTimeout> | undefined;
@@ -51,16 +52,28 @@ export class AttemptGuard {
   constructor(channel: string, timeouts: ResolvedTimeouts, client: AbortSignal) {
     this.#channel = channel;
     this.#timeouts = timeouts;
-    this.signal = AbortSignal.any([client, this.#controller.signal]);
+    this.#client = client;
+    // One controller per attempt, aborted by the client's signal through a listener (removed in
+    // dispose: a listener left on the client's signal would keep the finished attempt alive),
+    // by the timers and by the connect probe: cheaper than AbortSignal.any() joins.
+    this.signal = this.#controller.signal;
+    if (client.aborted) this.#controller.abort(client.reason);
+    else client.addEventListener("abort", this.#onClientAbort, { once: true });
     this.#firstByteTimer = setTimeout(() => this.#fire("first_byte"), timeouts.first_byte_ms);
     this.#totalTimer = setTimeout(() => this.#fire("total"), timeouts.total_ms);
-    // An in-process body does not watch the signal: cancelling its reader ends a pending read.
-    // Removed again in dispose(): an AbortSignal.any() with a listener stays a GC root while its
-    // sources can still abort, so a listener left behind kept every finished attempt alive.
-    this.signal.addEventListener("abort", this.#onAbort, { once: true });
   }
 
-  readonly #onAbort = () => void this.#reader?.cancel().catch(() => undefined);
+  readonly #onClientAbort = () => this.abort(this.#client.reason);
+
+  /**
+   * Aborts the attempt. An in-process body does not watch the signal: cancelling its reader ends
+   * a pending read.
+   */
+  readonly abort = (reason: unknown): void => {
+    if (this.signal.aborted) return;
+    this.#controller.abort(reason);
+    void this.#reader?.cancel().catch(() => undefined);
+  };
 
   /** The timeout that ended this attempt, if one did. */
   get fired(): TimeoutKind | undefined {
@@ -88,7 +101,7 @@ export class AttemptGuard {
     clearTimeout(this.#firstByteTimer);
     clearTimeout(this.#totalTimer);
     clearTimeout(this.#idleTimer);
-    this.signal.removeEventListener("abort", this.#onAbort);
+    this.#client.removeEventListener("abort", this.#onClientAbort);
     this.#end();
   }
 
@@ -194,7 +207,7 @@ export class AttemptGuard {
   #fire(kind: TimeoutKind): void {
     if (this.#fired !== undefined || this.timing.endedAt !== undefined) return;
     this.#fired = kind;
-    this.#controller.abort(this.timeoutError(kind));
+    this.abort(this.timeoutError(kind));
   }
 
   #end(): void {

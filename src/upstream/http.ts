@@ -21,6 +21,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   body: string | Uint8Array | FormData;
   signal: AbortSignal;
+  /** Aborts `signal` with a reason; without it, a controller of its own is joined to the signal. */
+  abort?: ((reason: Error) => void) | undefined;
   connectMs: number;
 }
 
@@ -94,13 +96,22 @@ export async function postUpstream(request: UpstreamRequest): Promise<Response> 
   const { signal } = request;
   if (signal.aborted) throw signal.reason;
   request.headers["accept-encoding"] ??= "identity";
-  const connect = new AbortController();
+  // The connect probe needs a way to fail the call: the caller's abort, or a controller joined to
+  // the caller's signal (two more allocations and a listener per call, so callers pass theirs).
+  let abort = request.abort;
+  let callSignal = signal;
+  if (abort === undefined) {
+    const connect = new AbortController();
+    abort = (reason) => connect.abort(reason);
+    callSignal = AbortSignal.any([signal, connect.signal]);
+  }
+  const fail = abort;
   let connectFailure: UpstreamUnreachable | undefined;
   const timer = setTimeout(() => {
     void canConnect(request.url, request.connectMs).then((ok) => {
       if (ok || signal.aborted) return;
       connectFailure = connectTimeout(request);
-      connect.abort(connectFailure);
+      fail(connectFailure);
     });
   }, request.connectMs);
   try {
@@ -108,7 +119,7 @@ export async function postUpstream(request: UpstreamRequest): Promise<Response> 
       method: "POST",
       headers: request.headers,
       body: request.body,
-      signal: AbortSignal.any([signal, connect.signal]),
+      signal: callSignal,
       decompress: false,
     });
   } catch (error) {

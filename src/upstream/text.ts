@@ -20,6 +20,8 @@ export interface TextCall {
   anthropicBeta?: string | undefined;
   /** Aborts the upstream call (client gone, timeout). */
   signal: AbortSignal;
+  /** Aborts `signal` with a reason (the attempt's guard); lets the connect probe fail the call. */
+  abort?: ((reason: Error) => void) | undefined;
   /** The channel credential for this attempt (set by the failover loop; rotates per call). */
   credential?: string | undefined;
 }
@@ -108,6 +110,7 @@ function post(
     },
     body: call.body,
     signal: call.signal,
+    abort: call.abort,
     connectMs: config.timeouts.connect_ms,
   });
 }
