@@ -20,7 +20,8 @@ export interface RespondInput {
   answered: Answered;
   /** The protocol the answering channel spoke. */
   upstream: TextProtocol;
-  abort: AbortController;
+  /** Aborts the upstream call (a stream that ends early). */
+  abort: () => void;
   tried: string[];
   settle: Settle;
 }

@@ -28,6 +28,8 @@ export interface Answered {
    */
   response: Response;
   bytes: Uint8Array | undefined;
+  /** Aborts the answering call (a relayed stream that ends early stops the upstream). */
+  abort: () => void;
   channel: Channel;
   /** Upstream time of the answering attempt (the overhead figure is total time minus this). */
   timing: UpstreamTiming;
@@ -80,10 +82,11 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
     }
     if (!call.stream) {
       const bytes = await guard.readAll(response, lease);
-      return { ok: true, value: { response, bytes, channel, timing: guard.timing } };
+      return { ok: true, value: { response, bytes, abort: guard.stop, channel, timing: guard.timing } };
     }
     const opened = await guard.open(response, lease);
-    return { ok: true, value: { response: opened, bytes: undefined, channel, timing: guard.timing } };
+    const value = { response: opened, bytes: undefined, abort: guard.stop, channel, timing: guard.timing };
+    return { ok: true, value };
   } catch (thrown) {
     guard.dispose();
     const fired = guard.fired;

@@ -13,7 +13,7 @@ export interface StreamRelayOptions {
   body: ReadableStream<Uint8Array>;
   tap: UsageTap;
   /** Aborts the upstream request. */
-  abort: AbortController;
+  abort: () => void;
   keepaliveMs: number;
   /** Chat: drop the usage chunk the gateway asked for on the client's behalf. */
   dropUsageChunk: boolean;
@@ -74,7 +74,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     finished = true;
     clearInterval(timer);
     if (outcome !== "complete") {
-      o.abort.abort();
+      o.abort();
       reader.cancel().catch(() => undefined);
     }
     await o.onEnd(outcome);

@@ -141,8 +141,6 @@ export async function serveText(
   });
   const settle = settleOnce(admission);
   const tried: string[] = [];
-  const abort = new AbortController();
-  ctx.request.signal.addEventListener("abort", () => abort.abort(), { once: true });
   let calledAt: number | undefined;
   try {
     const call = (channel: Channel): TextCall => {
@@ -153,7 +151,7 @@ export async function serveText(
         stream: view.stream,
         anthropicVersion: decoded.anthropicVersion,
         anthropicBeta: decoded.anthropicBeta,
-        signal: abort.signal,
+        signal: ctx.request.signal,
       };
     };
     calledAt = performance.now();
@@ -166,7 +164,7 @@ export async function serveText(
       inputTokens,
       answered,
       upstream,
-      abort,
+      abort: answered.abort,
       tried,
       settle,
     });

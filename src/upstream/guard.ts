@@ -65,6 +65,10 @@ export class AttemptGuard {
 
   readonly #onClientAbort = () => this.abort(this.#client.reason);
 
+  /** Stops the call from this side (a relayed stream that ended early). */
+  readonly stop = (): void =>
+    this.abort(new DOMException("The relay stopped the upstream call.", "AbortError"));
+
   /**
    * Aborts the attempt. An in-process body does not watch the signal: cancelling its reader ends
    * a pending read.
