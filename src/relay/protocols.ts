@@ -32,10 +32,15 @@ export function upstreamProtocol(channel: Channel, client: TextProtocol): TextPr
 
 /** The channels that can serve `model` for a `protocol` client, native speakers first; 503 when none. */
 export function textChannelsFor(gateway: Gateway, model: ModelInfo, protocol: TextProtocol): Channel[] {
-  const all = gateway.channels.forModel(model.id).filter((c) => upstreamProtocol(c, protocol) !== undefined);
-  const native = all.filter((c) => upstreamProtocol(c, protocol) === protocol);
-  const translated = all.filter((c) => upstreamProtocol(c, protocol) !== protocol);
-  if (all.length > 0) return [...native, ...translated];
+  const native: Channel[] = [];
+  const translated: Channel[] = [];
+  for (const channel of gateway.channels.forModel(model.id)) {
+    const speaks = upstreamProtocol(channel, protocol);
+    if (speaks === protocol) native.push(channel);
+    else if (speaks !== undefined) translated.push(channel);
+  }
+  if (translated.length === 0 && native.length > 0) return native;
+  if (native.length + translated.length > 0) return native.concat(translated);
   throw new GatewayError(
     "no_channel",
     `No upstream channel can serve \`${model.id}\` right now: no configured text channel serves it.`,

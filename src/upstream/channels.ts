@@ -103,6 +103,7 @@ export class Channel {
 
 /** Orders channels: priority descending, then a weighted random order (Efraimidis–Spirakis keys). */
 export function orderChannels(channels: readonly Channel[], random: () => number = Math.random): Channel[] {
+  if (channels.length < 2) return [...channels];
   const keyed = channels.map((channel) => ({
     channel,
     key: random() ** (1 / channel.config.weight),
