@@ -6,46 +6,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { formatUsd } from "../../src/billing/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
+import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
 import { type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
 let gw: RunningGateway;
 let adminToken: string;
-const upstream = { open: 0, peak: 0, opened: 0 };
-
-/** A pass-through in front of the simulator that counts the responses still open. */
-function startCountingProxy(target: string): ReturnType<typeof Bun.serve> {
-  return Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      const url = new URL(request.url);
-      const body = request.method === "GET" ? undefined : await request.arrayBuffer();
-      upstream.open++;
-      upstream.opened++;
-      upstream.peak = Math.max(upstream.peak, upstream.open);
-      const answer = await fetch(`${target}${url.pathname}${url.search}`, {
-        method: request.method,
-        headers: request.headers,
-        body,
-      });
-      const done = () => {
-        upstream.open--;
-      };
-      if (!answer.body) {
-        done();
-        return answer;
-      }
-      const counted = answer.body.pipeThrough(new TransformStream({ flush: done }));
-      return new Response(counted, { status: answer.status, headers: answer.headers });
-    },
-  });
-}
+let upstream: UpstreamCounts;
 
 beforeAll(async () => {
   sim = startSimServer({ hostname: "127.0.0.1", port: 0, seed: 9 });
-  proxy = startCountingProxy(sim.url);
+  const counting = startCountingProxy(sim.url);
+  proxy = counting.server;
+  upstream = counting.counts;
   gw = await startGateway({
     args: ["--workers", "2"],
     config: `[metrics]\noverhead_header = true\n[bootstrap]\nbalance_usd = "100"\n[[channels]]\nkind = "openai-chat"\nname = "sim-chat"\nbase_url = "http://127.0.0.1:${proxy.port}/v1"\napi_key_env = "SIM_UPSTREAM_KEY"\nmodels = ["modelx-*"]\n`,
