@@ -135,3 +135,12 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
   };
   return gateway;
 }
+
+/** Creates a key with `modelgate keys create ARGS` against the running gateway's store. */
+export async function createKey(gw: RunningGateway, args: string[]): Promise<{ secret: string; id: string }> {
+  const created = await gw.cli(["keys", "create", ...args]);
+  if (created.code !== 0) throw new Error(created.stderr);
+  const id = /key_[0-9a-f]+/.exec(created.stderr)?.[0];
+  if (!id) throw new Error(`no key id in: ${created.stderr}`);
+  return { secret: created.stdout.trim(), id };
+}

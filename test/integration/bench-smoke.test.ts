@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
+import { TARGET_NAMES } from "../../bench/targets.ts";
 import { binary } from "../helpers/gateway.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -43,15 +44,7 @@ describe("bench --smoke", () => {
         );
       }
       const summary = v.parse(SummarySchema, JSON.parse(line.slice("BENCH_SUMMARY ".length)));
-      expect(summary.map((t) => t.name)).toEqual([
-        "direct",
-        "nginx",
-        "bun-proxy",
-        "modelgate",
-        "portkey",
-        "modelgate-1p",
-        "modelgate-2p",
-      ]);
+      expect(summary.map((t) => t.name)).toEqual([...TARGET_NAMES]);
       // Every target answered through the upstream: 200, the fixed answer, and a full stream.
       expect(summary.map((t) => [t.name, t.status])).toEqual(summary.map((t) => [t.name, "ok"]));
       // The plain proxies relay the upstream's 64 events exactly; gateways may add their own.

@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import { formatUsd } from "../../src/billing/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
@@ -30,13 +30,7 @@ afterAll(async () => {
   await sim.stop();
 });
 
-async function newKey(args: string[]): Promise<{ secret: string; id: string }> {
-  const created = await gw.cli(["keys", "create", ...args]);
-  if (created.code !== 0) throw new Error(created.stderr);
-  const id = /key_[0-9a-f]+/.exec(created.stderr)?.[0];
-  if (!id) throw new Error(`no key id in: ${created.stderr}`);
-  return { secret: created.stdout.trim(), id };
-}
+const newKey = (args: string[]) => createKey(gw, args);
 
 function chat(secret: string, prompt: string, stream = false): Promise<Response> {
   return fetch(`${gw.url}/v1/chat/completions`, {

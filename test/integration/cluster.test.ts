@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { formatUsd } from "../../src/billing/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
-import { type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
+import { createKey, type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
@@ -37,13 +37,7 @@ afterAll(async () => {
 /** Each worker polls the store for new keys every 250 ms. */
 const KEYS_SEEN_MS = 700;
 
-async function newKey(args: string[]): Promise<{ secret: string; id: string }> {
-  const created = await gw.cli(["keys", "create", ...args]);
-  if (created.code !== 0) throw new Error(created.stderr);
-  const id = /key_[0-9a-f]+/.exec(created.stderr)?.[0];
-  if (!id) throw new Error(`no key id in: ${created.stderr}`);
-  return { secret: created.stdout.trim(), id };
-}
+const newKey = (args: string[]) => createKey(gw, args);
 
 /**
  * One request on a new connection: the kernel spreads connections, not requests, over the workers,
