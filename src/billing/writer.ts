@@ -234,26 +234,14 @@ export class GroupCommitWriter<T> {
     }
     const items = taken.flatMap((l) => l.items);
     const upTo = (taken.at(-1) as Logged<T>).upTo;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.#commit(items, upTo);
-        break;
-      } catch (error) {
-        log(attempt < this.#attempts ? "warn" : "error", "usage store commit failed", {
-          attempt,
-          records: items.length,
-          error: error instanceof Error ? error.message : String(error),
-        });
-        if (attempt >= this.#attempts) {
-          // Still durable in the log: kept for a later commit, or the replay at the next start.
-          this.#logged.unshift(...taken);
-          this.#storeDue = false;
-          if (!this.#closed)
-            this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#retryMs * attempt);
-          return false;
-        }
-        await Bun.sleep(this.#retryMs * attempt);
-      }
+    const failed = await this.#commitWithRetries(items, upTo);
+    if (failed !== undefined) {
+      // Still durable in the log: kept for a later commit, or the replay at the next start.
+      this.#logged.unshift(...taken);
+      this.#storeDue = false;
+      if (!this.#closed)
+        this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#retryMs * this.#attempts);
+      return false;
     }
     this.#loggedCount -= items.length;
     if (this.#loggedCount === 0) {
@@ -271,22 +259,26 @@ export class GroupCommitWriter<T> {
   }
 
   async #commitBatch(batch: Pending<T>[]): Promise<void> {
-    const items = batch.map((p) => p.item);
+    const failed = await this.#commitWithRetries(batch.map((p) => p.item));
+    for (const p of batch) {
+      if (failed === undefined) p.resolve();
+      else p.reject(failed.error);
+    }
+  }
+
+  /** Commits, retrying with growing pauses; the last error when every attempt failed. */
+  async #commitWithRetries(items: T[], upTo?: number): Promise<{ error: unknown } | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#commit(items);
-        for (const p of batch) p.resolve();
-        return;
+        await this.#commit(items, upTo);
+        return undefined;
       } catch (error) {
-        log(attempt < this.#attempts ? "warn" : "error", "usage batch commit failed", {
+        log(attempt < this.#attempts ? "warn" : "error", "usage commit failed", {
           attempt,
           records: items.length,
           error: error instanceof Error ? error.message : String(error),
         });
-        if (attempt >= this.#attempts) {
-          for (const p of batch) p.reject(error);
-          return;
-        }
+        if (attempt >= this.#attempts) return { error };
         await Bun.sleep(this.#retryMs * attempt);
       }
     }
