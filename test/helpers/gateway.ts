@@ -144,3 +144,22 @@ export async function createKey(gw: RunningGateway, args: string[]): Promise<{ s
   if (!id) throw new Error(`no key id in: ${created.stderr}`);
   return { secret: created.stdout.trim(), id };
 }
+
+/** GET /v1/dashboard/billing/balance with the key; fails the test unless it answers 200. */
+export async function balanceOf(
+  gw: RunningGateway,
+  secret: string,
+): Promise<Record<string, number | string | null>> {
+  const response = await fetch(`${gw.url}/v1/dashboard/billing/balance`, {
+    headers: { authorization: `Bearer ${secret}` },
+  });
+  if (response.status !== 200)
+    throw new Error(`balance answered ${response.status}: ${await response.text()}`);
+  return (await response.json()) as Record<string, number | string | null>;
+}
+
+/** The `error.code` of an OpenAI-shaped error answer. */
+export async function errorCode(response: Response): Promise<string | null> {
+  const body = (await response.json()) as { error: { code: string | null } };
+  return body.error.code;
+}

@@ -6,7 +6,13 @@ import OpenAI from "openai";
 import { formatUsd } from "../../src/billing/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
-import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import {
+  balanceOf as balanceFor,
+  createKey,
+  errorCode,
+  type RunningGateway,
+  startGateway,
+} from "../helpers/gateway.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
@@ -45,18 +51,7 @@ function chat(secret: string, prompt: string, stream = false): Promise<Response>
   });
 }
 
-async function balanceOf(secret: string): Promise<Record<string, number | string | null>> {
-  const response = await fetch(`${gw.url}/v1/dashboard/billing/balance`, {
-    headers: { authorization: `Bearer ${secret}` },
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, number | string | null>;
-}
-
-async function errorCode(response: Response): Promise<string | null> {
-  const body = (await response.json()) as { error: { code: string | null } };
-  return body.error.code;
-}
+const balanceOf = (secret: string) => balanceFor(gw, secret);
 
 const SLOW = "count to five sim:ttft=1500";
 

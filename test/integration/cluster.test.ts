@@ -7,7 +7,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { formatUsd } from "../../src/billing/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
-import { createKey, type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
+import {
+  balanceOf as balanceFor,
+  createKey,
+  errorCode,
+  type RunningGateway,
+  runCli,
+  startGateway,
+  tempDir,
+} from "../helpers/gateway.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
@@ -64,18 +72,7 @@ function workerOf(response: Response): string {
   return worker;
 }
 
-async function balanceOf(secret: string): Promise<Record<string, number | string | null>> {
-  const response = await fetch(`${gw.url}/v1/dashboard/billing/balance`, {
-    headers: { authorization: `Bearer ${secret}` },
-  });
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, number | string | null>;
-}
-
-async function errorCode(response: Response): Promise<string | null> {
-  const body = (await response.json()) as { error: { code: string | null } };
-  return body.error.code;
-}
+const balanceOf = (secret: string) => balanceFor(gw, secret);
 
 function admin(path: string, init: RequestInit = {}): Promise<Response> {
   return fetch(`${gw.url}/admin/v1${path}`, {
