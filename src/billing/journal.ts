@@ -63,10 +63,15 @@ export class Journal<T> implements DurableLog<T> {
     this.#seq = after;
   }
 
+  get seq(): number {
+    return this.#seq;
+  }
+
   append(items: readonly T[]): number {
     let text = "";
     for (const item of items) text += `${++this.#seq}\t${JSON.stringify(item)}\n`;
-    writeSync(this.#fd, text);
+    const bytes = Buffer.from(text);
+    for (let written = 0; written < bytes.length; ) written += writeSync(this.#fd, bytes, written);
     return this.#seq;
   }
 

@@ -17,6 +17,8 @@ export interface DurableLog<T> {
   append(items: readonly T[]): number;
   /** Everything appended is in the store: the log may start over. */
   clear(): void;
+  /** The sequence number given last (also to lines of a write that failed). */
+  readonly seq: number;
 }
 
 /** Commits a batch to the store; `upTo` is the log sequence number of its last item, when logged. */
@@ -181,7 +183,13 @@ export class GroupCommitWriter<T> {
       for (const fn of work) await fn().catch(() => undefined);
       if (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#maxBatch);
-        if (!this.#append(batch)) await this.#commitBatch(batch);
+        if (!this.#append(batch)) {
+          // No log, or it failed (disk full?): with a log, everything logged goes to the store
+          // first, in order, and this batch with the log's latest number, so a replay can never
+          // bring back lines a failed write left behind.
+          while (this.#loggedCount > 0 && (await this.#storeLogged()));
+          await this.#commitBatch(batch, this.#log?.seq);
+        }
       } else if (this.#storeWaiting()) {
         if (!(await this.#storeLogged())) break;
         // Give requests a turn between large commits.
@@ -258,8 +266,11 @@ export class GroupCommitWriter<T> {
     this.#kick(0);
   }
 
-  async #commitBatch(batch: Pending<T>[]): Promise<void> {
-    const failed = await this.#commitWithRetries(batch.map((p) => p.item));
+  async #commitBatch(batch: Pending<T>[], upTo?: number): Promise<void> {
+    const failed = await this.#commitWithRetries(
+      batch.map((p) => p.item),
+      upTo,
+    );
     for (const p of batch) {
       if (failed === undefined) p.resolve();
       else p.reject(failed.error);

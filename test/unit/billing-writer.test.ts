@@ -218,18 +218,24 @@ describe("group-commit writer with a durable log", () => {
     await writer.close();
   });
 
-  test("when the log cannot be written, the batch is committed to the store directly", async () => {
+  test("when the log cannot be written, what it holds is stored first, then the batch directly, past the log's numbers", async () => {
     const log = new MemoryLog();
-    log.fail = true;
     const committed: { batch: number[]; upTo: number | undefined }[] = [];
     const writer = new GroupCommitWriter<number>(
       async (batch, upTo) => {
         committed.push({ batch: [...batch], upTo });
       },
-      { log },
+      { log, storeDelayMs: 60_000 },
     );
+    await writer.write(8);
+    expect(committed).toEqual([]);
+    log.fail = true;
+    log.seq = 5; // a failed write may have used numbers
     await writer.write(9);
-    expect(committed).toEqual([{ batch: [9], upTo: undefined }]);
+    expect(committed).toEqual([
+      { batch: [8], upTo: 1 },
+      { batch: [9], upTo: 5 },
+    ]);
     await writer.close();
   });
 });
