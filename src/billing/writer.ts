@@ -223,21 +223,25 @@ export class GroupCommitWriter<T> {
   /** Commits up to `storeBatch` logged items; false when the store keeps failing (they stay logged). */
   async #storeLogged(): Promise<boolean> {
     // The oldest logged items, at most storeBatch; an append's sequence numbers are consecutive,
-    // so a split one keeps exact numbers on both sides.
+    // so a split one keeps exact numbers on both sides. They stay in #logged (and in queued())
+    // until the store has them.
     const taken: Logged<T>[] = [];
     let count = 0;
-    while (this.#logged.length > 0 && count < this.#storeBatch) {
-      const next = this.#logged[0] as Logged<T>;
+    let whole = 0;
+    let rest: Logged<T> | undefined;
+    for (const next of this.#logged) {
       const room = this.#storeBatch - count;
+      if (room <= 0) break;
       if (next.items.length <= room) {
         taken.push(next);
-        this.#logged.shift();
+        whole++;
         count += next.items.length;
       } else {
-        const rest = next.items.length - room;
-        taken.push({ items: next.items.slice(0, room), upTo: next.upTo - rest });
-        this.#logged[0] = { items: next.items.slice(room), upTo: next.upTo };
+        const left = next.items.length - room;
+        taken.push({ items: next.items.slice(0, room), upTo: next.upTo - left });
+        rest = { items: next.items.slice(room), upTo: next.upTo };
         count += room;
+        break;
       }
     }
     const items = taken.flatMap((l) => l.items);
@@ -245,12 +249,13 @@ export class GroupCommitWriter<T> {
     const failed = await this.#commitWithRetries(items, upTo);
     if (failed !== undefined) {
       // Still durable in the log: kept for a later commit, or the replay at the next start.
-      this.#logged.unshift(...taken);
       this.#storeDue = false;
       if (!this.#closed)
         this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#retryMs * this.#attempts);
       return false;
     }
+    this.#logged.splice(0, whole);
+    if (rest !== undefined) this.#logged[0] = rest;
     this.#loggedCount -= items.length;
     if (this.#loggedCount === 0) {
       this.#log?.clear();
