@@ -147,7 +147,7 @@ describe("group-commit writer with a durable log", () => {
       async (batch, upTo) => {
         commits.push({ batch: [...batch], upTo });
       },
-      { log, storeDelayMs: 30, storeBatch: 100 },
+      { log, storeDelayMs: 300, storeBatch: 100 },
     );
     await writer.write(1);
     await writer.write(2);

@@ -93,10 +93,10 @@ describe("attempt guard", () => {
   test("chunks that keep coming do not trip the idle timeout, but the total timeout ends the exchange", async () => {
     const guard = new AttemptGuard(
       "up",
-      { ...LONG, idle_ms: 50, total_ms: 120 },
+      { ...LONG, idle_ms: 250, total_ms: 400 },
       new AbortController().signal,
     );
-    const chunks: [number, string][] = Array.from({ length: 40 }, () => [10, "x"]);
+    const chunks: [number, string][] = Array.from({ length: 100 }, () => [10, "x"]);
     const opened = await guard.open(body(chunks, "hang"), lease());
     const thrown = await drain(opened).catch((e: unknown) => e);
     expect(String(thrown)).toContain("total timeout");
