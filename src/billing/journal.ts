@@ -8,7 +8,7 @@
 //
 // One process owns a journal: a `.pid` lock file next to it, taken with O_EXCL and taken over
 // only from a process that is gone.
-import { closeSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { log } from "../log.ts";
 import type { DurableLog } from "./writer.ts";
 
@@ -22,11 +22,14 @@ export class Journal<T> implements DurableLog<T> {
   readonly #lockPath: string;
   readonly #fd: number;
   #seq = 0;
+  /** The file's length: only this process writes it. */
+  #size: number;
 
   private constructor(path: string, lockPath: string, fd: number) {
     this.path = path;
     this.#lockPath = lockPath;
     this.#fd = fd;
+    this.#size = fstatSync(fd).size;
   }
 
   /** Opens the journal at `path`; undefined when another running process owns it. */
@@ -59,24 +62,31 @@ export class Journal<T> implements DurableLog<T> {
 
   /** Empties the file; the next append is numbered `after + 1`. */
   restart(after: number): void {
-    ftruncateSync(this.#fd, 0);
+    this.clear();
     this.#seq = after;
   }
 
-  get seq(): number {
-    return this.#seq;
-  }
-
   append(items: readonly T[]): number {
+    const before = this.#seq;
     let text = "";
     for (const item of items) text += `${++this.#seq}\t${JSON.stringify(item)}\n`;
     const bytes = Buffer.from(text);
-    for (let written = 0; written < bytes.length; ) written += writeSync(this.#fd, bytes, written);
+    try {
+      for (let written = 0; written < bytes.length; ) written += writeSync(this.#fd, bytes, written);
+      this.#size += bytes.length;
+    } catch (error) {
+      // Nothing of a failed append stays: no half line for the next append to be glued to, and
+      // no numbers used, so the batch can be committed elsewhere and never come back in a replay.
+      ftruncateSync(this.#fd, this.#size);
+      this.#seq = before;
+      throw error;
+    }
     return this.#seq;
   }
 
   clear(): void {
     ftruncateSync(this.#fd, 0);
+    this.#size = 0;
   }
 
   close(): void {

@@ -17,8 +17,6 @@ export interface DurableLog<T> {
   append(items: readonly T[]): number;
   /** Everything appended is in the store: the log may start over. */
   clear(): void;
-  /** The sequence number given last (also to lines of a write that failed). */
-  readonly seq: number;
 }
 
 /** Commits a batch to the store; `upTo` is the log sequence number of its last item, when logged. */
@@ -68,6 +66,8 @@ export class GroupCommitWriter<T> {
   #loggedCount = 0;
   /** Logged items are due for the store (their delay passed, enough wait, or a flush asked). */
   #storeDue = false;
+  /** Failed store commits in a row (the pause before the next one grows with them). */
+  #storeFailures = 0;
   #storeTimer: ReturnType<typeof setTimeout> | undefined;
   #exclusive: (() => Promise<void>)[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -183,13 +183,9 @@ export class GroupCommitWriter<T> {
       for (const fn of work) await fn().catch(() => undefined);
       if (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#maxBatch);
-        if (!this.#append(batch)) {
-          // No log, or it failed (disk full?): with a log, everything logged goes to the store
-          // first, in order, and this batch with the log's latest number, so a replay can never
-          // bring back lines a failed write left behind.
-          while (this.#loggedCount > 0 && (await this.#storeLogged()));
-          await this.#commitBatch(batch, this.#log?.seq);
-        }
+        // Without a log, or when appending failed (it leaves nothing behind), the store commit is
+        // the durable step.
+        if (!this.#append(batch)) await this.#commitBatch(batch);
       } else if (this.#storeWaiting()) {
         if (!(await this.#storeLogged())) break;
         // Give requests a turn between large commits.
@@ -246,14 +242,18 @@ export class GroupCommitWriter<T> {
     }
     const items = taken.flatMap((l) => l.items);
     const upTo = (taken.at(-1) as Logged<T>).upTo;
-    const failed = await this.#commitWithRetries(items, upTo);
+    // One attempt per turn while serving: the records are durable in the log already, and
+    // retrying here would hold up appends (and the answers waiting on them). Closing tries harder.
+    const failed = await this.#commitWithRetries(items, upTo, this.#closed ? this.#attempts : 1);
     if (failed !== undefined) {
       // Still durable in the log: kept for a later commit, or the replay at the next start.
+      this.#storeFailures++;
       this.#storeDue = false;
-      if (!this.#closed)
-        this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#retryMs * this.#attempts);
+      const pauseMs = this.#retryMs * Math.min(this.#storeFailures, this.#attempts);
+      if (!this.#closed) this.#storeTimer ??= setTimeout(() => this.#retryStore(), pauseMs);
       return false;
     }
+    this.#storeFailures = 0;
     this.#logged.splice(0, whole);
     if (rest !== undefined) this.#logged[0] = rest;
     this.#loggedCount -= items.length;
@@ -271,10 +271,11 @@ export class GroupCommitWriter<T> {
     this.#kick(0);
   }
 
-  async #commitBatch(batch: Pending<T>[], upTo?: number): Promise<void> {
+  async #commitBatch(batch: Pending<T>[]): Promise<void> {
     const failed = await this.#commitWithRetries(
       batch.map((p) => p.item),
-      upTo,
+      undefined,
+      this.#attempts,
     );
     for (const p of batch) {
       if (failed === undefined) p.resolve();
@@ -283,18 +284,23 @@ export class GroupCommitWriter<T> {
   }
 
   /** Commits, retrying with growing pauses; the last error when every attempt failed. */
-  async #commitWithRetries(items: T[], upTo?: number): Promise<{ error: unknown } | undefined> {
+  async #commitWithRetries(
+    items: T[],
+    upTo: number | undefined,
+    attempts: number,
+  ): Promise<{ error: unknown } | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#commit(items, upTo);
         return undefined;
       } catch (error) {
-        log(attempt < this.#attempts ? "warn" : "error", "usage commit failed", {
+        log(attempt < attempts || upTo !== undefined ? "warn" : "error", "usage commit failed", {
           attempt,
           records: items.length,
+          journaled: upTo !== undefined,
           error: error instanceof Error ? error.message : String(error),
         });
-        if (attempt >= this.#attempts) return { error };
+        if (attempt >= attempts) return { error };
         await Bun.sleep(this.#retryMs * attempt);
       }
     }

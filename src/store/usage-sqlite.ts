@@ -23,7 +23,7 @@ const INSERT_DEBIT = `INSERT INTO ledger (account_id, amount_nanos, kind, reques
   VALUES (?, ?, 'debit', ?, ?, ?)`;
 const DEBIT_ACCOUNT = "UPDATE accounts SET balance_nanos = balance_nanos - ? WHERE id = ?";
 const SET_JOURNAL_SEQ = `INSERT INTO store_meta (name, value) VALUES ('${USAGE_JOURNAL_SEQ}', ?)
-  ON CONFLICT (name) DO UPDATE SET value = excluded.value`;
+  ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`;
 const COUNT_REUSES =
   "SELECT count(*) AS n FROM usage_records WHERE request_id = ? OR request_id LIKE ? ESCAPE '\\'";
 
