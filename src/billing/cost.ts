@@ -27,6 +27,11 @@ function ceilDiv(numerator: bigint, denominator: bigint): bigint {
   return (numerator + denominator - 1n) / denominator;
 }
 
+/** A count as reported (an upstream may send a fraction or garbage): whole, never negative. */
+function count(n: number): bigint {
+  return Number.isFinite(n) && n > 0 ? BigInt(Math.ceil(n)) : 0n;
+}
+
 function toNanos(value: bigint): Nanos {
   return nanos(Number(value));
 }
@@ -40,9 +45,9 @@ export interface ImageFacts {
 
 /** The exact cost of text usage under rule 2. */
 export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
-  const input = BigInt(Math.max(0, usage.inputTokens));
-  const cached = BigInt(Math.max(0, Math.min(usage.cachedInputTokens, usage.inputTokens)));
-  const output = BigInt(Math.max(0, usage.outputTokens, usage.reasoningTokens));
+  const input = count(usage.inputTokens);
+  const cached = count(Math.min(usage.cachedInputTokens, usage.inputTokens));
+  const output = count(Math.max(usage.outputTokens, usage.reasoningTokens));
   const exact = (input - cached) * price.input + cached * price.cachedInput + output * price.output;
   return toNanos(ceilDiv(exact, MILLION));
 }
@@ -64,7 +69,7 @@ export function imageCost(
   facts: ImageFacts,
 ): Nanos {
   const factor = facts.inputFidelity === "high" ? table.highFidelityPermille : 1000n;
-  const exact = BigInt(Math.max(0, generations)) * generationPrice(price, facts.quality, facts.size) * factor;
+  const exact = count(generations) * generationPrice(price, facts.quality, facts.size) * factor;
   return toNanos(ceilDiv(exact, 1000n));
 }
 

@@ -171,10 +171,20 @@ export class LedgerMeter implements Meter {
   }
 
   async #settle(input: AdmitInput, ticket: Ticket, result: Settlement, latencyMs: number): Promise<void> {
-    const cost =
-      result.source === "none"
-        ? nanos(0)
-        : this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail);
+    let cost: Nanos;
+    try {
+      cost =
+        result.source === "none"
+          ? nanos(0)
+          : this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail);
+    } catch (error) {
+      // The slot and the reservation must be released whatever happens: charge what was reserved.
+      log("error", "pricing a settled request failed; charging its reservation", {
+        request_id: input.requestId,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      cost = ticket.reserved;
+    }
     const now = this.#now();
     const record = toRecord(input, result, cost, latencyMs, now);
     // Release and enqueue without an await between them: a balance reload sees either neither or

@@ -109,6 +109,12 @@ async function attemptImages(
     const events = upstream.run(job, guard.signal);
     const first = await events.next();
     guard.markFirstByte();
+    if (first.done) {
+      // Nothing more will be read, so the generator below would never start nor end the lease.
+      guard.dispose();
+      lease.release("success");
+      return { ok: true, value: { first, events } };
+    }
     return { ok: true, value: { first, events: guarded(events, guard, lease) } };
   } catch (thrown) {
     guard.dispose();

@@ -143,7 +143,9 @@ export class AttemptGuard {
       this.#reader = reader;
       for (;;) {
         const step = await reader.read();
-        if (this.#fired !== undefined) throw this.timeoutError(this.#fired);
+        // An aborted call may end its body early (an in-process body ends when cancelled): never a success.
+        if (this.signal.aborted)
+          throw this.#fired !== undefined ? this.timeoutError(this.#fired) : this.signal.reason;
         if (step.done) break;
         if (chunks.length === 0) this.markFirstByte();
         else this.markChunk();

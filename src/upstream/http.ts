@@ -107,9 +107,11 @@ export async function postUpstream(request: UpstreamRequest): Promise<Response> 
   }
   const fail = abort;
   let connectFailure: UpstreamUnreachable | undefined;
+  // Set once fetch settled: a probe still running then must not fail an answer already flowing.
+  let settled = false;
   const timer = setTimeout(() => {
     void canConnect(request.url, request.connectMs).then((ok) => {
-      if (ok || signal.aborted) return;
+      if (ok || settled || signal.aborted) return;
       connectFailure = connectTimeout(request);
       fail(connectFailure);
     });
@@ -127,6 +129,7 @@ export async function postUpstream(request: UpstreamRequest): Promise<Response> 
     if (signal.aborted) throw signal.reason ?? error;
     throw unreachable(request.channel, error);
   } finally {
+    settled = true;
     clearTimeout(timer);
   }
 }
