@@ -263,6 +263,14 @@ async function runCreate(
   const decoder = new TextDecoder();
   const parser = createParser({
     onEvent: (e) => {
+      // Most events go out as they came; only the final one (remembered for previous_response_id)
+      // and events that must carry a stream_id are parsed.
+      const final =
+        e.event === undefined || e.event === "response.completed" || e.event === "response.incomplete";
+      if (streamId === undefined && !final) {
+        ws.send(e.data);
+        return;
+      }
       const event = obj(JSON.parse(e.data));
       send(ws, event, streamId);
       if (event.type === "response.completed" || event.type === "response.incomplete") {

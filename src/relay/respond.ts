@@ -20,8 +20,6 @@ export interface RespondInput {
   answered: Answered;
   /** The protocol the answering channel spoke. */
   upstream: TextProtocol;
-  /** Aborts the upstream call (a stream that ends early). */
-  abort: () => void;
   tried: string[];
   settle: Settle;
 }
@@ -62,7 +60,7 @@ export async function respond(input: RespondInput): Promise<Response> {
   const stream = relayStream({
     body: translation ? translateStream(translation, body) : body,
     tap,
-    abort: input.abort,
+    abort: answered.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,
     dropUsageChunk: view.protocol === "chat" && !view.includeUsage,
     onFirstByte: () => {

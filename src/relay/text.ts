@@ -13,7 +13,7 @@ import type { RequestContext } from "../http/context.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
-import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import { TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-view.ts";
 import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
 import { parseJson, readBody } from "./body.ts";
 import { textChannelsFor, upstreamProtocol } from "./protocols.ts";
@@ -38,12 +38,6 @@ export interface TextEndpoint {
   decode(json: unknown, headers: Headers): DecodedText;
 }
 
-const ENDPOINT_PATHS: Readonly<Record<TextProtocol, string>> = {
-  responses: "/v1/responses",
-  chat: "/v1/chat/completions",
-  messages: "/v1/messages",
-};
-
 /**
  * The model must exist, be allowed to the key (400/403), be a text model, and be served on this
  * endpoint: every text model is, unless `[endpoints.models]` restricts it (400 naming where it is).
@@ -64,10 +58,10 @@ export function requireTextModel(
   }
   const allowed = gateway.config.endpoints.models[model.id];
   if (allowed !== undefined && !allowed.includes(protocol)) {
-    const where = allowed.map((p) => ENDPOINT_PATHS[p]).join(" or ");
+    const where = allowed.map((p) => TEXT_PATHS[p]).join(" or ");
     throw new GatewayError(
       "invalid_request",
-      `The model \`${model.id}\` is not served on ${ENDPOINT_PATHS[protocol]} by this gateway: call ${where}.`,
+      `The model \`${model.id}\` is not served on ${TEXT_PATHS[protocol]} by this gateway: call ${where}.`,
       { param: "model" },
     );
   }
@@ -164,7 +158,6 @@ export async function serveText(
       inputTokens,
       answered,
       upstream,
-      abort: answered.abort,
       tried,
       settle,
     });

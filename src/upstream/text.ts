@@ -5,7 +5,7 @@
 
 import type { RoutingConfig } from "../config/channels.ts";
 import type { Timing } from "../sim/text/pace.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
+import { TEXT_PATHS, type TextProtocol } from "../wire/text-view.ts";
 import type { Channel } from "./channels.ts";
 import { joinUrl, postUpstream } from "./http.ts";
 import { simChannelText } from "./sim-channel.ts";
@@ -35,40 +35,13 @@ export interface UpstreamEnv {
   routing: RoutingConfig;
 }
 
-/** Whether a channel can take a request in `protocol` without translation. */
-export function speaks(channel: Channel, protocol: TextProtocol): boolean {
-  const kind = channel.config.kind;
-  switch (kind) {
-    case "sim":
-      return true;
-    case "openai-responses":
-      return protocol === "responses";
-    case "openai-chat":
-      return protocol === "chat";
-    case "anthropic":
-      return protocol === "messages";
-    case "openai-images":
-      return false;
-    default: {
-      const never: never = kind;
-      throw new Error(`unknown channel kind ${String(never)}`);
-    }
-  }
-}
-
-const SIM_PATHS: Readonly<Record<TextProtocol, string>> = {
-  responses: "/v1/responses",
-  chat: "/v1/chat/completions",
-  messages: "/v1/messages",
-};
-
 /** Sends one text call to a channel and returns the upstream's response (any status). */
 export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Promise<Response> {
   const config = channel.config;
   switch (config.kind) {
     case "sim": {
       // In-process: the same handler `modelgate sim` serves, without a socket.
-      const request = new Request(`http://sim.internal${SIM_PATHS[call.protocol]}`, {
+      const request = new Request(`http://sim.internal${TEXT_PATHS[call.protocol]}`, {
         method: "POST",
         body: call.body,
         signal: call.signal,

@@ -5,6 +5,13 @@
 /** The three client protocols of the text endpoints. */
 export type TextProtocol = "responses" | "chat" | "messages";
 
+/** The endpoint path of each text protocol. */
+export const TEXT_PATHS: Readonly<Record<TextProtocol, string>> = {
+  responses: "/v1/responses",
+  chat: "/v1/chat/completions",
+  messages: "/v1/messages",
+};
+
 /** A JSON Schema object as sent by clients; only the keywords the simulator reads are typed. */
 export type JsonSchema = { readonly [key: string]: unknown };
 
