@@ -3,14 +3,26 @@
 // tool_choice, thinking (enabled budget or adaptive) with output_config.effort, output_config.format,
 // max_tokens, sampling and stop_sequences.
 // Drop rules (README "Translation"): toward another protocol, `metadata`, `context_management`,
-// `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks, documents and server
-// tools (tools with a `type` other than `custom`) are dropped. Toward a Messages upstream:
-// thinking without a signature is dropped (the API refuses it), mid-conversation system messages
-// join the top-level `system`, sampling fields are dropped while thinking is on (the API requires
-// the defaults then), and `json_object` becomes a schema of `{"type":"object"}`.
+// `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks (OpenAI caches prefixes
+// by itself), documents and server tools (tools with a `type` other than `custom`) are dropped.
+// Toward a Messages upstream the body follows what the live API accepts:
+// - thinking without a signature is dropped (the API refuses it); mid-conversation system
+//   messages join the top-level `system`;
+// - sampling: dropped while thinking is on (the API requires the defaults then) and for models
+//   that refuse it; otherwise temperature wins over top_p (current models take only one);
+// - thinking in the model's form (catalog `thinking`: adaptive with effort, or a budget), and off
+//   when tool_choice forces a tool (the forced choice is the client's explicit instruction, so it
+//   wins) or when the assistant turn a tool result answers has no thinking block to send back;
+// - `json_object` becomes an instruction in `system` to answer with one JSON object (no schema:
+//   `{"type":"object"}` is refused, and closed with additionalProperties:false it would allow only
+//   `{}`); a json_schema whose objects cannot be closed without changing its meaning (objects open
+//   to any key) becomes the same instruction with the schema quoted;
+// - an OpenAI `prompt_cache_key` becomes a cache breakpoint on the system prompt.
+import { type AnthropicThinking, findModel } from "../../catalog/models.ts";
 import type { CountTokensRequest } from "../messages.ts";
 import type { ToolChoiceView } from "../text-view.ts";
-import type { IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
+import type { IrFormat, IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
+import { anthropicSchema } from "./json-schema.ts";
 import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
 import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narrow.ts";
 
@@ -90,12 +102,15 @@ export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
     tools: toolsOf(request.tools),
     toolChoice: toolChoiceOf(request.tool_choice),
     parallelToolCalls: typeof parallel === "boolean" ? !parallel : undefined,
-    format: format ? { kind: "json_schema", name: "output", schema: format.schema, strict: true } : undefined,
+    format: format
+      ? { kind: "json_schema", name: "output", schema: format.schema, strict: undefined }
+      : undefined,
     maxTokens: request.max_tokens,
     temperature: typeof request.temperature === "number" ? request.temperature : undefined,
     topP: typeof request.top_p === "number" ? request.top_p : undefined,
     stop,
     reasoning: reasoningOf(request),
+    promptCacheKey: undefined,
     stream: request.stream === true,
   };
 }
@@ -156,13 +171,74 @@ function rank(p: IrPart): number {
   return p.type === "tool_result" ? 0 : 1;
 }
 
+/** Sampling for models that take it: temperature (capped at the API's 1) wins over top_p. */
+function sampling(ir: IrRequest, model: AnthropicThinking): Obj {
+  if (!model.sampling) return {};
+  if (ir.temperature !== undefined) return { temperature: Math.min(1, ir.temperature) };
+  return ir.topP === undefined ? {} : { top_p: ir.topP };
+}
+
+/** True when thinking cannot be on for this turn (see the module header). */
+function thinkingBarred(ir: IrRequest, messages: Obj[]): boolean {
+  if (ir.tools.length > 0 && (ir.toolChoice.mode === "required" || ir.toolChoice.mode === "named"))
+    return true;
+  const last = messages.at(-1);
+  const answersTools = arr(last?.content).some((b) => obj(b).type === "tool_result");
+  if (last?.role !== "user" || !answersTools) return false;
+  const first = obj(arr(messages.at(-2)?.content)[0]).type;
+  return first !== "thinking" && first !== "redacted_thinking";
+}
+
+/** The highest effort the model takes that is not above the wanted one. */
+function effortFor(wanted: string, accepted: readonly string[]): string | undefined {
+  const order = ["low", "medium", "high", "xhigh", "max"];
+  const rank = Math.max(0, order.indexOf(wanted === "minimal" ? "low" : wanted));
+  return accepted.filter((e) => order.indexOf(e) <= rank).at(-1);
+}
+
+/** `thinking` (and `output_config.effort`) in the model's form; empty when thinking is off. */
+function thinkingFields(r: IrReasoning, maxTokens: number, model: AnthropicThinking): Obj {
+  const budget = thinkingBudget(r, maxTokens);
+  if (budget === undefined) return {};
+  if (model.form === "budget") return { thinking: { type: "enabled", budget_tokens: budget } };
+  const effort = effortFor(r.effort ?? effortForBudgetName(budget), model.efforts);
+  return {
+    // Opus 4.7 omits thinking text unless asked: ask for it when the client wants it readable.
+    thinking: { type: "adaptive", ...(r.summary ? { display: "summarized" } : {}) },
+    ...(effort === undefined ? {} : { effort }),
+  };
+}
+
+function effortForBudgetName(budget: number): string {
+  const found = Object.entries(BUDGETS).find(([, b]) => budget <= b);
+  return found?.[0] ?? "high";
+}
+
+/** What a format becomes: structured output, or an instruction added to `system`. */
+function formatFields(f: IrFormat): { schema: Obj | undefined; instruction: string | undefined } {
+  if (f.kind === "json_object")
+    return { schema: undefined, instruction: "Answer with a single JSON object and nothing else." };
+  const schema = anthropicSchema(f.schema);
+  if (schema !== undefined) return { schema, instruction: undefined };
+  return {
+    schema: undefined,
+    instruction: `Answer with a single JSON value that matches this JSON Schema, and nothing else:\n${JSON.stringify(f.schema)}`,
+  };
+}
+
+/** `system` as a string, or as one text block with a cache breakpoint when the client gave a cache key. */
+function systemField(system: string[], cacheKey: string | undefined): string | Obj[] {
+  const text = system.join("\n\n");
+  return cacheKey === undefined ? text : [{ type: "text", text, cache_control: { type: "ephemeral" } }];
+}
+
 /** A Messages request body for the internal form; `defaultMaxTokens` fills the required max_tokens. */
 export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTokens: number): Obj {
+  const form = findModel(ir.model)?.thinking ?? { form: "budget", efforts: [], sampling: true };
   const system = [...ir.system];
   const messages = messagesOut(ir, system);
   const maxTokens = ir.maxTokens ?? defaultMaxTokens;
   const body: Obj = { model, max_tokens: maxTokens, messages, stream: ir.stream };
-  if (system.length > 0) body.system = system.join("\n\n");
   if (ir.tools.length > 0) {
     body.tools = ir.tools.map((t) => ({
       name: t.name,
@@ -175,23 +251,26 @@ export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTok
     if (ir.parallelToolCalls === false && c.mode !== "none") choice.disable_parallel_tool_use = true;
     body.tool_choice = choice;
   }
-  const f = ir.format;
-  if (f !== undefined) {
-    const schema = f.kind === "json_schema" ? f.schema : { type: "object" };
-    body.output_config = { format: { type: "json_schema", schema } };
+  const output: Obj = {};
+  if (ir.format !== undefined) {
+    const { schema, instruction } = formatFields(ir.format);
+    if (schema !== undefined) output.format = { type: "json_schema", schema };
+    if (instruction !== undefined) system.push(instruction);
   }
+  if (system.length > 0) body.system = systemField(system, ir.promptCacheKey);
   if (ir.stop.length > 0) body.stop_sequences = ir.stop;
-  const budget = thinkingBudget(ir.reasoning, maxTokens);
-  if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
-  else {
-    if (ir.temperature !== undefined) body.temperature = Math.min(1, ir.temperature);
-    if (ir.topP !== undefined) body.top_p = ir.topP;
-  }
+  const thinking =
+    ir.reasoning === undefined || thinkingBarred(ir, messages)
+      ? {}
+      : thinkingFields(ir.reasoning, maxTokens, form);
+  if (thinking.thinking !== undefined) body.thinking = thinking.thinking;
+  else Object.assign(body, sampling(ir, form));
+  if (thinking.effort !== undefined) output.effort = thinking.effort;
+  if (Object.keys(output).length > 0) body.output_config = output;
   return body;
 }
 
-function thinkingBudget(r: IrReasoning | undefined, maxTokens: number): number | undefined {
-  if (r === undefined) return undefined;
+function thinkingBudget(r: IrReasoning, maxTokens: number): number | undefined {
   const wanted = r.budgetTokens ?? BUDGETS[r.effort ?? "medium"] ?? 8192;
   const budget = Math.min(wanted, maxTokens - 1);
   return budget >= 1024 ? budget : undefined;
