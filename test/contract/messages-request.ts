@@ -180,9 +180,22 @@ function thinkingRules(body: Body): string | undefined {
   return undefined;
 }
 
+/** Tool blocks in the conversation need tools defined (the API refuses them otherwise). */
+function toolsUndefined(body: Body): string | undefined {
+  if ((body.tools ?? []).length > 0) return undefined;
+  const used = body.messages.some((m) =>
+    blocks(m).some((b) => b.type === "tool_use" || b.type === "tool_result"),
+  );
+  return used ? "requests with tool_use or tool_result blocks must define tools" : undefined;
+}
+
 /** The strict schema of a Messages request body sent upstream. */
 export const MessagesRequestContract = v.pipe(
   Body,
+  v.check(
+    (b) => toolsUndefined(b) === undefined,
+    (i) => toolsUndefined(i.input as Body) ?? "",
+  ),
   v.check(
     (b) => b.temperature === undefined || b.top_p === undefined,
     "temperature and top_p cannot both be set",

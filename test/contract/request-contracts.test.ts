@@ -228,6 +228,7 @@ describe("Messages contract", () => {
       messages({ thinking: { type: "enabled", budget_tokens: 1024 }, temperature: 0.5 }).join(),
     ).toContain("temperature");
     expect(messages({ messages: [{ role: "user", content: [{ type: "text", text: "" }] }] })).not.toEqual([]);
+    expect(messages({ messages: toolLoop([toolUse]) }).join()).toContain("must define tools");
     expect(
       messages({
         messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t7" }] }],

@@ -21,22 +21,30 @@ const image = fc.constantFrom("data:image/png;base64,iVBORw0KGgo=", "https://exa
 
 type Round =
   | { kind: "user"; text: string; image: string | undefined }
-  | { kind: "assistant"; text: string; thinking: boolean }
-  | { kind: "tools"; calls: number; thinking: boolean; text: string | undefined; resultImage: boolean }
+  | { kind: "assistant"; text: string; thinking: number }
+  | { kind: "tools"; calls: number; thinking: number; text: string | undefined; resultImage: boolean }
   | { kind: "system"; text: string };
 
 const round: fc.Arbitrary<Round> = fc.oneof(
   fc.record({ kind: fc.constant("user" as const), text, image: fc.option(image, { nil: undefined }) }),
-  fc.record({ kind: fc.constant("assistant" as const), text, thinking: fc.boolean() }),
+  fc.record({ kind: fc.constant("assistant" as const), text, thinking: fc.integer({ min: 0, max: 3 }) }),
   fc.record({
     kind: fc.constant("tools" as const),
     calls: fc.integer({ min: 1, max: 2 }),
-    thinking: fc.boolean(),
+    thinking: fc.integer({ min: 0, max: 3 }),
     text: fc.option(text, { nil: undefined }),
     resultImage: fc.boolean(),
   }),
   fc.record({ kind: fc.constant("system" as const), text }),
 );
+
+/** Thinking an assistant turn may carry: none, signed from a Responses item, unsigned, redacted. */
+const THINKING: IrPart[][] = [
+  [],
+  [{ type: "thinking", text: "hmm", signature: "sig", id: "rs_1" }],
+  [{ type: "thinking", text: "hmm", signature: undefined }],
+  [{ type: "redacted_thinking", data: "opaque" }],
+];
 
 function push(messages: IrMessage[], role: IrMessage["role"], parts: IrPart[]): void {
   const last = messages.at(-1);
@@ -56,9 +64,7 @@ function conversation(rounds: Round[], first: string): IrMessage[] {
       ]);
     } else if (r.kind === "system") push(messages, "system", [{ type: "text", text: r.text }]);
     else {
-      const thinking: IrPart[] = r.thinking
-        ? [{ type: "thinking", text: "hmm", signature: "sig", id: "rs_1" }]
-        : [];
+      const thinking = THINKING[r.thinking] ?? [];
       if (r.kind === "assistant") {
         push(messages, "assistant", [...thinking, { type: "text", text: r.text }]);
         continue;
@@ -111,6 +117,11 @@ const request: fc.Arbitrary<IrRequest> = fc
     rounds: fc.array(round, { maxLength: 6 }),
     first: text,
     withTools: fc.boolean(),
+    parameters: fc.constantFrom<Record<string, unknown>>(
+      LOOSE_SCHEMA,
+      {},
+      { properties: { city: { type: "string" } } },
+    ),
     toolChoice: fc.constantFrom("auto", "none", "required", "named"),
     parallelToolCalls: fc.option(fc.boolean(), { nil: undefined }),
     format,
@@ -134,11 +145,12 @@ const request: fc.Arbitrary<IrRequest> = fc
       r.rounds,
       r.format?.kind === "json_object" ? `${r.first} as JSON` : r.first,
     );
-    const calls = messages.some((m) => m.parts.some((p) => p.type === "tool_call"));
-    const tools =
-      calls || r.withTools
-        ? [{ name: "get_weather", description: "Weather", parameters: LOOSE_SCHEMA, strict: undefined }]
-        : [];
+    const tools = r.withTools
+      ? [
+          { name: "get_weather", description: "Weather", parameters: r.parameters, strict: undefined },
+          { name: "noop", description: undefined, parameters: undefined, strict: undefined },
+        ]
+      : [];
     return {
       model: r.model,
       system: r.system,

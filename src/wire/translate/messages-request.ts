@@ -232,6 +232,38 @@ function systemField(system: string[], cacheKey: string | undefined): string | O
   return cacheKey === undefined ? text : [{ type: "text", text, cache_control: { type: "ephemeral" } }];
 }
 
+/** Tool input schemas are objects: a schema without a type (Chat's `{}`) is given `type: "object"`. */
+function inputSchema(parameters: IrTool["parameters"]): Obj {
+  if (parameters === undefined) return { type: "object", properties: {} };
+  return parameters.type === undefined ? { type: "object", ...parameters } : { ...parameters };
+}
+
+/**
+ * `tools` and `tool_choice`. The API refuses tool_use and tool_result blocks in a request that
+ * defines no tools, and OpenAI clients may send a tool-call history without tools: those tools
+ * are declared by name with any input, and tool_choice `none` keeps the model from calling them.
+ */
+function toolFields(ir: IrRequest): Obj {
+  if (ir.tools.length === 0) {
+    const used = new Set(
+      ir.messages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool_call" ? [p.name] : []))),
+    );
+    if (used.size === 0) return {};
+    const tools = [...used].map((name) => ({ name, input_schema: { type: "object" } }));
+    return { tools, tool_choice: { type: "none" } };
+  }
+  const tools = ir.tools.map((t) => ({
+    name: t.name,
+    ...(t.description === undefined ? {} : { description: t.description }),
+    input_schema: inputSchema(t.parameters),
+  }));
+  const c = ir.toolChoice;
+  const choice: Obj =
+    c.mode === "named" ? { type: "tool", name: c.name } : { type: c.mode === "required" ? "any" : c.mode };
+  if (ir.parallelToolCalls === false && c.mode !== "none") choice.disable_parallel_tool_use = true;
+  return { tools, tool_choice: choice };
+}
+
 /** A Messages request body for the internal form; `defaultMaxTokens` fills the required max_tokens. */
 export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTokens: number): Obj {
   const form = findModel(ir.model)?.thinking ?? { form: "budget", efforts: [], sampling: true };
@@ -239,18 +271,7 @@ export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTok
   const messages = messagesOut(ir, system);
   const maxTokens = ir.maxTokens ?? defaultMaxTokens;
   const body: Obj = { model, max_tokens: maxTokens, messages, stream: ir.stream };
-  if (ir.tools.length > 0) {
-    body.tools = ir.tools.map((t) => ({
-      name: t.name,
-      ...(t.description === undefined ? {} : { description: t.description }),
-      input_schema: t.parameters ?? { type: "object", properties: {} },
-    }));
-    const c = ir.toolChoice;
-    const choice: Obj =
-      c.mode === "named" ? { type: "tool", name: c.name } : { type: c.mode === "required" ? "any" : c.mode };
-    if (ir.parallelToolCalls === false && c.mode !== "none") choice.disable_parallel_tool_use = true;
-    body.tool_choice = choice;
-  }
+  Object.assign(body, toolFields(ir));
   const output: Obj = {};
   if (ir.format !== undefined) {
     const { schema, instruction } = formatFields(ir.format);
