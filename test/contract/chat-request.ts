@@ -4,7 +4,7 @@
 // tool_calls, assistant messages carry content or tool_calls, strict schemas qualify,
 // stream_options only with stream, tool_choice only with tools, json_object with the word JSON).
 import * as v from "valibot";
-import { AnyObject, between, intAtLeast, OpenAIName, strictViolation } from "./schema-rules.ts";
+import { AnyObject, between, intAtLeast, OpenAIName, rule, strictRule } from "./schema-rules.ts";
 
 const TextPart = v.strictObject({ type: v.literal("text"), text: v.string() });
 const ImagePart = v.strictObject({
@@ -38,10 +38,10 @@ const Message = v.variant("role", [
       tool_calls: v.optional(v.pipe(v.array(ToolCall), v.minLength(1))),
       name: v.optional(v.string()),
     }),
-    v.check(
-      (m) =>
-        (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined || Boolean(m.refusal),
-      "an assistant message needs content, tool_calls or a refusal",
+    rule((m) =>
+      (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined || m.refusal
+        ? undefined
+        : "an assistant message needs content, tool_calls or a refusal",
     ),
   ),
   v.strictObject({ role: v.literal("tool"), content: TextContent, tool_call_id: v.string() }),
@@ -57,10 +57,7 @@ const FunctionTool = v.pipe(
       strict: v.optional(v.nullable(v.boolean())),
     }),
   }),
-  v.check(
-    (t) => t.function.strict !== true || strictViolation(t.function.parameters) === undefined,
-    (issue) => `a strict tool needs a strict schema: ${strictViolation(issue.input.function.parameters)}`,
-  ),
+  strictRule("a strict tool", (t) => ({ strict: t.function.strict, schema: t.function.parameters })),
 );
 
 const SchemaFormat = v.pipe(
@@ -73,10 +70,7 @@ const SchemaFormat = v.pipe(
       strict: v.optional(v.nullable(v.boolean())),
     }),
   }),
-  v.check(
-    (f) => f.json_schema.strict !== true || strictViolation(f.json_schema.schema) === undefined,
-    (issue) => `strict: true needs a strict schema: ${strictViolation(issue.input.json_schema.schema)}`,
-  ),
+  strictRule("strict: true", (f) => f.json_schema),
 );
 
 const Body = v.strictObject({
@@ -154,27 +148,21 @@ function jsonWordMissing(body: Body): string | undefined {
     : "response_format json_object needs the word JSON in the messages";
 }
 
+/** Fields allowed only with another: stream_options with stream, tool fields with tools. */
+function optionsWithoutTheirField(body: Body): string | undefined {
+  if (body.stream_options != null && body.stream !== true)
+    return "stream_options is only allowed with stream: true";
+  const tools = (body.tools ?? []).length > 0;
+  if (body.tool_choice !== undefined && !tools) return "tool_choice is only allowed when tools are specified";
+  if (body.parallel_tool_calls !== undefined && !tools)
+    return "parallel_tool_calls is only allowed when tools are specified";
+  return undefined;
+}
+
 /** The strict schema of a Chat Completions request body sent upstream. */
 export const ChatRequestContract = v.pipe(
   Body,
-  v.check(
-    (b) => toolPairing(b) === undefined,
-    (i) => toolPairing(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => jsonWordMissing(b) === undefined,
-    (i) => jsonWordMissing(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => b.stream_options === undefined || b.stream_options === null || b.stream === true,
-    "stream_options is only allowed with stream: true",
-  ),
-  v.check(
-    (b) => b.tool_choice === undefined || (b.tools ?? []).length > 0,
-    "tool_choice is only allowed when tools are specified",
-  ),
-  v.check(
-    (b) => b.parallel_tool_calls === undefined || (b.tools ?? []).length > 0,
-    "parallel_tool_calls is only allowed when tools are specified",
-  ),
+  rule(toolPairing),
+  rule(jsonWordMissing),
+  rule(optionsWithoutTheirField),
 );

@@ -6,7 +6,7 @@
 // answers a tool_use of the turn before and leads its message; structured output schemas with
 // additionalProperties: false on every object; no empty text blocks or messages.
 import * as v from "valibot";
-import { AnyObject, anthropicFormatViolation, between, intAtLeast } from "./schema-rules.ts";
+import { AnyObject, anthropicFormatViolation, between, intAtLeast, rule } from "./schema-rules.ts";
 
 const CacheControl = v.nullable(
   v.strictObject({ type: v.literal("ephemeral"), ttl: v.optional(v.picklist(["5m", "1h"])) }),
@@ -93,10 +93,10 @@ const OutputConfig = v.strictObject({
     v.nullable(
       v.pipe(
         v.strictObject({ type: v.literal("json_schema"), schema: AnyObject }),
-        v.check(
-          (f) => anthropicFormatViolation(f.schema) === undefined,
-          (i) => `output_config.format.schema ${anthropicFormatViolation(i.input.schema)}`,
-        ),
+        rule((f) => {
+          const problem = anthropicFormatViolation(f.schema);
+          return problem === undefined ? undefined : `output_config.format.schema ${problem}`;
+        }),
       ),
     ),
   ),
@@ -192,26 +192,15 @@ function toolsUndefined(body: Body): string | undefined {
 /** The strict schema of a Messages request body sent upstream. */
 export const MessagesRequestContract = v.pipe(
   Body,
-  v.check(
-    (b) => toolsUndefined(b) === undefined,
-    (i) => toolsUndefined(i.input as Body) ?? "",
+  rule(toolsUndefined),
+  rule((b) =>
+    b.temperature !== undefined && b.top_p !== undefined
+      ? "temperature and top_p cannot both be set"
+      : undefined,
   ),
-  v.check(
-    (b) => b.temperature === undefined || b.top_p === undefined,
-    "temperature and top_p cannot both be set",
-  ),
-  v.check(
-    (b) => thinkingRules(b) === undefined,
-    (i) => thinkingRules(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => toolPairing(b) === undefined,
-    (i) => toolPairing(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => thinkingInToolLoop(b) === undefined,
-    (i) => thinkingInToolLoop(i.input as Body) ?? "",
-  ),
+  rule(thinkingRules),
+  rule(toolPairing),
+  rule(thinkingInToolLoop),
 );
 
 /** Which thinking form a model takes: only adaptive, or only a budget. */

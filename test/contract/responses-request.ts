@@ -4,7 +4,7 @@
 // string content or an output message item, reasoning items with their id, strict schemas that
 // qualify, every function_call_output answering an earlier function_call).
 import * as v from "valibot";
-import { AnyObject, between, intAtLeast, OpenAIName, strictViolation } from "./schema-rules.ts";
+import { AnyObject, between, intAtLeast, OpenAIName, rule, strictRule } from "./schema-rules.ts";
 
 const Status = v.picklist(["in_progress", "completed", "incomplete"]);
 
@@ -93,10 +93,7 @@ const FunctionTool = v.pipe(
     parameters: v.nullable(AnyObject),
     strict: v.nullable(v.boolean()),
   }),
-  v.check(
-    (t) => t.strict !== true || strictViolation(t.parameters) === undefined,
-    (issue) => `a strict tool needs a strict schema: ${strictViolation(issue.input.parameters)}`,
-  ),
+  strictRule("a strict tool", (t) => ({ strict: t.strict, schema: t.parameters })),
 );
 
 const SchemaFormat = v.pipe(
@@ -107,10 +104,7 @@ const SchemaFormat = v.pipe(
     description: v.optional(v.string()),
     strict: v.optional(v.nullable(v.boolean())),
   }),
-  v.check(
-    (f) => f.strict !== true || strictViolation(f.schema) === undefined,
-    (issue) => `strict: true needs a strict schema: ${strictViolation(issue.input.schema)}`,
-  ),
+  strictRule("strict: true", (f) => f),
 );
 const TextConfig = v.strictObject({
   format: v.optional(
@@ -208,20 +202,12 @@ function jsonWordMissing(body: Body): string | undefined {
 /** The strict schema of a Responses request body sent upstream. */
 export const ResponsesRequestContract = v.pipe(
   Body,
-  v.check(
-    (b) => unansweredOutput(b) === undefined,
-    (i) => unansweredOutput(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => unknownChoice(b) === undefined,
-    (i) => unknownChoice(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => jsonWordMissing(b) === undefined,
-    (i) => jsonWordMissing(i.input as Body) ?? "",
-  ),
-  v.check(
-    (b) => b.stream_options === undefined || b.stream === true,
-    "stream_options is only allowed with stream: true",
+  rule(unansweredOutput),
+  rule(unknownChoice),
+  rule(jsonWordMissing),
+  rule((b) =>
+    b.stream_options == null || b.stream === true
+      ? undefined
+      : "stream_options is only allowed with stream: true",
   ),
 );

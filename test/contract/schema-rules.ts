@@ -3,6 +3,11 @@
 // structured outputs accept. Written from the API references, independently of the gateway's own
 // schema handling (the gateway is what these rules check).
 import * as v from "valibot";
+// The keyword and format lists are facts shared with the writer; the rules below are the contract's own.
+import {
+  ANTHROPIC_STRING_FORMATS as ANTHROPIC_FORMATS,
+  ANTHROPIC_SCHEMA_KEYWORDS as ANTHROPIC_KEYWORDS,
+} from "../../src/wire/translate/json-schema.ts";
 
 type Json = Record<string, unknown>;
 
@@ -51,40 +56,6 @@ export function strictViolation(schema: unknown): string | undefined {
   return undefined;
 }
 
-/** Keywords Anthropic structured outputs accept (the official SDK moves the others into descriptions). */
-const ANTHROPIC_KEYWORDS = new Set([
-  "$ref",
-  "$defs",
-  "definitions",
-  "type",
-  "anyOf",
-  "allOf",
-  "description",
-  "title",
-  "const",
-  "enum",
-  "properties",
-  "additionalProperties",
-  "required",
-  "format",
-  "items",
-  "minItems",
-  "default",
-]);
-
-const ANTHROPIC_FORMATS = new Set([
-  "date-time",
-  "time",
-  "date",
-  "duration",
-  "email",
-  "hostname",
-  "uri",
-  "ipv4",
-  "ipv6",
-  "uuid",
-]);
-
 /** Anthropic `output_config.format.schema`: additionalProperties false on every object, known keywords only. */
 export function anthropicFormatViolation(schema: unknown): string | undefined {
   for (const { path, node } of subSchemas(schema)) {
@@ -98,6 +69,23 @@ export function anthropicFormatViolation(schema: unknown): string | undefined {
       return `${path}: minItems may only be 0 or 1`;
   }
   return undefined;
+}
+
+/** A valibot check from a finder that names what is wrong, or gives undefined when all is well. */
+export function rule<T>(find: (value: T) => string | undefined) {
+  return v.check<T, (issue: v.CheckIssue<T>) => string>(
+    (value) => find(value) === undefined,
+    (issue) => find(issue.input) ?? "",
+  );
+}
+
+/** `strict: true` only with a schema that meets strict mode. */
+export function strictRule<T>(what: string, get: (value: T) => { strict?: unknown; schema?: unknown }) {
+  return rule<T>((value) => {
+    const { strict, schema } = get(value);
+    const problem = strict === true ? strictViolation(schema) : undefined;
+    return problem === undefined ? undefined : `${what} needs a strict schema: ${problem}`;
+  });
 }
 
 /** A JSON object value (a JSON Schema, tool input, metadata). */

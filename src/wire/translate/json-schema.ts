@@ -40,8 +40,11 @@ export function isStrictCompatible(schema: unknown): boolean {
   return children(schema).every((c) => !isObject(c) || isStrictCompatible(c));
 }
 
-/** Keywords kept as they are; others become text in the description (as Anthropic's SDK does). */
-const KEPT = new Set([
+/**
+ * The JSON Schema keywords Anthropic structured outputs accept (from Anthropic's documentation and
+ * its SDK's schema transform); `minItems` only as 0 or 1, `format` only as one of the formats below.
+ */
+export const ANTHROPIC_SCHEMA_KEYWORDS: ReadonlySet<string> = new Set([
   "$ref",
   "$defs",
   "definitions",
@@ -54,8 +57,15 @@ const KEPT = new Set([
   "enum",
   "default",
   "required",
+  "properties",
+  "additionalProperties",
+  "items",
+  "minItems",
+  "format",
 ]);
-const FORMATS = new Set([
+
+/** The string formats Anthropic structured outputs accept. */
+export const ANTHROPIC_STRING_FORMATS: ReadonlySet<string> = new Set([
   "date-time",
   "time",
   "date",
@@ -67,6 +77,9 @@ const FORMATS = new Set([
   "ipv6",
   "uuid",
 ]);
+
+/** Keywords whose value needs work (sub-schemas, limits); the other accepted ones are copied. */
+const STRUCTURAL = new Set(["properties", "additionalProperties", "items", "minItems", "format", "oneOf"]);
 
 function mapEach(record: unknown, fn: (s: Obj) => Obj | undefined): Obj | undefined {
   const out: Obj = {};
@@ -109,7 +122,7 @@ function structure(node: Obj, out: Obj, moved: Obj): boolean {
   }
   if (node.minItems === 0 || node.minItems === 1) out.minItems = node.minItems;
   else if (node.minItems !== undefined) moved.minItems = node.minItems;
-  if (typeof node.format === "string" && FORMATS.has(node.format)) out.format = node.format;
+  if (typeof node.format === "string" && ANTHROPIC_STRING_FORMATS.has(node.format)) out.format = node.format;
   else if (node.format !== undefined) moved.format = node.format;
   return true;
 }
@@ -118,9 +131,9 @@ function anthropicNode(node: Obj): Obj | undefined {
   const out: Obj = {};
   const moved: Obj = {};
   for (const [key, value] of Object.entries(node)) {
-    if (KEPT.has(key)) out[key] = value;
-    else if (!["properties", "additionalProperties", "items", "minItems", "format", "oneOf"].includes(key))
-      moved[key] = value;
+    if (STRUCTURAL.has(key)) continue;
+    if (ANTHROPIC_SCHEMA_KEYWORDS.has(key)) out[key] = value;
+    else moved[key] = value;
   }
   for (const key of ["$defs", "definitions"]) {
     if (node[key] === undefined) continue;
