@@ -18,12 +18,13 @@
 //   `{}`); a json_schema whose objects cannot be closed without changing its meaning (objects open
 //   to any key) becomes the same instruction with the schema quoted;
 // - an OpenAI `prompt_cache_key` becomes a cache breakpoint on the system prompt.
-import { type AnthropicThinking, findModel } from "../../catalog/models.ts";
+import { findModel } from "../../catalog/models.ts";
 import type { CountTokensRequest } from "../messages.ts";
 import type { ToolChoiceView } from "../text-view.ts";
 import type { IrFormat, IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
 import { anthropicSchema } from "./json-schema.ts";
 import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
+import { sampling, thinkingBarred, thinkingFields } from "./messages-thinking.ts";
 import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narrow.ts";
 
 type AnyMessagesRequest = CountTokensRequest & { max_tokens?: number; stream?: boolean };
@@ -115,16 +116,6 @@ export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
   };
 }
 
-/** Thinking budgets used for an OpenAI effort. */
-const BUDGETS: Readonly<Record<string, number>> = {
-  minimal: 1024,
-  low: 2048,
-  medium: 8192,
-  high: 16384,
-  xhigh: 32768,
-  max: 32768,
-};
-
 function blockOut(p: IrPart): Obj | undefined {
   switch (p.type) {
     case "text":
@@ -169,49 +160,6 @@ function messagesOut(ir: IrRequest, system: string[]): Obj[] {
 
 function rank(p: IrPart): number {
   return p.type === "tool_result" ? 0 : 1;
-}
-
-/** Sampling for models that take it: temperature (capped at the API's 1) wins over top_p. */
-function sampling(ir: IrRequest, model: AnthropicThinking): Obj {
-  if (!model.sampling) return {};
-  if (ir.temperature !== undefined) return { temperature: Math.min(1, ir.temperature) };
-  return ir.topP === undefined ? {} : { top_p: ir.topP };
-}
-
-/** True when thinking cannot be on for this turn (see the module header). */
-function thinkingBarred(ir: IrRequest, messages: Obj[]): boolean {
-  if (ir.tools.length > 0 && (ir.toolChoice.mode === "required" || ir.toolChoice.mode === "named"))
-    return true;
-  const last = messages.at(-1);
-  const answersTools = arr(last?.content).some((b) => obj(b).type === "tool_result");
-  if (last?.role !== "user" || !answersTools) return false;
-  const first = obj(arr(messages.at(-2)?.content)[0]).type;
-  return first !== "thinking" && first !== "redacted_thinking";
-}
-
-/** The highest effort the model takes that is not above the wanted one. */
-function effortFor(wanted: string, accepted: readonly string[]): string | undefined {
-  const order = ["low", "medium", "high", "xhigh", "max"];
-  const rank = Math.max(0, order.indexOf(wanted === "minimal" ? "low" : wanted));
-  return accepted.filter((e) => order.indexOf(e) <= rank).at(-1);
-}
-
-/** `thinking` (and `output_config.effort`) in the model's form; empty when thinking is off. */
-function thinkingFields(r: IrReasoning, maxTokens: number, model: AnthropicThinking): Obj {
-  const budget = thinkingBudget(r, maxTokens);
-  if (budget === undefined) return {};
-  if (model.form === "budget") return { thinking: { type: "enabled", budget_tokens: budget } };
-  const effort = effortFor(r.effort ?? effortForBudgetName(budget), model.efforts);
-  return {
-    // Opus 4.7 omits thinking text unless asked: ask for it when the client wants it readable.
-    thinking: { type: "adaptive", ...(r.summary ? { display: "summarized" } : {}) },
-    ...(effort === undefined ? {} : { effort }),
-  };
-}
-
-function effortForBudgetName(budget: number): string {
-  const found = Object.entries(BUDGETS).find(([, b]) => budget <= b);
-  return found?.[0] ?? "high";
 }
 
 /** What a format becomes: structured output, or an instruction added to `system`. */
@@ -289,10 +237,4 @@ export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTok
   if (thinking.effort !== undefined) output.effort = thinking.effort;
   if (Object.keys(output).length > 0) body.output_config = output;
   return body;
-}
-
-function thinkingBudget(r: IrReasoning, maxTokens: number): number | undefined {
-  const wanted = r.budgetTokens ?? BUDGETS[r.effort ?? "medium"] ?? 8192;
-  const budget = Math.min(wanted, maxTokens - 1);
-  return budget >= 1024 ? budget : undefined;
 }
