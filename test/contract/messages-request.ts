@@ -118,6 +118,12 @@ const Body = v.strictObject({
   thinking: v.optional(ThinkingConfig),
   tool_choice: v.optional(ToolChoice),
   tools: v.optional(v.array(Tool)),
+  // Fields a same-protocol client may send, passed through as they are (shapes not checked here).
+  cache_control: v.optional(CacheControl),
+  container: v.optional(v.nullable(v.string())),
+  context_management: v.optional(v.nullable(AnyObject)),
+  inference_geo: v.optional(v.nullable(v.string())),
+  mcp_servers: v.optional(v.array(AnyObject)),
 });
 
 type Body = v.InferOutput<typeof Body>;

@@ -13,7 +13,7 @@ const InputImage = v.strictObject({
   type: v.literal("input_image"),
   image_url: v.optional(v.nullable(v.string())),
   file_id: v.optional(v.nullable(v.string())),
-  detail: v.picklist(["low", "high", "auto"]),
+  detail: v.picklist(["low", "high", "auto", "original"]),
 });
 const InputFile = v.strictObject({
   type: v.literal("input_file"),
