@@ -1,7 +1,8 @@
 // The shared path of both image endpoints after decoding: admit (worst case n × (1 + partials)
 // generations), route to a channel through the shared failover loop (src/upstream/retry.ts: priority,
 // weight, circuits, caps, retries, timeouts — only while nothing has been sent), relay as one JSON
-// result or as SSE (`image.partial_image` … `image.completed`), and settle exactly once on every
+// result or as SSE (`image.partial_image` … `image.completed`, each also in the official event's
+// shape: src/wire/images-events.ts), and settle exactly once on every
 // path: success, upstream error, client disconnect, exception.
 import type { Principal } from "../auth/keys.ts";
 import type { Admission } from "../billing/meter.ts";
@@ -64,7 +65,7 @@ export async function runImages(
     await tally.settle(asGatewayError(thrown).status);
     throw thrown;
   }
-  if (options.stream) return streamResponse(opened, tally, admission, abort);
+  if (options.stream) return streamResponse(request.job.kind, opened, tally, admission, abort);
   return jsonResponse(opened, tally, admission, abort);
 }
 
@@ -174,6 +175,7 @@ async function jsonResponse(opened: Opened, tally: ImageTally, admission: Admiss
 }
 
 function streamResponse(
+  kind: ImageJob["kind"],
   opened: Opened,
   tally: ImageTally,
   admission: Admission,
@@ -182,6 +184,7 @@ function streamResponse(
   const { events } = opened;
   let step = opened.first;
   let index = 0;
+  const partialsOf = new Map<number, number>();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -189,14 +192,20 @@ function streamResponse(
           const event = step.value;
           tally.record(event);
           if (event.type === "partial") {
-            controller.enqueue(partialImageFrame(index++, event.b64, Math.floor(Date.now() / 1000)));
+            // Progress images count per final image; an upstream that does not say counts itself.
+            const image = tally.imagesSoFar();
+            const partialIndex = event.partialIndex ?? partialsOf.get(image) ?? 0;
+            partialsOf.set(image, partialIndex + 1);
+            const now = Math.floor(Date.now() / 1000);
+            const meta = tally.describe(kind, event);
+            controller.enqueue(partialImageFrame(meta, index++, partialIndex, event.b64, now));
           }
           step = await events.next();
         }
         if (step.done) {
           const result = tally.result();
           await tally.settle(200);
-          controller.enqueue(completedFrame(result));
+          controller.enqueue(completedFrame(tally.describe(kind), result));
           controller.close();
         }
       } catch (thrown) {

@@ -86,10 +86,10 @@ async function* fromResult(response: Response): AsyncGenerator<ImageEvent> {
   if (!result.success) {
     throw new GatewayError("upstream_failed", `upstream result malformed: ${describeIssues(result.issues)}`);
   }
-  const { data, usage, size, quality } = result.output;
+  const { data, usage, size, quality, background } = result.output;
   for (const [i, item] of data.entries()) {
     const first = i === 0;
-    yield { type: "image", b64: item.b64_json, usage: first ? usage : undefined, size, quality };
+    yield { type: "image", b64: item.b64_json, usage: first ? usage : undefined, size, quality, background };
   }
 }
 
@@ -120,7 +120,14 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
         );
       case "image_generation.partial_image":
       case "image_edit.partial_image":
-        yield { type: "partial", b64: event.b64_json };
+        yield {
+          type: "partial",
+          b64: event.b64_json,
+          partialIndex: event.partial_image_index,
+          size: event.size,
+          quality: event.quality,
+          background: event.background,
+        };
         break;
       case "image_generation.completed":
       case "image_edit.completed":
@@ -130,6 +137,7 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
           usage: event.usage,
           size: event.size,
           quality: event.quality,
+          background: event.background,
         };
         break;
     }

@@ -110,15 +110,18 @@ describe("POST /v1/images/generations", () => {
       const names = events.map((e) => e.event);
       expect(names).toEqual([...Array(partial_images).fill("image.partial_image"), "image.completed"]);
       for (const [i, e] of events.entries()) {
-        expect(e.data.type).toBe(e.event);
+        // The JSON names the official event (what the openai SDKs switch on), the event line SPEC.md's.
+        expect(e.data.type).toBe(e.event.replace("image.", "image_generation."));
         if (e.event === "image.partial_image") {
           expect(e.data.index).toBe(i);
+          expect(e.data.partial_image_index).toBe(i);
           expect(Number.isInteger(e.data.created_at)).toBe(true);
           expect((await decodeB64(String(e.data.b64_json))).info.width).toBe(64);
         }
       }
-      const done = events.at(-1)?.data as unknown as ImageResultBody;
+      const done = events.at(-1)?.data as unknown as ImageResultBody & { b64_json: string };
       expect(done.data).toHaveLength(1);
+      expect(done.b64_json).toBe(done.data[0]?.b64_json ?? "");
       expect(done.usage.output_tokens).toBeGreaterThan(0);
     }
   }, 60_000);
@@ -188,7 +191,11 @@ describe("POST /v1/images/edits", () => {
       "image.partial_image",
       "image.completed",
     ]);
-    expect(events.map((e) => e.data.type)).toEqual(events.map((e) => e.event));
+    expect(events.map((e) => e.data.type)).toEqual([
+      "image_edit.partial_image",
+      "image_edit.partial_image",
+      "image_edit.completed",
+    ]);
   }, 60_000);
 
   test("20 MB + 1 byte image or mask is 413; each file is checked separately", async () => {
