@@ -13,7 +13,7 @@ import { log } from "../log.ts";
 import { timeoutsOf, upstreamEnv } from "../relay/route.ts";
 import type { Lease } from "../upstream/channels.ts";
 import { AttemptGuard } from "../upstream/guard.ts";
-import { type ImageEvent, type ImageJob, imageUpstream } from "../upstream/images.ts";
+import { type ImageEvent, type ImageJob, imageUpstream, servesImages } from "../upstream/images.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
@@ -76,9 +76,7 @@ async function open(
   signal: AbortSignal,
   tally: ImageTally,
 ): Promise<Opened> {
-  const channels = gateway.channels
-    .forModel(request.model.id)
-    .filter((c) => c.config.kind === "sim" || c.config.kind === "openai-images");
+  const channels = gateway.channels.forModel(request.model.id).filter(servesImages);
   if (channels.length === 0) {
     throw new GatewayError(
       "no_channel",

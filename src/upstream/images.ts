@@ -43,6 +43,11 @@ export interface ImageUpstream {
   run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent>;
 }
 
+/** Whether a channel can make images (the simulator or an OpenAI-style images API). */
+export function servesImages(channel: Channel): boolean {
+  return channel.config.kind === "sim" || channel.config.kind === "openai-images";
+}
+
 /** The adapter for a channel; a text-only channel kind cannot serve images. */
 export function imageUpstream(channel: Channel, gateway: Gateway, credential?: string): ImageUpstream {
   const config = channel.config;
