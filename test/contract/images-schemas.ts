@@ -144,3 +144,42 @@ export function splitForm(form: MultipartForm): {
   }
   return { fields, files, bytes, repeated };
 }
+
+// ---- What the gateway emits to clients on an image stream ----
+
+const UsageSchema = v.looseObject({
+  input_tokens: v.number(),
+  output_tokens: v.number(),
+  total_tokens: v.number(),
+  input_tokens_details: v.looseObject({ text_tokens: v.number(), image_tokens: v.number() }),
+});
+
+/** Every field the official events require (ImageGen/ImageEdit PartialImage and Completed events). */
+const officialFields = {
+  b64_json: v.pipe(v.string(), v.minLength(1)),
+  created_at: v.pipe(v.number(), v.integer()),
+  // The reference lists the standard sizes and auto; lenient WxH sizes are reported as they are.
+  size: v.pipe(v.string(), v.regex(/^(auto|\d+x\d+)$/)),
+  quality: v.picklist(QUALITY),
+  background: v.picklist(BACKGROUND),
+  output_format: v.picklist(FORMAT),
+};
+
+/** A progress event: the official partial event plus SPEC.md's `index`. */
+export const PartialEventSchema = v.looseObject({
+  type: v.picklist(["image_generation.partial_image", "image_edit.partial_image"]),
+  ...officialFields,
+  partial_image_index: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  index: v.pipe(v.number(), v.integer(), v.minValue(0)),
+});
+
+/** The final event: the official completed event plus SPEC.md's `data` and `usage`. */
+export const CompletedEventSchema = v.pipe(
+  v.looseObject({
+    type: v.picklist(["image_generation.completed", "image_edit.completed"]),
+    ...officialFields,
+    usage: UsageSchema,
+    data: v.pipe(v.array(v.strictObject({ b64_json: v.pipe(v.string(), v.minLength(1)) })), v.minLength(1)),
+  }),
+  v.check((event) => event.data[0]?.b64_json === event.b64_json, "the top-level image is the first of data"),
+);

@@ -1,6 +1,8 @@
 // Images endpoints against the compiled gateway (default config: every model on the in-process
 // simulator): decoded results, streaming event counts, upload limits and validation errors.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { CompletedEventSchema, PartialEventSchema } from "../contract/images-schemas.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { decodeB64, flatPng, halfMask, makePng, transparentPixels } from "../unit/images-fixtures.ts";
 
@@ -110,6 +112,8 @@ describe("POST /v1/images/generations", () => {
       const names = events.map((e) => e.event);
       expect(names).toEqual([...Array(partial_images).fill("image.partial_image"), "image.completed"]);
       for (const [i, e] of events.entries()) {
+        const schema = e.event === "image.completed" ? CompletedEventSchema : PartialEventSchema;
+        expect(v.safeParse(schema, e.data).issues?.map((issue) => issue.message) ?? []).toEqual([]);
         // The JSON names the official event (what the openai SDKs switch on), the event line SPEC.md's.
         expect(e.data.type).toBe(e.event.replace("image.", "image_generation."));
         if (e.event === "image.partial_image") {
@@ -191,6 +195,10 @@ describe("POST /v1/images/edits", () => {
       "image.partial_image",
       "image.completed",
     ]);
+    for (const e of events) {
+      const schema = e.event === "image.completed" ? CompletedEventSchema : PartialEventSchema;
+      expect(v.safeParse(schema, e.data).issues?.map((issue) => issue.message) ?? []).toEqual([]);
+    }
     expect(events.map((e) => e.data.type)).toEqual([
       "image_edit.partial_image",
       "image_edit.partial_image",
