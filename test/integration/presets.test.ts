@@ -111,15 +111,23 @@ const PATHS: Record<ClientProtocol, string> = {
   chat: "/v1/chat/completions",
 };
 
-async function call(server: PresetServer, stream: boolean, extra: Record<string, unknown> = {}) {
-  const response = await fetch(`${running().url}${PATHS[server.client]}`, {
+interface CallOptions {
+  /** The client's protocol, when it is not the one the server speaks (the gateway translates). */
+  client?: ClientProtocol;
+  /** Fields added to the request body. */
+  extra?: Record<string, unknown>;
+}
+
+async function call(server: PresetServer, stream: boolean, options: CallOptions = {}) {
+  const client = options.client ?? server.client;
+  const response = await fetch(`${running().url}${PATHS[client]}`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       authorization: `Bearer ${running().key}`,
-      ...(server.client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
+      ...(client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
     },
-    body: JSON.stringify({ ...requestBody(server.client, server.model, stream), ...extra }),
+    body: JSON.stringify({ ...requestBody(client, server.model, stream), ...options.extra }),
   });
   const text = await response.text();
   expect({ status: response.status, text: response.status === 200 ? "" : text }).toEqual({
@@ -204,11 +212,32 @@ describe("vLLM continuous usage stats", () => {
     const vllm = SERVERS.find((s) => s.preset === "vllm");
     if (vllm === undefined) throw new Error("no vllm server");
     upstreamOf(vllm).clear();
-    const body = await call(vllm, true, { stream_options: { continuous_usage_stats: true } });
+    const body = await call(vllm, true, { extra: { stream_options: { continuous_usage_stats: true } } });
     expect(streamText("chat", body)).toBe(vllm.text);
     const json = expectCall(vllm, upstreamOf(vllm).last());
     expect(json.stream_options).toEqual({ continuous_usage_stats: true, include_usage: true });
   }, 60_000);
+});
+
+describe("dialect on a translated request", () => {
+  const ollama = SERVERS.find((s) => s.preset === "ollama");
+  if (ollama === undefined) throw new Error("no ollama server");
+
+  test.each([false, true])(
+    "a Messages client through Ollama (stream %p): the cap Ollama reads, text back, usage",
+    async (stream) => {
+      upstreamOf(ollama).clear();
+      const body = await call(ollama, stream, { client: "messages" });
+      const text = stream ? streamText("messages", body) : answerText("messages", body);
+      expect(text).toBe(ollama.text);
+      const json = expectCall(ollama, upstreamOf(ollama).last());
+      // Translation writes max_completion_tokens, which Ollama ignores (no cap at all): renamed.
+      expect(json.max_tokens).toBe(50);
+      expect("max_completion_tokens" in json).toBe(false);
+      expect((json.messages as { role: string }[]).map((m) => m.role)).toEqual(["system", "user"]);
+    },
+    60_000,
+  );
 });
 
 describe("start-up and billing", () => {
@@ -223,7 +252,8 @@ describe("start-up and billing", () => {
   });
 
   test("every request is billed exactly the server's reported usage, once, on its channel", async () => {
-    expect(expected.size).toBe(SERVERS.length * 2 + 1);
+    // Each preset twice, vLLM's continuous stream, and the two translated Ollama calls.
+    expect(expected.size).toBe(SERVERS.length * 2 + 3);
     // Stopping drains the usage writer: every record is in SQLite afterwards.
     expect(await running().stop()).toBe(0);
     const db = new Database(running().dbUrl.slice("sqlite://".length), { readonly: true });
@@ -233,6 +263,7 @@ describe("start-up and billing", () => {
       )
       .all() as Record<string, string | number>[];
     db.close();
+    expect(rows).toHaveLength(expected.size);
     const byId = new Map(rows.map((r) => [String(r.request_id), r]));
     for (const [id, { server, stream }] of expected) {
       const row = byId.get(id);
