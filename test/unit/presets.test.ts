@@ -2,7 +2,7 @@
 // base_url validation, the start-up warning for unset credential variables, and the Chat dialect
 // rewrite each preset's quirks make (src/upstream/dialects.ts).
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { OPENAI_QUIRKS, PRESET_NAMES, PRESETS, resolveQuirks } from "../../src/config/presets.ts";
@@ -223,5 +223,31 @@ describe("Chat dialects", () => {
     // A trigger word inside content parses the body but changes nothing: same bytes back.
     const mention = JSON.stringify({ model: "m", messages: [{ role: "user", content: '"developer"' }] });
     expect(applyDialect(PRESETS.ollama.quirks, mention)).toBe(mention);
+  });
+});
+
+describe("docs/upstreams.md", () => {
+  const doc = readFileSync(join(import.meta.dir, "../../docs/upstreams.md"), "utf8");
+  const blocks = [...doc.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+
+  test("every worked example is a valid configuration, and every preset has one", () => {
+    const shown = new Set<string>();
+    for (const block of blocks) {
+      for (const channel of load(block).channels) {
+        const c = http(channel);
+        expect(c.preset).toBeDefined();
+        shown.add(String(c.preset));
+      }
+    }
+    expect([...shown].sort()).toEqual([...PRESET_NAMES].sort());
+  });
+
+  test("the base_url error quoted in the docs is the one the gateway gives", () => {
+    const message = errorOf(
+      '[[channels]]\npreset = "ollama"\nname = "x"\nbase_url = "localhost:11434/v1"\nmodels = ["*"]\n',
+    );
+    const quoted = /`(channels\[0\]\.base_url: [^`]*?) …`/.exec(doc)?.[1];
+    expect(quoted).toBeDefined();
+    expect(message).toContain(quoted ?? "");
   });
 });
