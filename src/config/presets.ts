@@ -191,7 +191,7 @@ export function unknownPreset(input: unknown): string | undefined {
   if (typeof input !== "object" || input === null || !("preset" in input)) return undefined;
   const name = (input as { preset: unknown }).preset;
   if (isPresetName(name)) return undefined;
-  return `preset: unknown preset ${JSON.stringify(name)}; known presets are ${PRESET_NAMES.join(", ")}`;
+  return `unknown preset ${JSON.stringify(name)}; known presets are ${PRESET_NAMES.join(", ")}`;
 }
 
 /**

@@ -139,10 +139,13 @@ const ChannelVariants = v.variant("kind", [
 /** A channel entry: an unknown preset is named first, then the preset fills its defaults. */
 const ChannelSchema = v.pipe(
   v.unknown(),
-  v.check(
-    (input) => unknownPreset(input) === undefined,
-    (issue) => unknownPreset(issue.input) ?? "unknown preset",
-  ),
+  v.rawCheck(({ dataset, addIssue }) => {
+    const problem = unknownPreset(dataset.value);
+    if (problem === undefined || typeof dataset.value !== "object" || dataset.value === null) return;
+    const input = dataset.value as Record<string, unknown>;
+    const at = { type: "object", origin: "value", input, key: "preset", value: input.preset } as const;
+    addIssue({ message: problem, path: [at] });
+  }),
   v.transform(withPreset),
   ChannelVariants,
 );

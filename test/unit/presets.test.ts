@@ -71,7 +71,7 @@ quirks = { developer_role = true }
 
   test("an unknown preset names the known ones; an unknown quirk is refused with its path", () => {
     const message = errorOf('[[channels]]\npreset = "olama"\nname = "x"\nmodels = ["*"]\n');
-    expect(message).toContain('channels[0]: preset: unknown preset "olama"');
+    expect(message).toContain('channels[0].preset: unknown preset "olama"');
     expect(message).toContain("ollama, vllm, llamacpp, lmstudio");
     expect(
       errorOf('[[channels]]\npreset = "ollama"\nname = "x"\nmodels = ["*"]\nquirks = { dev = 1 }\n'),
