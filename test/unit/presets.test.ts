@@ -4,6 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import fc from "fast-check";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { OPENAI_QUIRKS, PRESET_NAMES, PRESETS, resolveQuirks } from "../../src/config/presets.ts";
 import type { ChannelConfig } from "../../src/config/schema.ts";
@@ -249,5 +250,57 @@ describe("docs/upstreams.md", () => {
     const quoted = /`(channels\[0\]\.base_url: [^`]*?) …`/.exec(doc)?.[1];
     expect(quoted).toBeDefined();
     expect(message).toContain(quoted ?? "");
+  });
+});
+
+describe("Chat dialects, property-based (fast-check, seed 14)", () => {
+  const role = fc.constantFrom("system", "developer", "user", "assistant", "tool");
+  const message = fc.record({ role, content: fc.string() });
+  const body = fc.record(
+    {
+      model: fc.string(),
+      messages: fc.array(message, { maxLength: 5 }),
+      max_tokens: fc.nat(),
+      max_completion_tokens: fc.nat(),
+      parallel_tool_calls: fc.boolean(),
+      reasoning_effort: fc.constantFrom("low", "medium", "high", null),
+      reasoning: fc.record({ exclude: fc.boolean() }),
+      stream: fc.boolean(),
+    },
+    { requiredKeys: ["model", "messages"] },
+  );
+  const quirks = fc.record({
+    max_tokens_field: fc.constantFrom("max_tokens", "max_completion_tokens", "either"),
+    developer_role: fc.boolean(),
+    parallel_tool_calls: fc.boolean(),
+    reasoning_effort: fc.constantFrom("reasoning_effort", "reasoning.effort", "drop"),
+  } as const);
+
+  test("the rewritten body keeps every message's content and the cap, and holds no field the server does not read", () => {
+    fc.assert(
+      fc.property(quirks, body, (q, input) => {
+        const sent = decode(applyDialect(q, JSON.stringify(input)));
+        expect((sent.messages as { content: string }[]).map((m) => m.content)).toEqual(
+          input.messages.map((m) => m.content),
+        );
+        const roles = (sent.messages as { role: string }[]).map((m) => m.role);
+        if (!q.developer_role) expect(roles).not.toContain("developer");
+        const cap = input.max_tokens ?? input.max_completion_tokens;
+        if (q.max_tokens_field === "max_tokens") {
+          expect("max_completion_tokens" in sent).toBe(false);
+          expect(sent.max_tokens).toBe(cap);
+        }
+        if (q.max_tokens_field === "max_completion_tokens") {
+          expect("max_tokens" in sent).toBe(false);
+          expect(sent.max_completion_tokens).toBe(input.max_completion_tokens ?? input.max_tokens);
+        }
+        if (!q.parallel_tool_calls) expect("parallel_tool_calls" in sent).toBe(false);
+        if (q.reasoning_effort !== "reasoning_effort") expect("reasoning_effort" in sent).toBe(false);
+        const effort = input.reasoning_effort;
+        if (q.reasoning_effort === "reasoning.effort" && effort !== undefined && effort !== null)
+          expect((sent.reasoning as { effort?: string }).effort).toBe(effort);
+      }),
+      { seed: 14, numRuns: 500 },
+    );
   });
 });
