@@ -6,8 +6,10 @@
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { PRESETS } from "../../src/config/presets.ts";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
 import {
   type RecordedRequest,
   type RecordingUpstream,
@@ -241,6 +243,20 @@ describe("dialect on a translated request", () => {
 });
 
 describe("start-up and billing", () => {
+  test("serve refuses a base_url without a scheme: exit 1, the field path and the URL to write", async () => {
+    const dir = tempDir();
+    const file = join(dir, "modelgate.toml");
+    writeFileSync(
+      file,
+      '[[channels]]\npreset = "ollama"\nname = "local"\nbase_url = "localhost:11434/v1"\nmodels = ["*"]\n',
+    );
+    const db = `sqlite://${join(dir, "modelgate.db")}`;
+    const result = await runCli(["serve", "--listen", "127.0.0.1:0", "--db", db, "--config", file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('channels[0].base_url: "localhost:11434/v1" is not an http(s) URL');
+    expect(result.stderr).toContain("http://localhost:11434/v1");
+  }, 60_000);
+
   test("the channel naming an unset credential variable was warned about at start", () => {
     const warnings = running()
       .logs()
