@@ -12,7 +12,8 @@ import { newId, type Obj } from "./narrow.ts";
 
 /**
  * A Responses `response` object with every required field. Request parameters the gateway does
- * not echo are given as the API documents their defaults or unknown (`null`).
+ * not echo are given as the API documents their defaults or unknown (`null`). `usage` is left out
+ * until known: the schema makes it optional but not nullable.
  */
 export function responseShell(id: string, model: unknown, createdAt: number): Obj {
   return {
@@ -36,7 +37,6 @@ export function responseShell(id: string, model: unknown, createdAt: number): Ob
     tools: [],
     top_p: null,
     truncation: "disabled",
-    usage: null,
     metadata: {},
   };
 }
@@ -134,7 +134,7 @@ export class ResponsesWriter implements ReplyWriter {
         ? { reason: this.#stop === "refusal" ? "content_filter" : "max_output_tokens" }
         : null,
       output: this.#output.filter((item) => item !== undefined),
-      usage: this.#usage ? usageToResponses(this.#usage) : null,
+      ...(this.#usage ? { usage: usageToResponses(this.#usage) } : {}),
     };
   }
 
