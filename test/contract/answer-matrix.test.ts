@@ -230,46 +230,67 @@ describe.each(PAIRS)("$label", ({ client, up }) => {
   );
 });
 
+/** Sends one response.create frame on a new WebSocket and returns the frames up to the terminal one. */
+async function wsTurn(frame: Obj): Promise<Obj[]> {
+  const ws = new WebSocket(`${gw.url.replace("http://", "ws://")}/v1/responses`, {
+    headers: { authorization: `Bearer ${gw.key ?? ""}` },
+  } as unknown as string[]);
+  const frames: Obj[] = [];
+  const terminal = ["response.completed", "response.incomplete", "response.failed", "error"];
+  const done = new Promise<void>((resolve, reject) => {
+    ws.onmessage = (e) => {
+      const next = JSON.parse(String(e.data)) as Obj;
+      frames.push(next);
+      if (terminal.includes(String(next.type))) resolve();
+    };
+    ws.onerror = () => reject(new Error("websocket error"));
+  });
+  await new Promise<void>((resolve) => {
+    ws.onopen = () => resolve();
+  });
+  ws.send(JSON.stringify({ type: "response.create", ...frame }));
+  await done;
+  ws.close();
+  return frames;
+}
+
 describe("Responses WebSocket mode", () => {
   test("the warm-up answer (generate: false) passes the official event and response schemas and echoes the request", async () => {
-    const ws = new WebSocket(`${gw.url.replace("http://", "ws://")}/v1/responses`, {
-      headers: { authorization: `Bearer ${gw.key ?? ""}` },
-    } as unknown as string[]);
-    const frames: Obj[] = [];
-    const done = new Promise<void>((resolve, reject) => {
-      ws.onmessage = (e) => {
-        const frame = JSON.parse(String(e.data)) as Obj;
-        frames.push(frame);
-        if (frame.type === "response.completed" || frame.type === "error") resolve();
-      };
-      ws.onerror = () => reject(new Error("websocket error"));
-    });
-    await new Promise<void>((resolve) => {
-      ws.onopen = () => resolve();
-    });
     const tools = [{ type: "function", name: TOOL.name, parameters: WEATHER_SCHEMA, strict: true }];
-    ws.send(
-      JSON.stringify({
-        type: "response.create",
-        model: MODEL_BY_UPSTREAM.responses,
-        generate: false,
-        store: false,
-        instructions: "Answer briefly.",
-        temperature: 0.4,
-        tools,
-        input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Hello" }] }],
-      }),
-    );
-    await done;
-    ws.close();
+    const frames = await wsTurn({
+      model: MODEL_BY_UPSTREAM.responses,
+      generate: false,
+      store: false,
+      instructions: "Answer briefly.",
+      temperature: 0.4,
+      tools,
+      input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "Hello" }] }],
+    });
     expect(frames.map((f) => f.type)).toEqual(["response.created", "response.completed"]);
     expect(frames.flatMap((f) => problems(responsesEvent, f))).toEqual([]);
-    const response = frames[1]?.response as Obj;
-    expect(response).toMatchObject({
+    expect(frames[1]?.response).toMatchObject({
       instructions: "Answer briefly.",
       temperature: 0.4,
       tools,
       status: "completed",
     });
   });
+
+  test.each(PROTOCOLS.map((p) => [p]))(
+    "a turn on a %s upstream: every frame passes its official event schema",
+    async (up) => {
+      const frames = await wsTurn({
+        model: MODEL_BY_UPSTREAM[up],
+        store: false,
+        input: [
+          { type: "message", role: "user", content: [{ type: "input_text", text: "SCENARIO:refusal Hi" }] },
+        ],
+      });
+      expect(frames.flatMap((f, i) => problems(responsesEvent, f).map((p) => `frame ${i}: ${p}`))).toEqual(
+        [],
+      );
+      expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
+      expect(summarizeStream("responses", frames)).toMatchObject(expected("responses", up, "refusal"));
+    },
+  );
 });
