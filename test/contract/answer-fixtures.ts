@@ -1,14 +1,15 @@
 // Upstream answers shaped as the providers publish them, for the answer matrix: for each upstream
 // protocol (Responses, Chat Completions, Messages) and each scenario (text, tool call, refusal,
-// reasoning / thinking with a signature, redacted thinking, a stream that breaks off, an error
-// event mid-stream), the complete JSON answer and the SSE events of the same answer. Written from
+// reasoning / thinking with a signature, redacted thinking, an answer cut by the token limit, a
+// stream that breaks off, an error event mid-stream), the complete JSON answer and the SSE events of the same answer. Written from
 // the official API references (openai/openai-openapi, anthropic-sdk-typescript types): every
 // required field present, usage with cached tokens and, for Anthropic, cache writes.
 
 export type Protocol = "responses" | "chat" | "messages";
-export type Scenario = "text" | "tool" | "refusal" | "reasoning" | "redacted" | "cut" | "failed";
+export type Scenario = "text" | "tool" | "refusal" | "reasoning" | "redacted" | "length" | "cut" | "failed";
 
-export const SCENARIOS: readonly Scenario[] = ["text", "tool", "refusal", "reasoning", "redacted"];
+/** The scenarios that end normally (`cut` and `failed` break the stream). */
+export const SCENARIOS: readonly Scenario[] = ["text", "tool", "refusal", "reasoning", "redacted", "length"];
 
 export interface SseEvent {
   event: string | undefined;
@@ -189,7 +190,13 @@ function responsesItemEvents(item: Obj, outputIndex: number): Obj[] {
 }
 
 function responsesAnswer(model: string, scenario: Scenario): Obj {
-  return responseObject(model, "completed", responsesItems(scenario), responsesUsage());
+  if (scenario !== "length")
+    return responseObject(model, "completed", responsesItems(scenario), responsesUsage());
+  const items = responsesItems(scenario).map((item) => ({ ...item, status: "incomplete" }));
+  return {
+    ...responseObject(model, "incomplete", items, responsesUsage()),
+    incomplete_details: { reason: "max_output_tokens" },
+  };
 }
 
 function responsesEvents(model: string, scenario: Scenario): Obj[] {
@@ -205,7 +212,10 @@ function responsesEvents(model: string, scenario: Scenario): Obj[] {
     events.splice(4);
     const error = { code: "server_error", message: "The model failed mid-answer." };
     events.push({ type: "response.failed", response: { ...start, status: "failed", error } });
-  } else events.push({ type: "response.completed", response: responsesAnswer(model, scenario) });
+  } else {
+    const response = responsesAnswer(model, scenario);
+    events.push({ type: `response.${String(response.status)}`, response });
+  }
   return events.map((e, i) => ({ ...e, sequence_number: i }));
 }
 
@@ -244,7 +254,8 @@ function chatAnswer(model: string, scenario: Scenario): Obj {
       { id: TOOL.id, type: "function", function: { name: TOOL.name, arguments: TOOL.arguments } },
     ];
     finish = "tool_calls";
-  } else if (scenario === "refusal") {
+  } else if (scenario === "length") finish = "length";
+  else if (scenario === "refusal") {
     message.content = null;
     message.refusal = REFUSAL;
   }
@@ -284,7 +295,7 @@ function chatEvents(model: string, scenario: Scenario, includeUsage: boolean): (
     out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: a } }] }));
     out.push(chunk({ tool_calls: [{ index: 0, function: { arguments: b } }] }));
   }
-  out.push(chunk({}, scenario === "tool" ? "tool_calls" : "stop"));
+  out.push(chunk({}, { tool: "tool_calls", length: "length" }[String(scenario)] ?? "stop"));
   if (includeUsage) out.push({ ...chatTop(model, "chat.completion.chunk"), choices: [], usage: chatUsage() });
   out.push("[DONE]");
   return out;
@@ -334,7 +345,8 @@ function messagesBlocks(scenario: Scenario): Obj[] {
 function stopOf(scenario: Scenario): Obj {
   const refusal = scenario === "refusal";
   return {
-    stop_reason: scenario === "tool" ? "tool_use" : refusal ? "refusal" : "end_turn",
+    stop_reason:
+      { tool: "tool_use", refusal: "refusal", length: "max_tokens" }[String(scenario)] ?? "end_turn",
     stop_sequence: null,
     stop_details: refusal ? { type: "refusal", category: null, explanation: null } : null,
   };

@@ -150,8 +150,10 @@ function expected(client: Protocol, up: Protocol, scenario: Scenario): Partial<S
   const usage = { input: USAGE.input, cached: USAGE.cached, cacheWrite };
   const thinks = client !== "chat" && up !== "chat";
   switch (scenario) {
-    case "tool":
-      return { ...usage, text: PREAMBLE, toolArgs: TOOL.arguments };
+    case "tool": {
+      const stop = { responses: "completed", chat: "tool_calls", messages: "tool_use" }[client];
+      return { ...usage, text: PREAMBLE, toolArgs: TOOL.arguments, stop };
+    }
     case "refusal":
       // OpenAI protocols have a refusal; Messages says it with its stop reason and a text block.
       if (client === "messages") return { ...usage, text: REFUSAL, refusal: "", stop: "refusal" };
@@ -171,8 +173,16 @@ function expected(client: Protocol, up: Protocol, scenario: Scenario): Partial<S
       return thinks
         ? { ...usage, text: TEXT, redacted: [REDACTED], thinking: "" }
         : { ...usage, text: TEXT, redacted: [] };
-    default:
-      return { ...usage, text: TEXT, refusal: "" };
+    case "length": {
+      const stop = { responses: "incomplete/max_output_tokens", chat: "length", messages: "max_tokens" }[
+        client
+      ];
+      return { ...usage, text: TEXT, stop };
+    }
+    default: {
+      const stop = { responses: "completed", chat: "stop", messages: "end_turn" }[client];
+      return { ...usage, text: TEXT, refusal: "", stop };
+    }
   }
 }
 
