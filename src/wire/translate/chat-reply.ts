@@ -138,7 +138,7 @@ export class ChatWriter implements ReplyWriter {
   readonly #created = Math.floor(Date.now() / 1000);
   #text = "";
   #refusal: string | null = null;
-  /** Index of the open refusal part: its text events are refusal deltas. */
+  /** Indexes of refusal parts: their text events are written as `refusal` deltas. */
   readonly #refusals = new Set<number>();
   readonly #calls = new Map<number, { slot: number; id: string; name: string; arguments: string }>();
   #finish: IrStop | undefined;

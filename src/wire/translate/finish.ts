@@ -7,9 +7,10 @@
 //   refusal    incomplete / content_filter        content_filter   refusal
 // A refusal part with an ordinary end (OpenAI refuses with finish_reason `stop` / status
 // `completed`) is written to Messages as `refusal`, the only way Messages can say it.
-// Usage: OpenAI input includes cached and cache-written tokens; Anthropic input_tokens excludes cache reads and
-// writes, so they are added on the way in and subtracted on the way out. Reasoning tokens exist
-// only on the OpenAI side (Anthropic counts thinking inside output_tokens): 0 when unknown.
+// Usage: OpenAI input includes cached and cache-written tokens (`cache_write_tokens`); Anthropic
+// input_tokens excludes cache reads and writes, so they are added on the way in and subtracted on
+// the way out. Reasoning tokens exist only on the OpenAI side (Anthropic counts thinking inside
+// output_tokens): 0 when unknown, and then no output_tokens_details toward Messages.
 import type { IrStop, IrUsage } from "./ir.ts";
 import { count, type Obj, obj } from "./narrow.ts";
 
