@@ -27,16 +27,7 @@ import {
   upstreamStream,
 } from "./answer-fixtures.ts";
 import { type Summary, summarize, summarizeStream } from "./answer-summary.ts";
-import {
-  chatChunk,
-  chatCompletion,
-  message,
-  messagesEvent,
-  openaiError,
-  problems,
-  responseObject,
-  responsesEvent,
-} from "./client-schemas.ts";
+import { ANSWER_SCHEMAS, problems, responsesEvent, streamProblems } from "./client-schemas.ts";
 
 type Obj = Record<string, unknown>;
 const PROTOCOLS: readonly Protocol[] = ["responses", "chat", "messages"];
@@ -114,36 +105,6 @@ function requestBody(client: Protocol, up: Protocol, scenario: Scenario, stream:
   }
 }
 
-/** Schema problems of every event of a stream in `client`'s protocol, each labelled by its position. */
-function streamProblems(client: Protocol, events: { event: string | undefined; data: string }[]): string[] {
-  const out: string[] = [];
-  let sequence = 0;
-  events.forEach((e, i) => {
-    const at = (p: string) => `event ${i} (${e.event ?? "data"}): ${p}`;
-    if (client === "chat") {
-      if (e.data === "[DONE]") {
-        if (i !== events.length - 1) out.push(at("[DONE] is not last"));
-        return;
-      }
-      const chunk = JSON.parse(e.data) as Obj;
-      const schema = "error" in chunk ? openaiError : chatChunk;
-      out.push(...problems(schema, chunk).map(at));
-      return;
-    }
-    const data = JSON.parse(e.data) as Obj;
-    if (e.event !== data.type) out.push(at(`event name ${e.event} ≠ type ${String(data.type)}`));
-    if (client === "responses") {
-      out.push(...problems(responsesEvent, data).map(at));
-      if (data.sequence_number !== sequence)
-        out.push(at(`sequence_number ${String(data.sequence_number)}, expected ${sequence}`));
-      sequence++;
-    } else out.push(...problems(messagesEvent, data).map(at));
-  });
-  return out;
-}
-
-const ANSWER_SCHEMA = { responses: responseObject, chat: chatCompletion, messages: message };
-
 /** What the client must read for `scenario`, given which protocols can say what. */
 function expected(client: Protocol, up: Protocol, scenario: Scenario): Partial<Summary> {
   const cacheWrite = up === "chat" ? 0 : USAGE.cacheWrite;
@@ -207,7 +168,7 @@ describe.each(PAIRS)("$label", ({ client, up }) => {
       const response = await post(gw, PATHS[client], requestBody(client, up, scenario, false));
       expect(response.status).toBe(200);
       const answer = (await response.json()) as Obj;
-      expect(problems(ANSWER_SCHEMA[client], answer)).toEqual([]);
+      expect(problems(ANSWER_SCHEMAS[client], answer)).toEqual([]);
       expect(summarize(client, answer)).toMatchObject(expected(client, up, scenario));
     },
   );

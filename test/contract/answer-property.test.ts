@@ -8,21 +8,10 @@ import fc from "fast-check";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import { replyReader, replyWriter } from "../../src/wire/translate/index.ts";
 import { type IrEvent, type IrReply, type IrReplyPart, replyEvents } from "../../src/wire/translate/ir.ts";
-import {
-  chatChunk,
-  chatCompletion,
-  message,
-  messagesEvent,
-  openaiError,
-  problems,
-  responseObject,
-  responsesEvent,
-} from "./client-schemas.ts";
+import { ANSWER_SCHEMAS, type ClientEvent, problems, streamProblems } from "./client-schemas.ts";
 
 type Obj = Record<string, unknown>;
 const PROTOCOLS: readonly TextProtocol[] = ["responses", "chat", "messages"];
-const ANSWER = { responses: responseObject, chat: chatCompletion, messages: message };
-const EVENT = { responses: responsesEvent, chat: chatChunk, messages: messagesEvent };
 
 const text = fc.string({ minLength: 1, maxLength: 12, unit: "grapheme" });
 const part: fc.Arbitrary<IrReplyPart> = fc.oneof(
@@ -59,34 +48,20 @@ const reply: fc.Arbitrary<IrReply> = fc.record({
 });
 
 /** Pushes `events` through the writer of `to`; returns its SSE events (name and JSON) and its answer. */
-function write(
-  to: TextProtocol,
-  events: IrEvent[],
-): { sse: { name: string | undefined; data: string }[]; answer: Obj } {
+function write(to: TextProtocol, events: IrEvent[]): { sse: ClientEvent[]; answer: Obj } {
   const writer = replyWriter(to, "client-model", 11);
-  const sse: { name: string | undefined; data: string }[] = [];
-  const parser = createParser({ onEvent: (e) => sse.push({ name: e.event, data: e.data }) });
+  const sse: ClientEvent[] = [];
+  const parser = createParser({ onEvent: (e) => sse.push({ event: e.event, data: e.data }) });
   const decoder = new TextDecoder();
   for (const event of events) for (const bytes of writer.push(event)) parser.feed(decoder.decode(bytes));
   return { sse, answer: writer.answer() };
 }
 
-function eventProblems(to: TextProtocol, sse: { name: string | undefined; data: string }[]): string[] {
-  return sse.flatMap((e, i) => {
-    if (e.data === "[DONE]") return i === sse.length - 1 ? [] : [`[DONE] at ${i} is not last`];
-    const data = JSON.parse(e.data) as Obj;
-    const schema = to === "chat" && "error" in data ? openaiError : EVENT[to];
-    const named =
-      to === "chat" || e.name === data.type ? [] : [`event ${i} named ${e.name}, type ${String(data.type)}`];
-    return [...named, ...problems(schema, data).map((p) => `event ${i} ${String(data.type)}: ${p}`)];
-  });
-}
-
 /** Text, refusal and tool arguments as the reader of `protocol` gets them back, part by part. */
-function readBack(protocol: TextProtocol, sse: { name: string | undefined; data: string }[]): string[] {
+function readBack(protocol: TextProtocol, sse: ClientEvent[]): string[] {
   const reader = replyReader(protocol);
   const parts = new Map<number, { kind: string; text: string }>();
-  for (const e of [...sse.flatMap((s) => reader.read(s.name, s.data)), ...reader.end()]) {
+  for (const e of [...sse.flatMap((s) => reader.read(s.event, s.data)), ...reader.end()]) {
     if (e.type === "part_start") parts.set(e.index, { kind: e.part.type, text: "" });
     else if (e.type === "text" || e.type === "arguments") {
       const p = parts.get(e.index);
@@ -129,8 +104,8 @@ test("every writer's answer and events pass the official schemas for any reply, 
       const events = replyEvents(r);
       for (const to of PROTOCOLS) {
         const { sse, answer } = write(to, events);
-        expect(problems(ANSWER[to], answer)).toEqual([]);
-        expect(eventProblems(to, sse)).toEqual([]);
+        expect(problems(ANSWER_SCHEMAS[to], answer)).toEqual([]);
+        expect(streamProblems(to, sse)).toEqual([]);
         expect(comparable(to, readBack(to, sse))).toEqual(comparable(to, carried(to, r)));
       }
     }),

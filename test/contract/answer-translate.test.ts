@@ -7,13 +7,12 @@ import { createParser } from "eventsource-parser";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import { replyReader, replyWriter, translateAnswer } from "../../src/wire/translate/index.ts";
 import {
-  chatChunk,
+  type ClientEvent,
   chatCompletion,
   message,
-  messagesEvent,
   problems,
   responseObject,
-  responsesEvent,
+  streamProblems,
 } from "./client-schemas.ts";
 
 type Obj = Record<string, unknown>;
@@ -22,12 +21,8 @@ type Obj = Record<string, unknown>;
 function translateEvents(from: TextProtocol, to: TextProtocol, upstream: Obj[]): Obj[] {
   const reader = replyReader(from);
   const writer = replyWriter(to, "client-model", 7);
-  const out: Obj[] = [];
-  const parser = createParser({
-    onEvent: (e) => {
-      if (e.data !== "[DONE]") out.push(JSON.parse(e.data) as Obj);
-    },
-  });
+  const sse: ClientEvent[] = [];
+  const parser = createParser({ onEvent: (e) => sse.push({ event: e.event, data: e.data }) });
   const decoder = new TextDecoder();
   const feed = (bytes: Uint8Array[]) => {
     for (const b of bytes) parser.feed(decoder.decode(b));
@@ -36,9 +31,8 @@ function translateEvents(from: TextProtocol, to: TextProtocol, upstream: Obj[]):
     for (const event of reader.read(typeof e.type === "string" ? e.type : undefined, JSON.stringify(e)))
       feed(writer.push(event));
   for (const event of reader.end()) feed(writer.push(event));
-  const schema = { responses: responsesEvent, chat: chatChunk, messages: messagesEvent }[to];
-  expect(out.flatMap((e) => problems(schema, e))).toEqual([]);
-  return out;
+  expect(streamProblems(to, sse)).toEqual([]);
+  return sse.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Obj);
 }
 
 const start = { type: "response.created", response: { id: "resp_1", model: "up", output: [] } };

@@ -510,10 +510,57 @@ export const messagesEvent = v.variant("type", [
 // ---------------------------------------------------------------- checking
 
 export type Schema = v.GenericSchema;
+export type ClientProtocol = "responses" | "chat" | "messages";
+
+/** The complete answer's schema for each client protocol. */
+export const ANSWER_SCHEMAS: Record<ClientProtocol, Schema> = {
+  responses: responseObject,
+  chat: chatCompletion,
+  messages: message,
+};
 
 /** The problems of `value` against `schema`, each as `path: message` (empty when valid). */
 export function problems(schema: Schema, value: unknown): string[] {
   const result = v.safeParse(schema, value);
   if (result.success) return [];
   return (result.issues ?? []).map((issue) => `${v.getDotPath(issue) ?? "(root)"}: ${issue.message}`);
+}
+
+/** One SSE event as a client parses it. */
+export interface ClientEvent {
+  event: string | undefined;
+  data: string;
+}
+
+/**
+ * The problems of a whole stream in `protocol`, each labelled by the event's position: every event
+ * against its schema (a Chat `{"error":…}` line against the OpenAI error body), the SSE event name
+ * equal to the payload's type (Responses, Messages), Responses sequence numbers 0, 1, 2, … and Chat's
+ * `[DONE]` only last.
+ */
+export function streamProblems(protocol: ClientProtocol, events: readonly ClientEvent[]): string[] {
+  const out: string[] = [];
+  let sequence = 0;
+  events.forEach((e, i) => {
+    const at = (p: string) => `event ${i} (${e.event ?? "data"}): ${p}`;
+    if (e.data === "[DONE]") {
+      if (protocol !== "chat" || i !== events.length - 1) out.push(at("[DONE] out of place"));
+      return;
+    }
+    const data = JSON.parse(e.data) as Record<string, unknown>;
+    if (protocol === "chat") {
+      out.push(...problems("error" in data ? openaiError : chatChunk, data).map(at));
+      return;
+    }
+    if (e.event !== data.type) out.push(at(`event name ${e.event} ≠ type ${String(data.type)}`));
+    if (protocol === "messages") {
+      out.push(...problems(messagesEvent, data).map(at));
+      return;
+    }
+    out.push(...problems(responsesEvent, data).map(at));
+    if (data.sequence_number !== sequence)
+      out.push(at(`sequence_number ${String(data.sequence_number)}, expected ${sequence}`));
+    sequence++;
+  });
+  return out;
 }
