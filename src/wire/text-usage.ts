@@ -15,6 +15,8 @@ const OpenAIUsage = v.looseObject({
   prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
   output_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
   completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
+  /** DeepSeek's cache hits (prompt_tokens = hit + miss), where it sends no prompt_tokens_details. */
+  prompt_cache_hit_tokens: v.optional(v.nullable(v.number())),
 });
 
 const AnthropicUsage = v.looseObject({
@@ -34,7 +36,8 @@ export function openaiUsage(raw: unknown): UsageCounts | undefined {
   if (input === undefined || output === undefined) return undefined;
   return {
     inputTokens: input,
-    cachedInputTokens: (u.input_tokens_details ?? u.prompt_tokens_details)?.cached_tokens ?? 0,
+    cachedInputTokens:
+      (u.input_tokens_details ?? u.prompt_tokens_details)?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0,
     outputTokens: output,
     reasoningTokens: (u.output_tokens_details ?? u.completion_tokens_details)?.reasoning_tokens ?? 0,
     generations: 0,

@@ -189,7 +189,7 @@ describe("answers", () => {
     expect(out.status).toBe("completed");
     expect(out.usage).toEqual({
       input_tokens: 15,
-      input_tokens_details: { cached_tokens: 5 },
+      input_tokens_details: { cached_tokens: 5, cache_write_tokens: 0 },
       output_tokens: 7,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 22,
@@ -215,7 +215,7 @@ describe("answers", () => {
       output_tokens: 9,
     });
     expect(u).toEqual({ input: 12, cached: 6, cacheWrite: 2, output: 9, reasoning: 0 });
-    expect(usageToAnthropic(u)).toEqual({
+    expect(usageToAnthropic(u)).toMatchObject({
       input_tokens: 4,
       cache_creation_input_tokens: 2,
       cache_read_input_tokens: 6,
