@@ -3,10 +3,11 @@
 // passing means something.
 import { describe, expect, test } from "bun:test";
 import { ChatRequestContract } from "./chat-request.ts";
+import { problems } from "./client-schemas.ts";
 import { MessagesRequestContract, thinkingFormProblem } from "./messages-request.ts";
 import { LOOSE_SCHEMA, STRICT_SCHEMA } from "./request-scenarios.ts";
 import { ResponsesRequestContract } from "./responses-request.ts";
-import { anthropicFormatViolation, problems, strictViolation } from "./schema-rules.ts";
+import { anthropicFormatViolation, strictViolation } from "./schema-rules.ts";
 
 type Obj = Record<string, unknown>;
 

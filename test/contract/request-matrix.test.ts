@@ -4,31 +4,24 @@
 // contract of its endpoint (the oracle); the simulator only produces the replies.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simTextAnswer } from "../../src/sim/text/routes.ts";
+import { TEXT_PATHS as PATHS } from "../../src/wire/text-view.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import {
   type RecordedRequest,
   type RecordingUpstream,
   startRecordingUpstream,
 } from "../helpers/recording-upstream.ts";
+import { MODEL_BY_UPSTREAM, UPSTREAMS } from "../integration/translate-setup.ts";
 import { ChatRequestContract } from "./chat-request.ts";
+import { problems } from "./client-schemas.ts";
 import { MessagesRequestContract, thinkingFormProblem } from "./messages-request.ts";
 import { type ClientProtocol, SCENARIOS } from "./request-scenarios.ts";
 import { ResponsesRequestContract } from "./responses-request.ts";
-import { problems } from "./schema-rules.ts";
 
 type Obj = Record<string, unknown>;
-const PROTOCOLS: readonly ClientProtocol[] = ["responses", "chat", "messages"];
-const PATHS: Record<ClientProtocol, string> = {
-  responses: "/v1/responses",
-  chat: "/v1/chat/completions",
-  messages: "/v1/messages",
-};
-/** The public model each upstream protocol serves in this rig. */
-const MODEL: Record<ClientProtocol, string> = {
-  responses: "modelx-5.4",
-  chat: "modelx-5.2",
-  messages: "modelz-sonnet-4-6",
-};
+const PROTOCOLS = UPSTREAMS;
+/** The public model each upstream protocol serves in this rig (the translation tests' choice). */
+const MODEL = MODEL_BY_UPSTREAM;
 
 let upstream: RecordingUpstream;
 let gw: RunningGateway;

@@ -10,10 +10,11 @@ import { writeRequest } from "../../src/wire/translate/index.ts";
 import type { IrFormat, IrMessage, IrPart, IrRequest } from "../../src/wire/translate/ir.ts";
 import { anthropicSchema, isStrictCompatible } from "../../src/wire/translate/json-schema.ts";
 import { ChatRequestContract } from "./chat-request.ts";
+import { problems } from "./client-schemas.ts";
 import { MessagesRequestContract, thinkingFormProblem } from "./messages-request.ts";
 import { LOOSE_SCHEMA, STRICT_SCHEMA } from "./request-scenarios.ts";
 import { ResponsesRequestContract } from "./responses-request.ts";
-import { anthropicFormatViolation, problems } from "./schema-rules.ts";
+import { anthropicFormatViolation } from "./schema-rules.ts";
 
 const word = fc.constantFrom("harbour", "tide", "JSON", "lighthouse", "gull", "anchor", "fog");
 const text = fc.array(word, { minLength: 1, maxLength: 4 }).map((w) => w.join(" "));

@@ -106,10 +106,3 @@ export function intAtLeast(min: number, message?: string) {
 export function between(min: number, max: number) {
   return v.pipe(v.number(), v.minValue(min), v.maxValue(max));
 }
-
-/** Every issue (path and message) of `value` against `schema`; empty when it passes. */
-export function problems<S extends v.GenericSchema>(schema: S, value: unknown): string[] {
-  const result = v.safeParse(schema, value);
-  if (result.success) return [];
-  return result.issues.map((issue) => `${v.getDotPath(issue) ?? "$"}: ${issue.message}`);
-}
