@@ -11,7 +11,7 @@ import {
   type RecordingUpstream,
   startRecordingUpstream,
 } from "../helpers/recording-upstream.ts";
-import { MODEL_BY_UPSTREAM, UPSTREAMS } from "../integration/translate-setup.ts";
+import { MODEL_BY_UPSTREAM, translateConfig, UPSTREAMS } from "../integration/translate-setup.ts";
 import { ChatRequestContract } from "./chat-request.ts";
 import { problems } from "./client-schemas.ts";
 import { MessagesRequestContract, thinkingFormProblem } from "./messages-request.ts";
@@ -40,27 +40,14 @@ beforeAll(async () => {
       { seed: 5 },
     ),
   );
-  gw = await startGateway({
-    config: `
-[[channels]]
-kind = "openai-responses"
-name = "up-responses"
-base_url = "${upstream.url}/v1"
-models = ["${MODEL.responses}"]
-
-[[channels]]
-kind = "openai-chat"
-name = "up-chat"
-base_url = "${upstream.url}/v1"
-models = ["${MODEL.chat}"]
-
-[[channels]]
+  // The translation rig's three channels, plus the Messages models whose thinking form differs.
+  const budgetModels = `[[channels]]
 kind = "anthropic"
-name = "up-messages"
+name = "up-messages-more"
 base_url = "${upstream.url}"
-models = ["modelz-*"]
-`,
-  });
+models = ["modelz-haiku-4-5-20251001"]
+`;
+  gw = await startGateway({ config: translateConfig(upstream.url, budgetModels) });
 }, 30_000);
 
 afterAll(async () => {
