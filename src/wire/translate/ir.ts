@@ -13,7 +13,8 @@ export type IrPart =
   | { type: "text"; text: string }
   /** An image by URL; inline images are `data:` URLs. */
   | { type: "image"; url: string }
-  | { type: "thinking"; text: string; signature: string | undefined }
+  /** `id`: the Responses reasoning item's id, when the thinking came from one (sent back with it). */
+  | { type: "thinking"; text: string; signature: string | undefined; id?: string | undefined }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_call"; id: string; name: string; arguments: string }
   | { type: "tool_result"; callId: string; content: IrContent; isError: boolean };
@@ -34,6 +35,7 @@ export interface IrTool {
   strict: boolean | undefined;
 }
 
+/** `strict` is the client's own choice; undefined when it made none (Messages formats, omitted fields). */
 export type IrFormat =
   | { kind: "json_schema"; name: string; schema: JsonSchema; strict: boolean | undefined }
   | { kind: "json_object" };
@@ -61,6 +63,8 @@ export interface IrRequest {
   topP: number | undefined;
   stop: string[];
   reasoning: IrReasoning | undefined;
+  /** OpenAI `prompt_cache_key` (Responses and Chat): the client's cache routing hint. */
+  promptCacheKey: string | undefined;
   stream: boolean;
 }
 
