@@ -2,6 +2,8 @@
 // and its signature, redacted thinking, tool-call arguments, the stop and the cache token counts.
 // Built from a complete answer object or from the events of a streamed one, so the answer matrix
 // can say what crossed a translation without caring which protocol carried it.
+
+import { openReasoning } from "../../src/wire/translate/reasoning-seal.ts";
 import type { Protocol } from "./answer-fixtures.ts";
 
 type Obj = Record<string, unknown>;
@@ -97,12 +99,17 @@ function messagesUsage(s: Summary, u: Obj): void {
   s.input = num(u.input_tokens) + s.cached + s.cacheWrite;
 }
 
+/** A Messages client sees a Responses reasoning item's content sealed with its id: compare the content. */
+function unsealed(signature: string): string {
+  return openReasoning(signature)?.encrypted ?? signature;
+}
+
 function block(s: Summary, b: Obj): void {
   if (b.type === "text") s.text += str(b.text);
   else if (b.type === "thinking") {
     s.thinking += str(b.thinking);
-    s.signature += str(b.signature);
-  } else if (b.type === "redacted_thinking") s.redacted.push(str(b.data));
+    s.signature += unsealed(str(b.signature));
+  } else if (b.type === "redacted_thinking") s.redacted.push(unsealed(str(b.data)));
   else if (b.type === "tool_use") s.toolArgs += JSON.stringify(b.input);
 }
 

@@ -135,7 +135,7 @@ describe("Responses upstream streams", () => {
     expect(thinking).toBe(String(((whole.content as Obj[])[0] as Obj).thinking));
     expect(out.find((e) => (e.delta as Obj | undefined)?.type === "signature_delta")?.delta).toEqual({
       type: "signature_delta",
-      signature: "ENC",
+      signature: "mg-rs1.rs.ENC",
     });
   });
 
@@ -165,7 +165,7 @@ describe("Responses upstream streams", () => {
       completed(),
     ]);
     const blocks = out.filter((e) => e.type === "content_block_start").map((e) => e.content_block);
-    expect(blocks).toEqual([{ type: "redacted_thinking", data: "R" }]);
+    expect(blocks).toEqual([{ type: "redacted_thinking", data: "mg-rs1.a.R" }]);
   });
 });
 

@@ -26,6 +26,7 @@ import { anthropicSchema } from "./json-schema.ts";
 import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
 import { sampling, thinkingBarred, thinkingFields } from "./messages-thinking.ts";
 import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narrow.ts";
+import { openReasoning } from "./reasoning-seal.ts";
 
 type AnyMessagesRequest = CountTokensRequest & { max_tokens?: number; stream?: boolean };
 
@@ -126,10 +127,13 @@ function blockOut(p: IrPart): Obj | undefined {
         ? { type: "image", source: { type: "base64", media_type: inline.mediaType, data: inline.data } }
         : { type: "image", source: { type: "url", url: p.url } };
     }
+    // A sealed OpenAI reasoning item is no Anthropic signature: the API would refuse it.
     case "thinking":
-      return p.signature ? { type: "thinking", thinking: p.text, signature: p.signature } : undefined;
+      return p.signature && !openReasoning(p.signature)
+        ? { type: "thinking", thinking: p.text, signature: p.signature }
+        : undefined;
     case "redacted_thinking":
-      return { type: "redacted_thinking", data: p.data };
+      return openReasoning(p.data) ? undefined : { type: "redacted_thinking", data: p.data };
     case "tool_call":
       return { type: "tool_use", id: p.id, name: p.name, input: argumentsObject(p.arguments) };
     case "tool_result": {

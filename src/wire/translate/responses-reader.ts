@@ -2,7 +2,7 @@
 // and its SSE events one at a time (stateful, nothing buffered beyond the item being streamed).
 // Message items give one part per content part (`output_text` → text, `refusal` → refusal);
 // function_call items tool calls; reasoning items thinking (summary or reasoning text, with
-// encrypted_content as the signature) — or redacted thinking when the item has no readable text,
+// encrypted_content, sealed with the item's id, as the signature) — or redacted thinking when the item has no readable text,
 // only encrypted_content (the meaning of Anthropic's redacted_thinking). A streamed reasoning item
 // therefore starts its part at its first text or, without text, when it is done. Other item
 // types (web search, custom tool calls, …) have no counterpart and are dropped.
@@ -10,6 +10,7 @@ import { stopFromResponses, usageFromOpenAI } from "./finish.ts";
 import type { IrEvent, IrPartStart, IrReply, IrReplyPart, ReplyReader } from "./ir.ts";
 import { parseObject } from "./ir.ts";
 import { arr, count, type Obj, obj, str } from "./narrow.ts";
+import { sealReasoning } from "./reasoning-seal.ts";
 
 /** A message content part as a reply part (undefined for other or empty parts). */
 function contentOf(raw: unknown): Extract<IrReplyPart, { type: "text" | "refusal" }> | undefined {
@@ -28,7 +29,7 @@ function reasoningText(item: Obj): string {
 /** A reasoning item as thinking, redacted thinking (no text, only encrypted content), or nothing. */
 function reasoningOf(item: Obj): IrReplyPart | undefined {
   const text = reasoningText(item);
-  const signature = str(item.encrypted_content);
+  const signature = sealReasoning(str(item.id), str(item.encrypted_content));
   if (text !== "") return { type: "thinking", text, signature };
   return signature ? { type: "redacted_thinking", data: signature } : undefined;
 }
@@ -265,7 +266,7 @@ export class ResponsesReader implements ReplyReader {
         if (part.signature) out.push({ type: "signature", index, signature: part.signature });
       }
     } else {
-      const signature = str(raw.encrypted_content);
+      const signature = sealReasoning(str(raw.id), str(raw.encrypted_content));
       if (signature) out.push({ type: "signature", index: item.part.index, signature });
     }
     this.#close(out, item);

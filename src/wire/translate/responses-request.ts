@@ -15,6 +15,7 @@ import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool } from "./ir.ts";
 import { isStrictCompatible } from "./json-schema.ts";
 import { appendParts, contentParts, textOf } from "./messages-ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
+import { openReasoning } from "./reasoning-seal.ts";
 
 function toolsOf(tools: ResponsesRequest["tools"]): IrTool[] {
   const out: IrTool[] = [];
@@ -142,14 +143,19 @@ function contentOut(parts: IrPart[], role: "user" | "assistant"): Obj[] {
 }
 
 /**
- * A reasoning item for a thinking part: the schema requires the item's id, which only thinking
- * read from a Responses reasoning item has; other thinking (Anthropic signatures, which an OpenAI
- * upstream cannot read anyway) is not sent. Redacted thinking has no OpenAI form either.
+ * A reasoning item for a thinking part: the schema requires the item's id. Thinking read from a
+ * Responses client's reasoning item has it; thinking (or redacted thinking) that a Messages client
+ * sends back carries it in its sealed signature. Other thinking (Anthropic signatures, which an
+ * OpenAI upstream cannot read anyway) is not sent.
  */
 function reasoningItem(p: IrPart): Obj | undefined {
-  if (p.type !== "thinking" || p.id === undefined) return undefined;
-  const summary = p.text === "" ? [] : [{ type: "summary_text", text: p.text }];
-  return { type: "reasoning", id: p.id, summary, ...(p.signature ? { encrypted_content: p.signature } : {}) };
+  if (p.type !== "thinking" && p.type !== "redacted_thinking") return undefined;
+  const sealed = openReasoning(p.type === "thinking" ? p.signature : p.data);
+  const id = sealed?.id ?? (p.type === "thinking" ? p.id : undefined);
+  if (id === undefined) return undefined;
+  const encrypted = sealed?.encrypted ?? (p.type === "thinking" ? p.signature : undefined);
+  const summary = p.type === "thinking" && p.text !== "" ? [{ type: "summary_text", text: p.text }] : [];
+  return { type: "reasoning", id, summary, ...(encrypted ? { encrypted_content: encrypted } : {}) };
 }
 
 function itemsOf(message: IrMessage): Obj[] {
