@@ -7,7 +7,12 @@ import type { Nanos } from "../types.ts";
 export interface UsageCounts {
   /** Input tokens including cached ones (OpenAI convention). */
   inputTokens: number;
+  /** Input tokens read from a prompt cache (part of inputTokens). */
   cachedInputTokens: number;
+  /** Input tokens written to a 5-minute prompt cache (part of inputTokens; Anthropic bills a premium). */
+  cacheWrite5mTokens: number;
+  /** Input tokens written to a 1-hour prompt cache (part of inputTokens). */
+  cacheWrite1hTokens: number;
   /** Output tokens including reasoning tokens. */
   outputTokens: number;
   reasoningTokens: number;
@@ -94,6 +99,8 @@ export interface Meter {
 export const NO_USAGE: UsageCounts = {
   inputTokens: 0,
   cachedInputTokens: 0,
+  cacheWrite5mTokens: 0,
+  cacheWrite1hTokens: 0,
   outputTokens: 0,
   reasoningTokens: 0,
   generations: 0,

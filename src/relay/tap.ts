@@ -100,6 +100,8 @@ export class UsageTap {
       ...next,
       inputTokens: hasInput ? next.inputTokens : (had?.inputTokens ?? 0),
       cachedInputTokens: hasInput ? next.cachedInputTokens : (had?.cachedInputTokens ?? 0),
+      cacheWrite5mTokens: hasInput ? next.cacheWrite5mTokens : (had?.cacheWrite5mTokens ?? 0),
+      cacheWrite1hTokens: hasInput ? next.cacheWrite1hTokens : (had?.cacheWrite1hTokens ?? 0),
     };
   }
 
@@ -110,6 +112,8 @@ export class UsageTap {
       usage: {
         inputTokens,
         cachedInputTokens: 0,
+        cacheWrite5mTokens: 0,
+        cacheWrite1hTokens: 0,
         outputTokens: this.deltas,
         reasoningTokens: 0,
         generations: 0,

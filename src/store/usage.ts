@@ -19,6 +19,9 @@ export interface UsageRecord {
   status: number;
   inputTokens: number;
   cachedInputTokens: number;
+  /** Input tokens written to a 5-minute / 1-hour prompt cache (parts of inputTokens, priced apart). */
+  cacheWrite5mTokens: number;
+  cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;
   generations: number;

@@ -1,5 +1,6 @@
 // Usage in each protocol's convention → the meter's UsageCounts (OpenAI convention: input includes
-// cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache tokens.
+// cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache reads
+// and cache writes; writes are split by cache lifetime (5 minutes or 1 hour), priced apart.
 import * as v from "valibot";
 import type { UsageCounts } from "../billing/meter.ts";
 import type { TextProtocol } from "./text-view.ts";
@@ -20,8 +21,16 @@ const OpenAIUsage = v.looseObject({
 const AnthropicUsage = v.looseObject({
   input_tokens: Count,
   output_tokens: Count,
-  cache_creation_input_tokens: Count,
+  cache_creation_input_tokens: v.optional(v.nullable(v.number())),
   cache_read_input_tokens: Count,
+  cache_creation: v.optional(
+    v.nullable(
+      v.looseObject({
+        ephemeral_5m_input_tokens: Count,
+        ephemeral_1h_input_tokens: Count,
+      }),
+    ),
+  ),
 });
 
 /** Reads an OpenAI (Responses or Chat) usage object; undefined when it is not one. */
@@ -35,6 +44,8 @@ export function openaiUsage(raw: unknown): UsageCounts | undefined {
   return {
     inputTokens: input,
     cachedInputTokens: (u.input_tokens_details ?? u.prompt_tokens_details)?.cached_tokens ?? 0,
+    cacheWrite5mTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: output,
     reasoningTokens: (u.output_tokens_details ?? u.completion_tokens_details)?.reasoning_tokens ?? 0,
     generations: 0,
@@ -47,9 +58,17 @@ export function anthropicUsage(raw: unknown): UsageCounts | undefined {
   if (!parsed.success) return undefined;
   const u = parsed.output;
   const cacheRead = u.cache_read_input_tokens ?? 0;
+  const split = u.cache_creation;
+  // The total is authoritative; the by-lifetime split may be absent (then every write is 5-minute).
+  const writes =
+    u.cache_creation_input_tokens ??
+    (split?.ephemeral_5m_input_tokens ?? 0) + (split?.ephemeral_1h_input_tokens ?? 0);
+  const writes1h = Math.min(split?.ephemeral_1h_input_tokens ?? 0, writes);
   return {
-    inputTokens: (u.input_tokens ?? 0) + cacheRead + (u.cache_creation_input_tokens ?? 0),
+    inputTokens: (u.input_tokens ?? 0) + cacheRead + writes,
     cachedInputTokens: cacheRead,
+    cacheWrite5mTokens: writes - writes1h,
+    cacheWrite1hTokens: writes1h,
     outputTokens: u.output_tokens ?? 0,
     reasoningTokens: 0,
     generations: 0,
