@@ -57,10 +57,12 @@ export async function respond(input: RespondInput): Promise<Response> {
     const bytes = translation ? translateJson(translation, answer.json) : answer.bytes;
     return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
   }
-  const tap = new UsageTap(view.protocol);
+  // Translated: usage comes from the upstream's own events, the rest from what the client gets.
+  const upstreamTap = translation ? new UsageTap(input.upstream) : undefined;
+  const tap = new UsageTap(view.protocol, upstreamTap);
   let ttfbMs: number | undefined;
   const stream = relayStream({
-    body: translation ? translateStream(translation, body) : body,
+    body: translation && upstreamTap ? translateStream(translation, body, upstreamTap) : body,
     tap,
     abort: answered.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,

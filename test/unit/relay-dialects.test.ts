@@ -1,0 +1,166 @@
+// The stream relay and its usage tap over every SSE dialect (test/helpers/sse-dialects.ts), cut at
+// random byte boundaries: the usage read is the upstream's exact report, the stream is complete,
+// the client gets the upstream's bytes unchanged, and only the gateway's own Chat usage chunk is
+// ever dropped — recognized by its parsed shape, whatever the framing.
+import { describe, expect, test } from "bun:test";
+import { createParser } from "eventsource-parser";
+import fc from "fast-check";
+import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
+import { UsageTap } from "../../src/relay/tap.ts";
+import type { TextProtocol } from "../../src/wire/text-view.ts";
+import {
+  chatStream,
+  DIALECTS,
+  type Dialect,
+  messagesStream,
+  REPORTED,
+  responsesStream,
+  TEXT,
+} from "../helpers/sse-dialects.ts";
+
+const encoder = new TextEncoder();
+
+/** `bytes` cut at the given positions (sorted, deduplicated, inside the array). */
+function cut(bytes: Uint8Array, at: number[]): Uint8Array[] {
+  const points = [...new Set(at.map((p) => p % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (const p of [...points, bytes.length]) {
+    if (p > start) out.push(bytes.slice(start, p));
+    start = Math.max(start, p);
+  }
+  return out;
+}
+
+async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChunk = false) {
+  const tap = new UsageTap(protocol);
+  let outcome: StreamOutcome | undefined;
+  let i = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      const next = chunks[i++];
+      if (next === undefined) c.close();
+      else c.enqueue(next);
+    },
+  });
+  const out = relayStream({
+    body,
+    tap,
+    abort: () => undefined,
+    keepaliveMs: 60_000,
+    dropUsageChunk,
+    onFirstByte: () => undefined,
+    onEnd: async (o) => {
+      outcome = o;
+    },
+  });
+  const bytes = new Uint8Array(await new Response(out).arrayBuffer());
+  return { tap, outcome, text: new TextDecoder().decode(bytes) };
+}
+
+/** The text a client reads from the relayed stream, parsed as SSE. */
+function clientText(protocol: TextProtocol, sse: string): { text: string; usageChunks: number } {
+  let text = "";
+  let usageChunks = 0;
+  const parser = createParser({
+    onEvent: (e) => {
+      if (e.data === "[DONE]") return;
+      const json = JSON.parse(e.data) as Record<string, unknown>;
+      if (protocol === "chat") {
+        const choices = json.choices as { delta?: { content?: string } }[];
+        if (choices.length === 0) usageChunks++;
+        text += choices[0]?.delta?.content ?? "";
+      } else if (json.type === "response.output_text.delta") text += String(json.delta);
+      else if (json.type === "content_block_delta") text += String((json.delta as { text: string }).text);
+    },
+  });
+  parser.feed(sse);
+  parser.feed("\n\n");
+  return { text, usageChunks };
+}
+
+const STREAMS: Record<TextProtocol, (d: Dialect) => string> = {
+  chat: chatStream,
+  responses: responsesStream,
+  messages: messagesStream,
+};
+
+function expectExact(tap: UsageTap) {
+  const { usage, source } = tap.usage(999);
+  expect(source).toBe("reported");
+  expect(usage.inputTokens).toBe(REPORTED.input);
+  expect(usage.cachedInputTokens).toBe(REPORTED.cached);
+  expect(usage.outputTokens).toBe(REPORTED.output);
+}
+
+describe("relay over SSE dialects", () => {
+  for (const protocol of ["chat", "responses", "messages"] as const) {
+    for (const dialect of DIALECTS) {
+      test(`${protocol}: ${dialect.name}, in 7-byte slices`, async () => {
+        const stream = STREAMS[protocol](dialect);
+        const bytes = encoder.encode(stream);
+        const at = Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => i * 7);
+        const { tap, outcome, text } = await relay(protocol, cut(bytes, at));
+        expect(outcome).toBe("complete");
+        expectExact(tap);
+        expect(text).toBe(stream);
+        expect(clientText(protocol, text).text).toBe(TEXT);
+      });
+    }
+  }
+
+  test("any split of any dialect: exact usage, bytes unchanged, complete", async () => {
+    const protocols = fc.constantFrom<TextProtocol>("chat", "responses", "messages");
+    await fc.assert(
+      fc.asyncProperty(
+        protocols,
+        fc.constantFrom(...DIALECTS),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        async (protocol, dialect, at) => {
+          const stream = STREAMS[protocol](dialect);
+          const { tap, outcome, text } = await relay(protocol, cut(encoder.encode(stream), at));
+          expect(outcome).toBe("complete");
+          expectExact(tap);
+          expect(text).toBe(stream);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  test("the gateway's Chat usage chunk is dropped by its parsed shape, and only it", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...DIALECTS), fc.array(fc.nat(), { maxLength: 30 }), async (d, at) => {
+        const stream = chatStream(d);
+        const { tap, outcome, text } = await relay("chat", cut(encoder.encode(stream), at), true);
+        expect(outcome).toBe("complete");
+        expectExact(tap);
+        const seen = clientText("chat", text);
+        expect(seen.text).toBe(TEXT);
+        expect(seen.usageChunks).toBe(0);
+        // Nothing else changed: with the usage chunk left in its own dialect, the bytes match.
+        if (d.usage !== "separate") expect(text).toBe(stream);
+        else expect(text.length).toBeLessThan(stream.length);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  test("a stream cut off before its end is broken and ends with the protocol's error event", async () => {
+    const stream = responsesStream(DIALECTS[0] as Dialect);
+    const bytes = encoder.encode(stream);
+    const { tap, outcome, text } = await relay("responses", [bytes.slice(0, Math.floor(bytes.length / 2))]);
+    expect(outcome).toBe("broken");
+    expect(tap.usage(7).source).toBe("estimated");
+    expect(text).toContain("event: error");
+    expect(text).toContain("event: response.failed");
+  });
+
+  test("a last event without its blank line still counts and is closed for the client", async () => {
+    const stream = chatStream(DIALECTS[0] as Dialect).replace(/\n\n$/, "");
+    const { tap, outcome, text } = await relay("chat", [encoder.encode(stream)]);
+    expect(outcome).toBe("complete");
+    expect(tap.terminal).toBe(true);
+    expect(text).toBe(`${stream}\n\n`);
+  });
+});
