@@ -102,8 +102,7 @@ async function recordOf(requestId: string): Promise<StoredRecord> {
   throw new Error(`no usage record for ${requestId}`);
 }
 
-function body(protocol: Protocol, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const model = MODEL[protocol];
+function body(protocol: Protocol, model: string, extra: Record<string, unknown>): Record<string, unknown> {
   if (protocol === "responses") return { model, input: "Say hello.", stream: true, ...extra };
   if (protocol === "messages")
     return {
@@ -116,12 +115,16 @@ function body(protocol: Protocol, extra: Record<string, unknown> = {}): Record<s
   return { model, messages: [{ role: "user", content: "Say hello." }], stream: true, ...extra };
 }
 
-/** Replays `stream` in `slice`-byte pieces and sends one streamed request; returns what the client read. */
+/**
+ * Replays `stream` in `slice`-byte pieces and sends one streamed request in `protocol` for the model
+ * of the `upstream` channel (another protocol: the gateway translates); returns what the client read.
+ */
 async function replay(
   protocol: Protocol,
   stream: string,
   slice: number,
   extra: Record<string, unknown> = {},
+  upstreamProtocol: Protocol = protocol,
 ) {
   upstream.answer(() => ({ chunks: byteSlices(stream, slice) }));
   const requestId = `dialect-${process.pid}-${++seq}`;
@@ -133,7 +136,7 @@ async function replay(
       "x-request-id": requestId,
       ...(protocol === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
     },
-    body: JSON.stringify(body(protocol, extra)),
+    body: JSON.stringify(body(protocol, MODEL[upstreamProtocol], extra)),
   });
   expect(res.status).toBe(200);
   const raw = await res.text();
@@ -183,6 +186,29 @@ describe("every dialect is relayed intact and billed exactly", () => {
   }
 });
 
+describe("translated streams take the upstream's exact usage in every dialect", () => {
+  const tricky = DIALECTS.filter((d) => d.eol === "\r" || d.json !== "compact" || !d.done || !d.eventLines);
+  for (const upstreamProtocol of ["chat", "responses", "messages"] as const) {
+    for (const client of (["chat", "responses", "messages"] as const).filter((c) => c !== upstreamProtocol)) {
+      test(`${upstreamProtocol} upstream → ${client} client`, async () => {
+        for (const dialect of tricky) {
+          const got = await replay(client, STREAM[upstreamProtocol](dialect), 7, {}, upstreamProtocol);
+          expect([dialect.name, got.text]).toEqual([dialect.name, TEXT]);
+          expect(got.errors).toBe(0);
+          const record = await recordOf(got.requestId);
+          expect([dialect.name, record.usage_source, record.input_tokens, record.output_tokens]).toEqual([
+            dialect.name,
+            "reported",
+            REPORTED.input,
+            REPORTED.output,
+          ]);
+          expect(record.cached_input_tokens).toBe(REPORTED.cached);
+        }
+      });
+    }
+  }
+});
+
 describe("the Chat include-usage chunk", () => {
   test("the gateway asks for it, and a client that did not never sees it", async () => {
     for (const dialect of DIALECTS.filter((d) => d.usage === "separate")) {
@@ -207,25 +233,29 @@ describe("the Chat include-usage chunk", () => {
 });
 
 describe("Anthropic cache writes", () => {
-  test("5-minute and 1-hour writes are billed at their write prices", async () => {
-    // modelz-sonnet-4-6 defaults (USD/Mtok): input 0.30, cache read 0.03, 5-minute write 0.375
-    // (1.25x), 1-hour write 0.60 (2x), output 1.20.
-    const usage = {
-      input_tokens: 10,
-      cache_read_input_tokens: 200,
-      cache_creation_input_tokens: 1000,
-      cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 },
-    };
-    const got = await replay("messages", messagesStream({ ...BASE, json: "spaced" }, usage), 7);
-    expect(got.text).toBe(TEXT);
-    const record = await recordOf(got.requestId);
-    expect(record.usage_source).toBe("reported");
-    expect(record.input_tokens).toBe(1210);
-    expect(record.cached_input_tokens).toBe(200);
-    expect(record.cache_write_5m_tokens).toBe(600);
-    expect(record.cache_write_1h_tokens).toBe(400);
-    // (10 × 0.30 + 200 × 0.03 + 600 × 0.375 + 400 × 0.60 + 11 × 1.20) USD per million tokens
-    // = 3 + 6 + 225 + 240 + 13.2 = 487.2e-6 USD = 487,200 nano-USD (as plain input: 376,200).
-    expect(record.cost_nanos).toBe(487_200);
-  });
+  test.each(["messages", "chat", "responses"] as const)(
+    "5-minute and 1-hour writes are billed at their write prices (%s client)",
+    async (client) => {
+      // modelz-sonnet-4-6 defaults (USD/Mtok): input 0.30, cache read 0.03, 5-minute write 0.375
+      // (1.25x), 1-hour write 0.60 (2x), output 1.20.
+      const usage = {
+        input_tokens: 10,
+        cache_read_input_tokens: 200,
+        cache_creation_input_tokens: 1000,
+        cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 },
+      };
+      const stream = messagesStream({ ...BASE, json: "spaced" }, usage);
+      const got = await replay(client, stream, 7, {}, "messages");
+      expect(got.text).toBe(TEXT);
+      const record = await recordOf(got.requestId);
+      expect(record.usage_source).toBe("reported");
+      expect(record.input_tokens).toBe(1210);
+      expect(record.cached_input_tokens).toBe(200);
+      expect(record.cache_write_5m_tokens).toBe(600);
+      expect(record.cache_write_1h_tokens).toBe(400);
+      // (10 × 0.30 + 200 × 0.03 + 600 × 0.375 + 400 × 0.60 + 11 × 1.20) USD per million tokens
+      // = 3 + 6 + 225 + 240 + 13.2 = 487.2e-6 USD = 487,200 nano-USD (as plain input: 376,200).
+      expect(record.cost_nanos).toBe(487_200);
+    },
+  );
 });
