@@ -5,7 +5,7 @@
 // Adds comment keep-alives while the upstream is silent, ends a broken stream with the protocol's
 // error event, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
-import { EventSplitter, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
+import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
 import type { UsageTap } from "./tap.ts";
 
@@ -30,13 +30,14 @@ const EVENT_END = new TextEncoder().encode("\n\n");
 export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const reader = o.body.getReader();
   const splitter = new EventSplitter();
-  const ends: number[] = [];
-  /** Set by the parser when the event just parsed is the Chat usage-only chunk. */
-  let usageChunk = false;
+  /** Events parsed from the current run of whole events, and which one to leave out (-1: none). */
+  let parsed = 0;
+  let dropAt = -1;
   const sse = new SseFeed(
     createParser({
       onEvent: (e) => {
-        if (o.tap.onEvent(e.event, e.data)) usageChunk = true;
+        if (o.tap.onEvent(e.event, e.data) && o.dropUsageChunk) dropAt = parsed;
+        parsed++;
       },
     }),
   );
@@ -57,52 +58,43 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
-  // Parses and writes whole events one by one, leaving out the usage-only chunk: whatever its
-  // framing or whitespace, the parsed event says which bytes it was.
-  const forwardDropping = (bytes: Uint8Array, offset: number) => {
-    let start = 0;
-    let kept = 0;
-    for (const end of ends) {
-      usageChunk = false;
-      sse.feed(decoder.decode(bytes.subarray(start, end + offset)));
-      if (usageChunk) {
-        write(bytes.subarray(kept, start));
-        kept = end + offset;
-      }
-      start = end + offset;
+  /** Parses a run of whole events once, then writes its bytes (less the usage chunk, if one to drop). */
+  const emit = (whole: Uint8Array) => {
+    parsed = 0;
+    dropAt = -1;
+    // Events end on an ASCII line end, so the bytes before one always decode whole.
+    sse.feed(decoder.decode(whole));
+    const span = dropAt < 0 ? undefined : eventSpan(whole, dropAt);
+    if (span === undefined) write(whole);
+    else {
+      write(whole.subarray(0, span[0]));
+      write(whole.subarray(span[1]));
     }
-    write(bytes.subarray(kept, start));
   };
 
   const forward = (chunk: Uint8Array) => {
-    ends.length = 0;
-    splitter.scan(chunk, ends);
+    const end = splitter.lastEnd(chunk);
     const offset = pending?.length ?? 0;
     const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
-    const last = ends.at(-1);
-    if (last === undefined) {
+    if (end === -1) {
       pending = bytes;
       return;
     }
-    pending = last + offset < bytes.length ? bytes.slice(last + offset) : undefined;
-    if (o.dropUsageChunk) forwardDropping(bytes, offset);
-    else {
-      // Events end on an ASCII line end, so the bytes before one always decode whole.
-      const whole = bytes.subarray(0, last + offset);
-      sse.feed(decoder.decode(whole));
-      write(whole);
-    }
+    pending = end + offset < bytes.length ? bytes.slice(end + offset) : undefined;
+    emit(end + offset < bytes.length ? bytes.subarray(0, end + offset) : bytes);
   };
 
   /** At the upstream's end: a last event without its blank line still counts, then is closed. */
   const forwardTail = () => {
     const tail = pending;
     pending = undefined;
-    usageChunk = false;
+    parsed = 0;
+    dropAt = -1;
     const text = tail === undefined ? "" : decoder.decode(tail);
     if (text !== "") sse.feed(text);
     sse.end();
-    if (tail === undefined || !o.tap.complete || (o.dropUsageChunk && usageChunk)) return;
+    // The tail holds at most one event (no event end in it): the usage chunk is left out whole.
+    if (tail === undefined || !o.tap.complete || dropAt >= 0) return;
     write(tail);
     if (text.trim() !== "") write(EVENT_END);
   };

@@ -18,13 +18,27 @@ const RESPONSES_TERMINAL = new Set(["response.completed", "response.incomplete",
 
 /** An event's `type` when the server sent no `event:` line (the first `type` key is the event's). */
 const TYPE = /"type"\s*:\s*"([^"]+)"/;
-/**
- * A Chat chunk worth parsing: a usage object (not `"usage": null`), a finish reason (not null), or
- * an error. Inside JSON strings quotes are escaped, so model text cannot match these keys.
- */
-const CHAT_NOTABLE = /"usage"\s*:\s*\{|"finish_reason"\s*:\s*"|"error"\s*:\s*\{|"object"\s*:\s*"error"/;
-/** A Chat chunk carrying generated text or tool arguments: counted for the estimate. */
-const CHAT_TEXT = /"(?:content|arguments|refusal|reasoning_content)"\s*:\s*"/;
+// Chat chunks: a whitespace-free test for the common compact form first (native substring search,
+// one character look), the whitespace-tolerant pattern only when that cannot decide. Inside JSON
+// strings quotes are escaped, so model text can never look like one of these keys.
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+/** OpenAI's `{"error": {…}}` and vLLM's `{"object": "error", …}`: anchored, so most chunks fail at once. */
+const CHAT_ERROR = /^\s*\{\s*"(?:error"\s*:|object"\s*:\s*"error")/;
+const FINISHED = /"finish_reason"\s*:\s*"/;
+const TEXT_VALUE = /"(?:content|arguments|refusal|reasoning_content)"\s*:\s*"/;
+const N = 110;
+
+/** A usage object: not `"usage": null`, which OpenAI sends on every chunk when include_usage is on. */
+function hasUsage(data: string): boolean {
+  const at = data.indexOf('"usage"');
+  return at !== -1 && data.charCodeAt(at + 8) !== N && USAGE_OBJECT.test(data);
+}
+
+/** A chunk carrying generated text or tool arguments: counted for the estimate. */
+function chatText(data: string): boolean {
+  if (data.includes('"content":"') || data.includes('"arguments":"')) return true;
+  return data.includes('": ') && TEXT_VALUE.test(data);
+}
 
 type Json = Record<string, unknown>;
 
@@ -51,8 +65,9 @@ export class UsageTap {
   events = 0;
   /** True once the protocol's last event (normal or error) went by. */
   terminal = false;
-  /** Chat: a choice finished (a stream may end there without `[DONE]` and still be whole). */
-  finished = false;
+  /** Chat: the last two chunks' data (a finish chunk may be followed by the usage chunk). */
+  #last: string | undefined;
+  #beforeLast: string | undefined;
   /** Responses: the `response` of `response.created`, kept to build a `response.failed`. */
   created: Json | undefined;
   /** The upstream's own events, tapped before translation: their usage wins over this stream's. */
@@ -65,9 +80,14 @@ export class UsageTap {
     this.#source = source;
   }
 
-  /** The stream reached a proper end: its terminal event, or (Chat) a finished choice. */
+  /**
+   * The stream reached a proper end: its terminal event, or (Chat) a choice finished in one of the
+   * last two chunks (servers that close without `[DONE]`; the usage chunk may follow the finish).
+   */
   get complete(): boolean {
-    return this.terminal || this.finished;
+    if (this.terminal) return true;
+    if (this.protocol !== "chat") return false;
+    return [this.#last, this.#beforeLast].some((d) => d !== undefined && FINISHED.test(d));
   }
 
   /**
@@ -106,10 +126,12 @@ export class UsageTap {
       this.terminal = true;
       return false;
     }
-    if (!CHAT_NOTABLE.test(data)) {
-      if (CHAT_TEXT.test(data)) this.deltas++;
-      return false;
-    }
+    // Whether the stream finished is only needed at its end: the last two chunks are kept for it.
+    this.#beforeLast = this.#last;
+    this.#last = data;
+    if (chatText(data)) this.deltas++;
+    const usage = hasUsage(data);
+    if (!usage && !CHAT_ERROR.test(data)) return false;
     const chunk = parse(data);
     if (chunk === undefined) return false;
     const choices = chunk.choices;
@@ -117,13 +139,9 @@ export class UsageTap {
       if (chunk.error !== undefined || chunk.object === "error") this.terminal = true;
       return false;
     }
-    for (const choice of choices) {
-      if (typeof field(choice, "finish_reason") === "string") this.finished = true;
-    }
-    if (CHAT_TEXT.test(data)) this.deltas++;
-    const usage = openaiUsage(chunk.usage);
-    if (usage === undefined) return false;
-    this.reported = usage;
+    const counts = usage ? openaiUsage(chunk.usage) : undefined;
+    if (counts === undefined) return false;
+    this.reported = counts;
     return choices.length === 0;
   }
 

@@ -1,6 +1,6 @@
 // Server-sent events framing: encoding one event, the keep-alive comment, and finding where events
 // end in a byte stream of any line-end dialect (so a relay forwards whole events only).
-import type { EventSourceParser } from "eventsource-parser";
+import { createParser, type EventSourceParser } from "eventsource-parser";
 
 const encoder = new TextEncoder();
 
@@ -38,6 +38,28 @@ export class EventSplitter {
   #lineEmpty = true;
   /** The previous byte was a CR, so an LF right after it is part of the same terminator. */
   #afterCr = false;
+  readonly #ends: number[] = [];
+
+  /**
+   * The index just past the last event end in `chunk`, or -1. A chunk that ends with a blank line
+   * (`\n\n`, `\n\r\n`, `\r\r`: the usual one event per chunk) is decided from its last bytes.
+   */
+  lastEnd(chunk: Uint8Array): number {
+    const n = chunk.length;
+    const last = chunk[n - 1];
+    const before = chunk[n - 2];
+    // The last terminator closes an empty line whatever came before these bytes.
+    if (
+      (last === LF && (before === LF || (before === CR && chunk[n - 3] === LF))) ||
+      (last === CR && before === CR)
+    ) {
+      this.#lineEmpty = true;
+      this.#afterCr = last === CR;
+      return n;
+    }
+    this.#ends.length = 0;
+    return this.scan(chunk, this.#ends).at(-1) ?? -1;
+  }
 
   /**
    * Appends to `ends` the index just past each event end in `chunk` (a CRLF's LF included) and
@@ -91,4 +113,29 @@ export class SseFeed {
   end(): void {
     this.#parser.feed("\n\n");
   }
+}
+
+/**
+ * The byte range of the `index`-th event (blocks without data, such as comments, do not count)
+ * in `region`, a run of whole events. Splits and parses again, so the relay calls it only for the
+ * rare region holding an event it must leave out.
+ */
+export function eventSpan(region: Uint8Array, index: number): [number, number] | undefined {
+  const decoder = new TextDecoder();
+  let events = 0;
+  const feed = new SseFeed(
+    createParser({
+      onEvent: () => {
+        events++;
+      },
+    }),
+  );
+  let start = 0;
+  for (const end of new EventSplitter().scan(region, [])) {
+    const before = events;
+    feed.feed(decoder.decode(region.subarray(start, end)));
+    if (before === index && events > index) return [start, end];
+    start = end;
+  }
+  return undefined;
 }

@@ -7,6 +7,7 @@ import { createParser } from "eventsource-parser";
 import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
 import { UsageTap } from "../../src/relay/tap.ts";
+import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import {
   chatStream,
@@ -92,6 +93,54 @@ function expectExact(tap: UsageTap) {
   expect(usage.cachedInputTokens).toBe(REPORTED.cached);
   expect(usage.outputTokens).toBe(REPORTED.output);
 }
+
+describe("event ends", () => {
+  /** Event ends by the definition: a terminator (CRLF, LF, CR) closing an empty line. */
+  function reference(text: string): number[] {
+    const ends: number[] = [];
+    let lineEmpty = true;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === "\n" && text[i - 1] === "\r") {
+        if (ends.at(-1) === i) ends[ends.length - 1] = i + 1;
+      } else if (c === "\r" || c === "\n") {
+        if (lineEmpty) ends.push(i + 1);
+        lineEmpty = true;
+      } else lineEmpty = false;
+    }
+    return ends;
+  }
+
+  test("any split of any mix of line ends: the splitter finds the reference's last end per chunk", () => {
+    const text = fc
+      .array(fc.constantFrom("a", ":", "\r", "\n", "\r\n"), { maxLength: 60 })
+      .map((a) => a.join(""));
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 10 }), (s, at) => {
+        const chunks = cut(encoder.encode(s), at);
+        const starts = new Set<number>();
+        let offset = 0;
+        for (const chunk of chunks) {
+          starts.add(offset);
+          offset += chunk.length;
+        }
+        // A CRLF cut between chunks ends its event at the CR: the relay cannot wait for the LF.
+        const want = reference(s).map((e) =>
+          s[e - 1] === "\n" && s[e - 2] === "\r" && starts.has(e - 1) ? e - 1 : e,
+        );
+        const splitter = new EventSplitter();
+        offset = 0;
+        for (const chunk of chunks) {
+          const expected = want.filter((e) => e > offset && e <= offset + chunk.length).at(-1) ?? -1;
+          const end = splitter.lastEnd(chunk);
+          expect(end === -1 ? -1 : end + offset).toBe(expected);
+          offset += chunk.length;
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
 
 describe("relay over SSE dialects", () => {
   for (const protocol of ["chat", "responses", "messages"] as const) {
