@@ -4,7 +4,8 @@
 // escaped) or pretty-printed JSON split over several `data:` lines, and for Chat where the usage
 // goes (its own chunk, the finish chunk, every chunk as vLLM's continuous usage) and whether
 // `[DONE]` ends it. Facts from the providers' published streaming formats; the text has multi-byte
-// characters so byte slices cut inside them.
+// characters so byte slices cut inside them. `clientView` reads a relayed stream as a client does.
+import { createParser } from "eventsource-parser";
 
 export const TEXT_PIECES = ["Grüße", ", wörld ", "🌍 ", "世界", " — done."];
 export const TEXT = TEXT_PIECES.join("");
@@ -233,3 +234,33 @@ export function messagesStream(d: Dialect, usage: MessagesUsage = MESSAGES_USAGE
   );
   return out.join("");
 }
+
+/** The client's view: the text, the Chat usage-only chunks, and any error event. */
+export function clientView(protocol: "chat" | "responses" | "messages", raw: string) {
+  let text = "";
+  let usageChunks = 0;
+  let errors = 0;
+  const parser = createParser({
+    onEvent: (e) => {
+      if (e.data === "[DONE]") return;
+      const json = JSON.parse(e.data) as Record<string, unknown>;
+      if (json.error !== undefined || json.type === "error") errors++;
+      if (protocol === "chat") {
+        const choices = (json.choices ?? []) as { delta?: { content?: string } }[];
+        if (choices.length === 0 && json.usage) usageChunks++;
+        text += choices[0]?.delta?.content ?? "";
+      } else if (json.type === "response.output_text.delta") text += String(json.delta);
+      else if (json.type === "content_block_delta") text += String((json.delta as { text: string }).text);
+    },
+  });
+  parser.feed(raw);
+  parser.feed("\n\n");
+  return { text, usageChunks, errors };
+}
+
+/** Each protocol's answer stream in a dialect. */
+export const STREAMS: Readonly<Record<"chat" | "responses" | "messages", (d: Dialect) => string>> = {
+  chat: chatStream,
+  responses: responsesStream,
+  messages: (d) => messagesStream(d),
+};

@@ -6,17 +6,16 @@
 // Anthropic upstream's cache writes are billed at the write prices.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createParser } from "eventsource-parser";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { byteSlices, type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
 import {
   BASE,
   chatStream,
+  clientView,
   DIALECTS,
-  type Dialect,
   messagesStream,
   REPORTED,
-  responsesStream,
+  STREAMS,
   TEXT,
 } from "../helpers/sse-dialects.ts";
 
@@ -32,12 +31,6 @@ const PATH: Record<Protocol, string> = {
   chat: "/v1/chat/completions",
   responses: "/v1/responses",
   messages: "/v1/messages",
-};
-
-const STREAM: Record<Protocol, (d: Dialect) => string> = {
-  chat: chatStream,
-  responses: responsesStream,
-  messages: messagesStream,
 };
 
 let upstream: RecordingUpstream;
@@ -140,30 +133,7 @@ async function replay(
   });
   expect(res.status).toBe(200);
   const raw = await res.text();
-  return { raw, requestId, ...read(protocol, raw) };
-}
-
-/** The client's view: the text, the Chat usage-only chunks, and any error event. */
-function read(protocol: Protocol, raw: string) {
-  let text = "";
-  let usageChunks = 0;
-  let errors = 0;
-  const parser = createParser({
-    onEvent: (e) => {
-      if (e.data === "[DONE]") return;
-      const json = JSON.parse(e.data) as Record<string, unknown>;
-      if (json.error !== undefined || json.type === "error") errors++;
-      if (protocol === "chat") {
-        const choices = (json.choices ?? []) as { delta?: { content?: string } }[];
-        if (choices.length === 0 && json.usage) usageChunks++;
-        text += choices[0]?.delta?.content ?? "";
-      } else if (json.type === "response.output_text.delta") text += String(json.delta);
-      else if (json.type === "content_block_delta") text += String((json.delta as { text: string }).text);
-    },
-  });
-  parser.feed(raw);
-  parser.feed("\n\n");
-  return { text, usageChunks, errors };
+  return { raw, requestId, ...clientView(protocol, raw) };
 }
 
 describe("every dialect is relayed intact and billed exactly", () => {
@@ -171,7 +141,7 @@ describe("every dialect is relayed intact and billed exactly", () => {
     for (const dialect of DIALECTS) {
       for (const slice of [7, 1 << 16]) {
         test(`${protocol}: ${dialect.name}, ${slice === 7 ? "7-byte slices" : "whole"}`, async () => {
-          const got = await replay(protocol, STREAM[protocol](dialect), slice);
+          const got = await replay(protocol, STREAMS[protocol](dialect), slice);
           expect(got.text).toBe(TEXT);
           expect(got.errors).toBe(0);
           const record = await recordOf(got.requestId);
@@ -192,7 +162,7 @@ describe("translated streams take the upstream's exact usage in every dialect", 
     for (const client of (["chat", "responses", "messages"] as const).filter((c) => c !== upstreamProtocol)) {
       test(`${upstreamProtocol} upstream → ${client} client`, async () => {
         for (const dialect of tricky) {
-          const got = await replay(client, STREAM[upstreamProtocol](dialect), 7, {}, upstreamProtocol);
+          const got = await replay(client, STREAMS[upstreamProtocol](dialect), 7, {}, upstreamProtocol);
           expect([dialect.name, got.text]).toEqual([dialect.name, TEXT]);
           expect(got.errors).toBe(0);
           const record = await recordOf(got.requestId);

@@ -3,7 +3,6 @@
 // the client gets the upstream's bytes unchanged, and only the gateway's own Chat usage chunk is
 // ever dropped — recognized by its parsed shape, whatever the framing.
 import { describe, expect, test } from "bun:test";
-import { createParser } from "eventsource-parser";
 import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
 import { UsageTap } from "../../src/relay/tap.ts";
@@ -11,11 +10,12 @@ import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import {
   chatStream,
+  clientView,
   DIALECTS,
   type Dialect,
-  messagesStream,
   REPORTED,
   responsesStream,
+  STREAMS,
   TEXT,
 } from "../helpers/sse-dialects.ts";
 
@@ -58,33 +58,6 @@ async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChun
   const bytes = new Uint8Array(await new Response(out).arrayBuffer());
   return { tap, outcome, text: new TextDecoder().decode(bytes) };
 }
-
-/** The text a client reads from the relayed stream, parsed as SSE. */
-function clientText(protocol: TextProtocol, sse: string): { text: string; usageChunks: number } {
-  let text = "";
-  let usageChunks = 0;
-  const parser = createParser({
-    onEvent: (e) => {
-      if (e.data === "[DONE]") return;
-      const json = JSON.parse(e.data) as Record<string, unknown>;
-      if (protocol === "chat") {
-        const choices = json.choices as { delta?: { content?: string } }[];
-        if (choices.length === 0) usageChunks++;
-        text += choices[0]?.delta?.content ?? "";
-      } else if (json.type === "response.output_text.delta") text += String(json.delta);
-      else if (json.type === "content_block_delta") text += String((json.delta as { text: string }).text);
-    },
-  });
-  parser.feed(sse);
-  parser.feed("\n\n");
-  return { text, usageChunks };
-}
-
-const STREAMS: Record<TextProtocol, (d: Dialect) => string> = {
-  chat: chatStream,
-  responses: responsesStream,
-  messages: messagesStream,
-};
 
 function expectExact(tap: UsageTap) {
   const { usage, source } = tap.usage(999);
@@ -153,7 +126,7 @@ describe("relay over SSE dialects", () => {
         expect(outcome).toBe("complete");
         expectExact(tap);
         expect(text).toBe(stream);
-        expect(clientText(protocol, text).text).toBe(TEXT);
+        expect(clientView(protocol, text).text).toBe(TEXT);
       });
     }
   }
@@ -184,7 +157,7 @@ describe("relay over SSE dialects", () => {
         const { tap, outcome, text } = await relay("chat", cut(encoder.encode(stream), at), true);
         expect(outcome).toBe("complete");
         expectExact(tap);
-        const seen = clientText("chat", text);
+        const seen = clientView("chat", text);
         expect(seen.text).toBe(TEXT);
         expect(seen.usageChunks).toBe(0);
         // Nothing else changed: with the usage chunk left in its own dialect, the bytes match.
