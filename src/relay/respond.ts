@@ -58,11 +58,11 @@ export async function respond(input: RespondInput): Promise<Response> {
     return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
   }
   // Translated: usage comes from the upstream's own events, the rest from what the client gets.
-  const upstreamTap = translation ? new UsageTap(input.upstream) : undefined;
-  const tap = new UsageTap(view.protocol, upstreamTap);
+  const translated = translation ? translateStream(translation, body) : undefined;
+  const tap = new UsageTap(view.protocol, translated?.usage);
   let ttfbMs: number | undefined;
   const stream = relayStream({
-    body: translation && upstreamTap ? translateStream(translation, body, upstreamTap) : body,
+    body: translated?.body ?? body,
     tap,
     abort: answered.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,

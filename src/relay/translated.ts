@@ -7,7 +7,7 @@ import { SseFeed } from "../wire/sse.ts";
 import type { TextProtocol } from "../wire/text-view.ts";
 import { replyReader, replyWriter, translateAnswer } from "../wire/translate/index.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
-import type { UsageTap } from "./tap.ts";
+import { UsageTap } from "./tap.ts";
 
 export interface Translation {
   from: TextProtocol;
@@ -26,16 +26,16 @@ export function translateJson(t: Translation, upstream: unknown): Uint8Array {
   return encoder.encode(JSON.stringify(translateAnswer(t.from, t.to, json, t.model, t.inputEstimate)));
 }
 
-/**
- * A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol.
- * `upstreamTap` (of the upstream's protocol) sees each parsed upstream event first, so billing
- * takes the upstream's own usage, with counts a translation cannot carry (cache writes).
- */
-export function translateStream(
-  t: Translation,
-  body: ReadableStream<Uint8Array>,
-  upstreamTap: UsageTap,
-): ReadableStream<Uint8Array> {
+export interface TranslatedStream {
+  /** The client protocol's event bytes. */
+  body: ReadableStream<Uint8Array>;
+  /** A tap on the upstream's own events: billing takes its usage, with counts a translation cannot carry (cache writes). */
+  usage: UsageTap;
+}
+
+/** A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol. */
+export function translateStream(t: Translation, body: ReadableStream<Uint8Array>): TranslatedStream {
+  const usage = new UsageTap(t.from);
   const reader = replyReader(t.from);
   const writer = replyWriter(t.to, t.model, t.inputEstimate);
   const decoder = new TextDecoder();
@@ -43,7 +43,7 @@ export function translateStream(
   const sse = new SseFeed(
     createParser({
       onEvent: (e) => {
-        upstreamTap.onEvent(e.event, e.data);
+        usage.onEvent(e.event, e.data);
         for (const event of reader.read(e.event, e.data))
           for (const bytes of writer.push(event)) out?.enqueue(bytes);
       },
@@ -63,5 +63,5 @@ export function translateStream(
       for (const event of reader.end()) for (const bytes of writer.push(event)) controller.enqueue(bytes);
     },
   });
-  return body.pipeThrough(transform);
+  return { body: body.pipeThrough(transform), usage };
 }

@@ -202,30 +202,63 @@ describe("the Chat include-usage chunk", () => {
   });
 });
 
+/** An Anthropic usage with cache reads and writes of both lifetimes (billed as modelz-sonnet-4-6). */
+const CACHE_USAGE = {
+  input_tokens: 10,
+  cache_read_input_tokens: 200,
+  cache_creation_input_tokens: 1000,
+  cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 },
+};
+
 describe("Anthropic cache writes", () => {
   test.each(["messages", "chat", "responses"] as const)(
     "5-minute and 1-hour writes are billed at their write prices (%s client)",
     async (client) => {
-      // modelz-sonnet-4-6 defaults (USD/Mtok): input 0.30, cache read 0.03, 5-minute write 0.375
-      // (1.25x), 1-hour write 0.60 (2x), output 1.20.
-      const usage = {
-        input_tokens: 10,
-        cache_read_input_tokens: 200,
-        cache_creation_input_tokens: 1000,
-        cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 },
-      };
-      const stream = messagesStream({ ...BASE, json: "spaced" }, usage);
+      const stream = messagesStream({ ...BASE, json: "spaced" }, CACHE_USAGE);
       const got = await replay(client, stream, 7, {}, "messages");
       expect(got.text).toBe(TEXT);
-      const record = await recordOf(got.requestId);
-      expect(record.usage_source).toBe("reported");
-      expect(record.input_tokens).toBe(1210);
-      expect(record.cached_input_tokens).toBe(200);
-      expect(record.cache_write_5m_tokens).toBe(600);
-      expect(record.cache_write_1h_tokens).toBe(400);
-      // (10 × 0.30 + 200 × 0.03 + 600 × 0.375 + 400 × 0.60 + 11 × 1.20) USD per million tokens
-      // = 3 + 6 + 225 + 240 + 13.2 = 487.2e-6 USD = 487,200 nano-USD (as plain input: 376,200).
-      expect(record.cost_nanos).toBe(487_200);
+      expectCacheWritesBilled(await recordOf(got.requestId));
     },
   );
+
+  test("a non-stream answer's cache writes too", async () => {
+    const answer = {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "upstream-model",
+      content: [{ type: "text", text: TEXT }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { ...CACHE_USAGE, output_tokens: REPORTED.output },
+    };
+    upstream.answer(() => Response.json(answer));
+    const requestId = `dialect-${process.pid}-${++seq}`;
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${gw.key}`,
+        "content-type": "application/json",
+        "x-request-id": requestId,
+        "anthropic-version": "2023-06-01",
+      },
+      body: JSON.stringify({ ...body("messages", MODEL.messages, {}), stream: false }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { content: { text: string }[] }).content[0]?.text).toBe(TEXT);
+    expectCacheWritesBilled(await recordOf(requestId));
+  });
 });
+
+/** At the modelz-sonnet-4-6 defaults (USD/Mtok): input 0.30, cache read 0.03, 5-minute write 0.375
+ * (1.25x), 1-hour write 0.60 (2x), output 1.20. */
+function expectCacheWritesBilled(record: StoredRecord) {
+  expect(record.usage_source).toBe("reported");
+  expect(record.input_tokens).toBe(1210);
+  expect(record.cached_input_tokens).toBe(200);
+  expect(record.cache_write_5m_tokens).toBe(600);
+  expect(record.cache_write_1h_tokens).toBe(400);
+  // (10 × 0.30 + 200 × 0.03 + 600 × 0.375 + 400 × 0.60 + 11 × 1.20) USD per million tokens
+  // = 3 + 6 + 225 + 240 + 13.2 = 487.2e-6 USD = 487,200 nano-USD (as plain input: 376,200).
+  expect(record.cost_nanos).toBe(487_200);
+}
