@@ -73,7 +73,7 @@ async function benchMeter() {
         usage: {
           inputTokens: 200,
           cachedInputTokens: 50,
-          cacheWrite5mTokens: 0,
+          cacheWriteTokens: 0,
           cacheWrite1hTokens: 0,
           outputTokens: 300,
           reasoningTokens: 0,
@@ -109,7 +109,7 @@ async function benchWriter() {
     status: 200,
     inputTokens: 200,
     cachedInputTokens: 0,
-    cacheWrite5mTokens: 0,
+    cacheWriteTokens: 0,
     cacheWrite1hTokens: 0,
     outputTokens: 300,
     reasoningTokens: 0,

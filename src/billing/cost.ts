@@ -3,9 +3,8 @@
 // 1. Configured prices are decimal USD with at most 9 decimals, so they convert exactly into
 //    integer nano-USD (per million tokens, or per image generation). The input_fidelity factor has
 //    at most 3 decimals and converts exactly into thousandths.
-// 2. Text: exact = (plain input × input price + cached input × cached price + 5-minute cache
-//    writes × 5-minute write price + 1-hour cache writes × 1-hour write price + output × output
-//    price) / 1,000,000. All products are summed as bigints, then divided ONCE per request and
+// 2. Text: exact = (plain input × input price + cached input × cached price + cache writes ×
+//    write price + 1-hour cache writes × 1-hour write price + output × output price) / 1,000,000. All products are summed as bigints, then divided ONCE per request and
 //    rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
 //    than 1 nano-USD above it.
 // 3. Images: exact = generations × price per generation × factor / 1000 (factor 1000 unless
@@ -14,7 +13,7 @@
 //    per-request costs; nothing is rounded again. USD strings are exact decimals of nano-USD.
 // 5. Cached input (cache reads) and cache writes are parts of input (OpenAI convention): plain input
 //    = input − reads − writes, each part capped at what is left of input (reads first, then
-//    5-minute writes, then 1-hour writes), so no token is billed twice.
+//    writes, then 1-hour writes), so no token is billed twice.
 //    Reasoning tokens are part of output and billed at the output price; if an upstream reports
 //    more reasoning than output tokens, the larger figure is billed.
 import type { ModelInfo } from "../catalog/models.ts";
@@ -56,13 +55,13 @@ export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
     return taken;
   };
   const cached = part(usage.cachedInputTokens);
-  const write5m = part(usage.cacheWrite5mTokens);
+  const write = part(usage.cacheWriteTokens);
   const write1h = part(usage.cacheWrite1hTokens);
   const output = count(Math.max(usage.outputTokens, usage.reasoningTokens));
   const exact =
     rest * price.input +
     cached * price.cachedInput +
-    write5m * price.cacheWrite5m +
+    write * price.cacheWrite +
     write1h * price.cacheWrite1h +
     output * price.output;
   return toNanos(ceilDiv(exact, MILLION));
@@ -114,7 +113,7 @@ export class Pricer {
     return textCost(price, {
       inputTokens: worst.inputTokens,
       cachedInputTokens: 0,
-      cacheWrite5mTokens: 0,
+      cacheWriteTokens: 0,
       cacheWrite1hTokens: 0,
       outputTokens: worst.maxOutputTokens,
       reasoningTokens: 0,

@@ -9,9 +9,12 @@ export interface UsageCounts {
   inputTokens: number;
   /** Input tokens read from a prompt cache (part of inputTokens). */
   cachedInputTokens: number;
-  /** Input tokens written to a 5-minute prompt cache (part of inputTokens; Anthropic bills a premium). */
-  cacheWrite5mTokens: number;
-  /** Input tokens written to a 1-hour prompt cache (part of inputTokens). */
+  /**
+   * Input tokens written to a prompt cache of the default lifetime (part of inputTokens): Anthropic's
+   * 5-minute writes (billed at a premium), OpenAI's `cache_write_tokens`.
+   */
+  cacheWriteTokens: number;
+  /** Input tokens written to Anthropic's 1-hour prompt cache (part of inputTokens). */
   cacheWrite1hTokens: number;
   /** Output tokens including reasoning tokens. */
   outputTokens: number;
@@ -99,7 +102,7 @@ export interface Meter {
 export const NO_USAGE: UsageCounts = {
   inputTokens: 0,
   cachedInputTokens: 0,
-  cacheWrite5mTokens: 0,
+  cacheWriteTokens: 0,
   cacheWrite1hTokens: 0,
   outputTokens: 0,
   reasoningTokens: 0,

@@ -19,8 +19,8 @@ export interface TextPrice {
   input: bigint;
   cachedInput: bigint;
   output: bigint;
-  /** Input written to a 5-minute prompt cache. */
-  cacheWrite5m: bigint;
+  /** Input written to a prompt cache of the default lifetime (Anthropic: 5 minutes). */
+  cacheWrite: bigint;
   /** Input written to a 1-hour prompt cache. */
   cacheWrite1h: bigint;
 }
@@ -81,7 +81,7 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       }
       images.set(model.id, price);
     } else {
-      const [input, cached, output, write5m, write1h] = DEFAULT_TEXT_PRICES[model.id] ?? [
+      const [input, cached, output, write, write1h] = DEFAULT_TEXT_PRICES[model.id] ?? [
         "0",
         "0",
         "0",
@@ -93,7 +93,7 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
         input: usd(configured.input_usd_per_mtok ?? input),
         cachedInput: usd(configured.cached_input_usd_per_mtok ?? cached),
         output: usd(configured.output_usd_per_mtok ?? output),
-        cacheWrite5m: usd(configured.cache_write_5m_usd_per_mtok ?? write5m),
+        cacheWrite: usd(configured.cache_write_usd_per_mtok ?? write),
         cacheWrite1h: usd(configured.cache_write_1h_usd_per_mtok ?? write1h),
       });
     }

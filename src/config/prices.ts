@@ -6,8 +6,9 @@
 //   input_usd_per_mtok = "1.25"          # USD per million uncached input tokens
 //   cached_input_usd_per_mtok = "0.125"  # USD per million cached input tokens
 //   output_usd_per_mtok = "10"           # USD per million output tokens (reasoning included)
-//   cache_write_5m_usd_per_mtok = "1.5625" # USD per million tokens written to a 5-minute cache
-//   cache_write_1h_usd_per_mtok = "2.5"    # USD per million tokens written to a 1-hour cache
+//   cache_write_usd_per_mtok = "1.5625"  # USD per million tokens written to the prompt cache
+//                                        # (Anthropic's default 5-minute cache; OpenAI cache_write_tokens)
+//   cache_write_1h_usd_per_mtok = "2.5"  # USD per million tokens written to Anthropic's 1-hour cache
 //
 //   [billing.images."modelx-image-2".high]
 //   "1024x1024" = "0.167"                # USD per generation (a progress image is a generation)
@@ -27,7 +28,7 @@ const TextPriceSchema = v.strictObject({
   input_usd_per_mtok: v.optional(Usd),
   cached_input_usd_per_mtok: v.optional(Usd),
   output_usd_per_mtok: v.optional(Usd),
-  cache_write_5m_usd_per_mtok: v.optional(Usd),
+  cache_write_usd_per_mtok: v.optional(Usd),
   cache_write_1h_usd_per_mtok: v.optional(Usd),
 });
 
@@ -96,7 +97,7 @@ export type BillingConfig = v.InferOutput<typeof BillingSchema>;
 
 /**
  * Placeholder text prices, USD per million tokens: [input, cached input (cache read), output,
- * 5-minute cache write, 1-hour cache write]. The modelz (Anthropic-style) models follow Anthropic's
+ * cache write (default lifetime: Anthropic's 5 minutes), 1-hour cache write]. The modelz (Anthropic-style) models follow Anthropic's
  * published ratios to the input price: read 0.1×, 5-minute write 1.25×, 1-hour write 2×. The modelx
  * (OpenAI-style) models bill no cache-write premium: a write costs the input price.
  */

@@ -41,7 +41,7 @@ export async function respond(input: RespondInput): Promise<Response> {
     const usage = answer.usage ?? {
       inputTokens: input.inputTokens,
       cachedInputTokens: 0,
-      cacheWrite5mTokens: 0,
+      cacheWriteTokens: 0,
       cacheWrite1hTokens: 0,
       outputTokens: 0,
       reasoningTokens: 0,

@@ -169,7 +169,7 @@ export class UsageTap {
       usage: {
         inputTokens,
         cachedInputTokens: 0,
-        cacheWrite5mTokens: 0,
+        cacheWriteTokens: 0,
         cacheWrite1hTokens: 0,
         outputTokens: this.deltas,
         reasoningTokens: 0,

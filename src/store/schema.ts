@@ -91,9 +91,9 @@ export const usageRecords = sqliteTable(
     status: integer("status").notNull(),
     inputTokens: integer("input_tokens").notNull().default(0),
     cachedInputTokens: integer("cached_input_tokens").notNull().default(0),
-    /** Input tokens written to a 5-minute prompt cache (part of input_tokens, billed at its own price). */
-    cacheWrite5mTokens: integer("cache_write_5m_tokens").notNull().default(0),
-    /** Input tokens written to a 1-hour prompt cache (part of input_tokens, billed at its own price). */
+    /** Input tokens written to a prompt cache of the default lifetime (Anthropic: 5 minutes), part of input_tokens. */
+    cacheWriteTokens: integer("cache_write_tokens").notNull().default(0),
+    /** Input tokens written to Anthropic's 1-hour prompt cache, part of input_tokens. */
     cacheWrite1hTokens: integer("cache_write_1h_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     reasoningTokens: integer("reasoning_tokens").notNull().default(0),

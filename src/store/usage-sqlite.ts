@@ -15,7 +15,7 @@ import type {
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 
 const INSERT_RECORD = `INSERT INTO usage_records (request_id, key_id, account_id, model, endpoint, stream,
-  status, input_tokens, cached_input_tokens, cache_write_5m_tokens, cache_write_1h_tokens, output_tokens,
+  status, input_tokens, cached_input_tokens, cache_write_tokens, cache_write_1h_tokens, output_tokens,
   reasoning_tokens, generations, cost_nanos, usage_source, channels, latency_ms, ttfb_ms, client_address,
   end_user, detail, created_at)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -169,7 +169,7 @@ function recordValues(r: UsageRecord, id: string): (string | number | null)[] {
     r.inputTokens,
     r.cachedInputTokens,
     // A journal line written before these fields existed has none.
-    r.cacheWrite5mTokens ?? 0,
+    r.cacheWriteTokens ?? 0,
     r.cacheWrite1hTokens ?? 0,
     r.outputTokens,
     r.reasoningTokens,
@@ -200,7 +200,7 @@ function fromRow(row: Row): UsageRecord {
     status: num("status"),
     inputTokens: num("input_tokens"),
     cachedInputTokens: num("cached_input_tokens"),
-    cacheWrite5mTokens: num("cache_write_5m_tokens"),
+    cacheWriteTokens: num("cache_write_tokens"),
     cacheWrite1hTokens: num("cache_write_1h_tokens"),
     outputTokens: num("output_tokens"),
     reasoningTokens: num("reasoning_tokens"),

@@ -19,8 +19,8 @@ export interface UsageRecord {
   status: number;
   inputTokens: number;
   cachedInputTokens: number;
-  /** Input tokens written to a 5-minute / 1-hour prompt cache (parts of inputTokens, priced apart). */
-  cacheWrite5mTokens: number;
+  /** Input tokens written to a prompt cache (default lifetime / 1 hour): parts of inputTokens, priced apart. */
+  cacheWriteTokens: number;
   cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;

@@ -1,19 +1,22 @@
 // Usage in each protocol's convention → the meter's UsageCounts (OpenAI convention: input includes
 // cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache reads
-// and cache writes; writes are split by cache lifetime (5 minutes or 1 hour), priced apart.
+// and cache writes; writes are split by cache lifetime (the default 5 minutes, or 1 hour) and priced
+// apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input).
 import * as v from "valibot";
 import type { UsageCounts } from "../billing/meter.ts";
 import type { TextProtocol } from "./text-view.ts";
 
 const Count = v.optional(v.nullable(v.number()), 0);
 
+const InputDetails = v.looseObject({ cached_tokens: Count, cache_write_tokens: Count });
+
 const OpenAIUsage = v.looseObject({
   input_tokens: v.optional(v.number()),
   prompt_tokens: v.optional(v.number()),
   output_tokens: v.optional(v.number()),
   completion_tokens: v.optional(v.number()),
-  input_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
-  prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
+  input_tokens_details: v.optional(v.nullable(InputDetails)),
+  prompt_tokens_details: v.optional(v.nullable(InputDetails)),
   output_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
   completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
 });
@@ -41,10 +44,11 @@ export function openaiUsage(raw: unknown): UsageCounts | undefined {
   const input = u.input_tokens ?? u.prompt_tokens;
   const output = u.output_tokens ?? u.completion_tokens;
   if (input === undefined || output === undefined) return undefined;
+  const details = u.input_tokens_details ?? u.prompt_tokens_details;
   return {
     inputTokens: input,
-    cachedInputTokens: (u.input_tokens_details ?? u.prompt_tokens_details)?.cached_tokens ?? 0,
-    cacheWrite5mTokens: 0,
+    cachedInputTokens: details?.cached_tokens ?? 0,
+    cacheWriteTokens: details?.cache_write_tokens ?? 0,
     cacheWrite1hTokens: 0,
     outputTokens: output,
     reasoningTokens: (u.output_tokens_details ?? u.completion_tokens_details)?.reasoning_tokens ?? 0,
@@ -67,7 +71,7 @@ export function anthropicUsage(raw: unknown): UsageCounts | undefined {
   return {
     inputTokens: (u.input_tokens ?? 0) + cacheRead + writes,
     cachedInputTokens: cacheRead,
-    cacheWrite5mTokens: writes - writes1h,
+    cacheWriteTokens: writes - writes1h,
     cacheWrite1hTokens: writes1h,
     outputTokens: u.output_tokens ?? 0,
     reasoningTokens: 0,

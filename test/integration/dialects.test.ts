@@ -76,7 +76,7 @@ afterAll(async () => {
 interface StoredRecord {
   input_tokens: number;
   cached_input_tokens: number;
-  cache_write_5m_tokens: number;
+  cache_write_tokens: number;
   cache_write_1h_tokens: number;
   output_tokens: number;
   usage_source: string;
@@ -256,7 +256,7 @@ function expectCacheWritesBilled(record: StoredRecord) {
   expect(record.usage_source).toBe("reported");
   expect(record.input_tokens).toBe(1210);
   expect(record.cached_input_tokens).toBe(200);
-  expect(record.cache_write_5m_tokens).toBe(600);
+  expect(record.cache_write_tokens).toBe(600);
   expect(record.cache_write_1h_tokens).toBe(400);
   // (10 × 0.30 + 200 × 0.03 + 600 × 0.375 + 400 × 0.60 + 11 × 1.20) USD per million tokens
   // = 3 + 6 + 225 + 240 + 13.2 = 487.2e-6 USD = 487,200 nano-USD (as plain input: 376,200).

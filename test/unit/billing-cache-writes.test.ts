@@ -6,7 +6,7 @@ import * as v from "valibot";
 import { Pricer } from "../../src/billing/cost.ts";
 import { buildPriceTable } from "../../src/billing/prices.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
-import { anthropicUsage } from "../../src/wire/text-usage.ts";
+import { anthropicUsage, openaiUsage } from "../../src/wire/text-usage.ts";
 import { model, usage } from "./billing-fixture.ts";
 
 const WORST = { kind: "text", inputTokens: 0, maxOutputTokens: 0 } as const;
@@ -28,16 +28,36 @@ describe("Anthropic usage with cache writes", () => {
     ).toEqual({
       inputTokens: 1210,
       cachedInputTokens: 200,
-      cacheWrite5mTokens: 600,
+      cacheWriteTokens: 600,
       cacheWrite1hTokens: 400,
       outputTokens: 7,
       reasoningTokens: 0,
       generations: 0,
     });
     const unsplit = anthropicUsage({ input_tokens: 3, cache_creation_input_tokens: 50, output_tokens: 1 });
-    expect(unsplit?.cacheWrite5mTokens).toBe(50);
+    expect(unsplit?.cacheWriteTokens).toBe(50);
     expect(unsplit?.cacheWrite1hTokens).toBe(0);
     expect(unsplit?.inputTokens).toBe(53);
+  });
+});
+
+describe("OpenAI usage with cache writes", () => {
+  test("cache_write_tokens in the input details are writes at the default lifetime, inside input", () => {
+    const responses = openaiUsage({
+      input_tokens: 900,
+      input_tokens_details: { cached_tokens: 100, cache_write_tokens: 300 },
+      output_tokens: 5,
+    });
+    expect([responses?.inputTokens, responses?.cachedInputTokens, responses?.cacheWriteTokens]).toEqual([
+      900, 100, 300,
+    ]);
+    const chat = openaiUsage({
+      prompt_tokens: 50,
+      completion_tokens: 2,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 40 },
+    });
+    expect(chat?.cacheWriteTokens).toBe(40);
+    expect(chat?.cacheWrite1hTokens).toBe(0);
   });
 });
 
@@ -49,7 +69,7 @@ describe("cache-write prices", () => {
         input_usd_per_mtok: "3",
         cached_input_usd_per_mtok: "0.30",
         output_usd_per_mtok: "15",
-        cache_write_5m_usd_per_mtok: "3.75",
+        cache_write_usd_per_mtok: "3.75",
         cache_write_1h_usd_per_mtok: "6",
       },
     },
@@ -64,7 +84,7 @@ describe("cache-write prices", () => {
       usage({
         inputTokens: 1210,
         cachedInputTokens: 200,
-        cacheWrite5mTokens: 600,
+        cacheWriteTokens: 600,
         cacheWrite1hTokens: 400,
         outputTokens: 7,
       }),
@@ -79,13 +99,13 @@ describe("cache-write prices", () => {
     const table = buildPriceTable(v.parse(BillingSchema, {}));
     for (const [id, price] of table.text) {
       if (!id.startsWith("modelz-")) continue;
-      expect(price.cacheWrite5m * 100n).toBe(price.input * 125n);
+      expect(price.cacheWrite * 100n).toBe(price.input * 125n);
       expect(price.cacheWrite1h).toBe(price.input * 2n);
       expect(price.cachedInput * 10n).toBe(price.input);
     }
     // OpenAI-style models bill no write premium.
     const modelx = table.text.get("modelx-5.5");
-    expect(modelx?.cacheWrite5m).toBe(modelx?.input);
+    expect(modelx?.cacheWrite).toBe(modelx?.input);
   });
 
   test("parts never bill a token twice: writes beyond input are capped", () => {
@@ -94,7 +114,7 @@ describe("cache-write prices", () => {
     const cost = p.actual(
       model("modelz-sonnet-4-6"),
       WORST,
-      usage({ inputTokens: 100, cacheWrite5mTokens: 100, cacheWrite1hTokens: 100 }),
+      usage({ inputTokens: 100, cacheWriteTokens: 100, cacheWrite1hTokens: 100 }),
       undefined,
     );
     expect<number>(cost).toBe(375_000);

@@ -97,7 +97,7 @@ export function usage(partial: Partial<UsageCounts>): UsageCounts {
   return {
     inputTokens: 0,
     cachedInputTokens: 0,
-    cacheWrite5mTokens: 0,
+    cacheWriteTokens: 0,
     cacheWrite1hTokens: 0,
     outputTokens: 0,
     reasoningTokens: 0,

@@ -37,7 +37,7 @@ function record(i: number, accountId: number, cost: number): UsageRecord {
     status: 200,
     inputTokens: 10,
     cachedInputTokens: 0,
-    cacheWrite5mTokens: 0,
+    cacheWriteTokens: 0,
     cacheWrite1hTokens: 0,
     outputTokens: 5,
     reasoningTokens: 0,
