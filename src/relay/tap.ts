@@ -16,8 +16,13 @@ const RESPONSES_DELTAS = new Set([
 ]);
 const RESPONSES_TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
 
-/** An event's `type` when the server sent no `event:` line (the first `type` key is the event's). */
-const TYPE = /"type"\s*:\s*"([^"]+)"/;
+/**
+ * An event's `type` when the server sent no `event:` line. Only the protocol's event types match,
+ * so a nested item's `type` ("message", "text_delta", …) written first (sorted keys) is passed over.
+ */
+const RESPONSES_TYPE = /"type"\s*:\s*"(response\.[a-z_.]+|error)"/;
+const MESSAGES_TYPE =
+  /"type"\s*:\s*"(message_(?:start|delta|stop)|content_block_(?:start|delta|stop)|ping|error)"/;
 // Chat chunks: a whitespace-free test for the common compact form first (native substring search,
 // one character look), the whitespace-tolerant pattern only when that cannot decide. Inside JSON
 // strings quotes are escaped, so model text can never look like one of these keys.
@@ -98,12 +103,12 @@ export class UsageTap {
     this.events++;
     switch (this.protocol) {
       case "responses":
-        this.#responses(name ?? TYPE.exec(data)?.[1], data);
+        this.#responses(name ?? RESPONSES_TYPE.exec(data)?.[1], data);
         return false;
       case "chat":
         return this.#chat(data);
       case "messages":
-        this.#messages(name ?? TYPE.exec(data)?.[1], data);
+        this.#messages(name ?? MESSAGES_TYPE.exec(data)?.[1], data);
         return false;
     }
   }

@@ -27,6 +27,8 @@ export interface Dialect {
   done: boolean;
   /** Responses and Messages: `event:` lines (some compatible servers send data lines only). */
   eventLines: boolean;
+  /** Keys sorted (Python `sort_keys=True`): nested objects' `type` comes before the event's own. */
+  sortKeys?: boolean;
 }
 
 export const BASE: Dialect = {
@@ -53,6 +55,7 @@ export const DIALECTS: readonly Dialect[] = [
   { ...BASE, name: "continuous usage on every chunk", usage: "every" },
   { ...BASE, name: "no [DONE]", done: false },
   { ...BASE, name: "no event lines", eventLines: false },
+  { ...BASE, name: "sorted keys, no event lines", json: "spaced", sortKeys: true, eventLines: false },
   {
     name: "everything at once",
     eol: "\r\n",
@@ -79,7 +82,15 @@ function ascii(json: string): string {
   return json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-function event(d: Dialect, name: string | undefined, payload: unknown): string {
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (typeof value !== "object" || value === null) return value;
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(entries.map(([k, v]) => [k, sorted(v)]));
+}
+
+function event(d: Dialect, name: string | undefined, given: unknown): string {
+  const payload = d.sortKeys ? sorted(given) : given;
   const data = typeof payload === "string" ? payload : undefined;
   const json =
     data ??
