@@ -16,7 +16,26 @@ export interface ModelInfo {
   contextTokens: number;
   /** Largest output a request may ask for; 0 for image models. */
   maxOutputTokens: number;
+  /** How an Anthropic Messages upstream takes thinking for this model (translated requests). */
+  thinking: AnthropicThinking;
 }
+
+/**
+ * The thinking form the Messages API takes per model, from Anthropic's model documentation:
+ * `adaptive` models get `thinking: {type: "adaptive"}` with `output_config.effort` (Opus 4.7 takes
+ * nothing else; on Opus 4.6 and Sonnet 4.6 `budget_tokens` is deprecated), `budget` models get
+ * `thinking: {type: "enabled", budget_tokens}` and no effort. `efforts` lists the effort values the
+ * model accepts, lowest first; `sampling` is false for models that refuse temperature, top_p and
+ * top_k (Opus 4.7 answers 400 to any of them).
+ */
+export interface AnthropicThinking {
+  form: "adaptive" | "budget";
+  efforts: readonly string[];
+  sampling: boolean;
+}
+
+const BUDGET: AnthropicThinking = { form: "budget", efforts: [], sampling: true };
+const ADAPTIVE: AnthropicThinking = { form: "adaptive", efforts: ["low", "medium", "high"], sampling: true };
 
 const day = (iso: string): number => Math.floor(Date.parse(`${iso}T00:00:00Z`) / 1000);
 
@@ -35,6 +54,7 @@ function text(
     ownedBy: "modelx",
     contextTokens,
     maxOutputTokens: maxOut,
+    thinking: BUDGET,
   };
 }
 
@@ -44,6 +64,7 @@ function messages(
   created: string,
   contextTokens: number,
   maxOut: number,
+  thinking: AnthropicThinking = BUDGET,
 ): ModelInfo {
   return {
     id: id as ModelId,
@@ -53,6 +74,7 @@ function messages(
     ownedBy: "modelz",
     contextTokens,
     maxOutputTokens: maxOut,
+    thinking,
   };
 }
 
@@ -65,6 +87,7 @@ function image(id: string, displayName: string, created: string): ModelInfo {
     ownedBy: "modelx",
     contextTokens: 0,
     maxOutputTokens: 0,
+    thinking: BUDGET,
   };
 }
 
@@ -79,10 +102,17 @@ export const MODELS: readonly ModelInfo[] = [
   image("modelx-image-2", "ModelX Image 2", "2026-04-21"),
   image("modelx-image-1.5", "ModelX Image 1.5", "2025-12-16"),
   image("modelx-image-1", "ModelX Image 1", "2025-04-23"),
-  messages("modelz-opus-4-7", "ModelZ Opus 4.7", "2026-04-16", 1_000_000, 128_000),
-  messages("modelz-opus-4-6", "ModelZ Opus 4.6", "2026-02-05", 1_000_000, 128_000),
+  messages("modelz-opus-4-7", "ModelZ Opus 4.7", "2026-04-16", 1_000_000, 128_000, {
+    form: "adaptive",
+    efforts: ["low", "medium", "high", "xhigh", "max"],
+    sampling: false,
+  }),
+  messages("modelz-opus-4-6", "ModelZ Opus 4.6", "2026-02-05", 1_000_000, 128_000, {
+    ...ADAPTIVE,
+    efforts: ["low", "medium", "high", "max"],
+  }),
   messages("modelz-opus-4-5-20251101", "ModelZ Opus 4.5", "2025-11-01", 200_000, 64_000),
-  messages("modelz-sonnet-4-6", "ModelZ Sonnet 4.6", "2026-02-17", 1_000_000, 64_000),
+  messages("modelz-sonnet-4-6", "ModelZ Sonnet 4.6", "2026-02-17", 1_000_000, 64_000, ADAPTIVE),
   messages("modelz-sonnet-4-5-20250929", "ModelZ Sonnet 4.5", "2025-09-29", 200_000, 64_000),
   messages("modelz-haiku-4-5-20251001", "ModelZ Haiku 4.5", "2025-10-01", 200_000, 64_000),
 ];

@@ -2,6 +2,7 @@
 // With server.workers above 1 this process becomes the cluster primary and the same command,
 // started again by it, a worker (src/cluster/, docs/workers.md).
 import { loadConfig } from "../config/load.ts";
+import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
 import { log } from "../log.ts";
 import { openStore } from "../store/open.ts";
@@ -29,6 +30,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
   if (process.env.MODELGATE_WORKER !== undefined)
     return (await import("../cluster/worker.ts")).runWorker(config);
+  for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });
   if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);
 
   const store = await openStore(config.store.url);

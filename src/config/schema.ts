@@ -8,6 +8,7 @@ import { AdminConfigSchema } from "./admin.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
 import { MetricsConfigSchema } from "./metrics.ts";
+import { PRESET_NAMES, QuirksSchema, unknownPreset, withPreset } from "./presets.ts";
 import { BillingSchema } from "./prices.ts";
 import { TextConfigSchema } from "./text.ts";
 
@@ -81,8 +82,32 @@ const SimSchema = v.strictObject({
   seed: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
 });
 
+/** Why a base URL cannot be called, or undefined when it can (an http or https URL with a host). */
+export function checkBaseUrl(raw: string): string | undefined {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  // `localhost:11434/v1` parses as a URL whose scheme is `localhost:`: say what was meant.
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:") || url.host === "") {
+    const bare = raw.replace(/^[a-z][a-z0-9+.-]*:\/\//i, "");
+    return `${JSON.stringify(raw)} is not an http(s) URL; write the scheme, e.g. http://${bare} for a local server or https://${bare}`;
+  }
+  return undefined;
+}
+
+const BaseUrl = v.pipe(
+  v.string(),
+  v.check(
+    (s) => checkBaseUrl(s) === undefined,
+    (issue) => checkBaseUrl(String(issue.input)) ?? "expected an http(s) URL",
+  ),
+);
+
 /** An upstream channel: which protocol it speaks, where, with what credential, for which models. */
-const ChannelSchema = v.variant("kind", [
+const ChannelVariants = v.variant("kind", [
   v.strictObject({
     kind: v.literal("sim"),
     name: v.pipe(v.string(), v.minLength(1)),
@@ -94,7 +119,9 @@ const ChannelSchema = v.variant("kind", [
   v.strictObject({
     kind: v.picklist(["openai-responses", "openai-chat", "anthropic", "openai-images"]),
     name: v.pipe(v.string(), v.minLength(1)),
-    base_url: v.pipe(v.string(), v.url("expected an http(s) URL such as https://api.example.com/v1")),
+    /** A preset (src/config/presets.ts) filled kind, base_url and api_key_env where this entry did not. */
+    preset: v.optional(v.picklist(PRESET_NAMES)),
+    base_url: BaseUrl,
     /** Name of the environment variable holding the upstream credential; the value is never logged. */
     api_key_env: v.optional(
       v.pipe(v.string(), v.regex(/^[A-Z_][A-Z0-9_]*$/, "expected an environment variable name")),
@@ -102,10 +129,26 @@ const ChannelSchema = v.variant("kind", [
     models: v.array(ModelPattern),
     /** Public model id → the id the upstream knows. */
     model_map: v.optional(v.record(v.string(), v.string()), {}),
+    /** Chat Completions dialect overrides on top of the preset's (docs/upstreams.md). */
+    quirks: v.optional(QuirksSchema),
     ...CredentialFields,
     ...ChannelRoutingFields,
   }),
 ]);
+
+/** A channel entry: an unknown preset is named first, then the preset fills its defaults. */
+const ChannelSchema = v.pipe(
+  v.unknown(),
+  v.rawCheck(({ dataset, addIssue }) => {
+    const problem = unknownPreset(dataset.value);
+    if (problem === undefined || typeof dataset.value !== "object" || dataset.value === null) return;
+    const input = dataset.value as Record<string, unknown>;
+    const at = { type: "object", origin: "value", input, key: "preset", value: input.preset } as const;
+    addIssue({ message: problem, path: [at] });
+  }),
+  v.transform(withPreset),
+  ChannelVariants,
+);
 
 export const ConfigSchema = v.strictObject({
   server: v.optional(ServerSchema, {}),

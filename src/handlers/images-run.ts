@@ -1,7 +1,8 @@
 // The shared path of both image endpoints after decoding: admit (worst case n × (1 + partials)
 // generations), route to a channel through the shared failover loop (src/upstream/retry.ts: priority,
 // weight, circuits, caps, retries, timeouts — only while nothing has been sent), relay as one JSON
-// result or as SSE (`image.partial_image` … `image.completed`), and settle exactly once on every
+// result or as SSE (`image.partial_image` … `image.completed`, each also in the official event's
+// shape: src/wire/images-events.ts), and settle exactly once on every
 // path: success, upstream error, client disconnect, exception.
 import type { Principal } from "../auth/keys.ts";
 import type { Admission } from "../billing/meter.ts";
@@ -12,7 +13,7 @@ import { log } from "../log.ts";
 import { timeoutsOf, upstreamEnv } from "../relay/route.ts";
 import type { Lease } from "../upstream/channels.ts";
 import { AttemptGuard } from "../upstream/guard.ts";
-import { type ImageEvent, type ImageJob, imageUpstream } from "../upstream/images.ts";
+import { type ImageEvent, type ImageJob, imageUpstream, servesImages } from "../upstream/images.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
@@ -64,7 +65,7 @@ export async function runImages(
     await tally.settle(asGatewayError(thrown).status);
     throw thrown;
   }
-  if (options.stream) return streamResponse(opened, tally, admission, abort);
+  if (options.stream) return streamResponse(request.job.kind, opened, tally, admission, abort);
   return jsonResponse(opened, tally, admission, abort);
 }
 
@@ -75,9 +76,7 @@ async function open(
   signal: AbortSignal,
   tally: ImageTally,
 ): Promise<Opened> {
-  const channels = gateway.channels
-    .forModel(request.model.id)
-    .filter((c) => c.config.kind === "sim" || c.config.kind === "openai-images");
+  const channels = gateway.channels.forModel(request.model.id).filter(servesImages);
   if (channels.length === 0) {
     throw new GatewayError(
       "no_channel",
@@ -174,6 +173,7 @@ async function jsonResponse(opened: Opened, tally: ImageTally, admission: Admiss
 }
 
 function streamResponse(
+  kind: ImageJob["kind"],
   opened: Opened,
   tally: ImageTally,
   admission: Admission,
@@ -182,6 +182,7 @@ function streamResponse(
   const { events } = opened;
   let step = opened.first;
   let index = 0;
+  const partialsOf = new Map<number, number>();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
@@ -189,14 +190,20 @@ function streamResponse(
           const event = step.value;
           tally.record(event);
           if (event.type === "partial") {
-            controller.enqueue(partialImageFrame(index++, event.b64, Math.floor(Date.now() / 1000)));
+            // Progress images count per final image; an upstream that does not say counts itself.
+            const image = tally.imagesSoFar();
+            const partialIndex = event.partialIndex ?? partialsOf.get(image) ?? 0;
+            partialsOf.set(image, partialIndex + 1);
+            const now = Math.floor(Date.now() / 1000);
+            const meta = tally.describe(kind, event);
+            controller.enqueue(partialImageFrame(meta, index++, partialIndex, event.b64, now));
           }
           step = await events.next();
         }
         if (step.done) {
           const result = tally.result();
           await tally.settle(200);
-          controller.enqueue(completedFrame(result));
+          controller.enqueue(completedFrame(tally.describe(kind), result));
           controller.close();
         }
       } catch (thrown) {

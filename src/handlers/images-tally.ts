@@ -2,10 +2,16 @@
 // channels tried — and its one settlement with the meter (billing facts: generations, quality,
 // size, input fidelity, output format).
 import { type Admission, NO_USAGE } from "../billing/meter.ts";
-import type { ImageEvent } from "../upstream/images.ts";
+import type { ImageEvent, ImageMeta } from "../upstream/images.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { ImageOptions } from "../wire/images.ts";
-import { addUsage, EMPTY_USAGE, type ImageResult, type ImageUsage } from "../wire/images-events.ts";
+import {
+  addUsage,
+  EMPTY_USAGE,
+  type ImageResult,
+  type ImageUsage,
+  type StreamMeta,
+} from "../wire/images-events.ts";
 
 export class ImageTally {
   readonly channels: string[] = [];
@@ -18,6 +24,7 @@ export class ImageTally {
   #reported = false;
   #size: string | undefined;
   #quality: string | undefined;
+  #background: string | undefined;
   #ttfbMs: number | undefined;
   #settled: Promise<void> | undefined;
 
@@ -43,6 +50,24 @@ export class ImageTally {
     }
     this.#size ??= event.size;
     this.#quality ??= event.quality;
+    this.#background ??= event.background;
+  }
+
+  /** How stream events describe the output: what the upstream reported, else what was asked. */
+  describe(kind: StreamMeta["kind"], event: ImageMeta = {}): StreamMeta {
+    const o = this.#options;
+    return {
+      kind,
+      size: event.size ?? this.#size ?? o.size,
+      quality: event.quality ?? this.#quality ?? o.quality,
+      background: event.background ?? this.#background ?? o.background,
+      outputFormat: o.outputFormat,
+    };
+  }
+
+  /** How many final images have arrived. */
+  imagesSoFar(): number {
+    return this.#images.length;
   }
 
   /** The result so far; an upstream that produced no image at all is a failure. */

@@ -13,6 +13,7 @@ import {
   decodeCountTokensRequest,
   decodeMessagesRequest,
   requireVersion,
+  systemOverrides,
   viewOfMessages,
 } from "../wire/messages.ts";
 import { readMessagesRequest } from "../wire/translate/index.ts";
@@ -24,11 +25,13 @@ const ENDPOINT: TextEndpoint = {
     const anthropicVersion = requireVersion(headers);
     const request = decodeMessagesRequest(json);
     const beta = headers.get("anthropic-beta");
+    const overrides = systemOverrides(request);
     return {
       view: viewOfMessages(request),
       body: request,
       ir: () => readMessagesRequest(request),
       anthropicVersion,
+      ...(overrides ? { overrides } : {}),
       ...(beta ? { anthropicBeta: beta } : {}),
     };
   },

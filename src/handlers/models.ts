@@ -1,12 +1,40 @@
-// GET /v1/models and /v1/models/{id}: the models the key's group allows, in the client's list shape.
+// GET /v1/models and /v1/models/{id}: the models the key can reach — allowed by its group and
+// served by a configured channel that can make that kind of model (a text channel for text and
+// messages models, an images channel for image models) — in the client's list shape: OpenAI's,
+// Anthropic's for clients that send a version header, Codex's catalog when Codex asks for it.
+
 import * as v from "valibot";
+import type { Principal } from "../auth/keys.ts";
 import { requireModel } from "../auth/permissions.ts";
+import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import { upstreamProtocol } from "../relay/protocols.ts";
+import { servesImages } from "../upstream/images.ts";
 import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { anthropicModel, anthropicModelList, openaiModel, openaiModelList } from "../wire/models.ts";
+import { codexModelList } from "../wire/models-codex.ts";
 import { authenticate } from "./auth.ts";
+
+/** Whether some configured channel can answer requests for `model` (otherwise they would be 503). */
+function served(gateway: Gateway, model: ModelInfo): boolean {
+  return gateway.channels
+    .forModel(model.id)
+    .some((channel) =>
+      model.family === "image" ? servesImages(channel) : upstreamProtocol(channel, "responses") !== undefined,
+    );
+}
+
+/** The models the key may use and the gateway can serve, in catalog order. */
+function reachableModels(gateway: Gateway, principal: Principal): ModelInfo[] {
+  return principal.models.models().filter((model) => served(gateway, model));
+}
+
+/** Codex asks for its catalog with `?client_version=…` (openai/codex models endpoint). */
+function wantsCodexCatalog(url: URL): boolean {
+  return url.searchParams.has("client_version");
+}
 
 /** Anthropic clients send a version header; they get the Anthropic list shape. */
 function wantsAnthropic(request: Request): boolean {
@@ -30,9 +58,11 @@ const AnthropicQuery = v.object({
 
 export function listModels(ctx: RequestContext, gateway: Gateway): Response {
   const principal = authenticate(ctx, gateway);
-  const models = principal.models.models();
+  const models = reachableModels(gateway, principal);
+  const url = new URL(ctx.request.url);
+  if (wantsCodexCatalog(url)) return Response.json(codexModelList(models));
   if (!wantsAnthropic(ctx.request)) return Response.json(openaiModelList(models));
-  const query = v.safeParse(AnthropicQuery, Object.fromEntries(new URL(ctx.request.url).searchParams));
+  const query = v.safeParse(AnthropicQuery, Object.fromEntries(url.searchParams));
   if (!query.success) throw new GatewayError("invalid_request", describeIssues(query.issues));
   return Response.json(
     anthropicModelList(models, {
@@ -46,5 +76,12 @@ export function listModels(ctx: RequestContext, gateway: Gateway): Response {
 export function getModel(ctx: RequestContext, gateway: Gateway, params: Record<string, string>): Response {
   const principal = authenticate(ctx, gateway);
   const model = requireModel(principal, decodeURIComponent(params.id ?? ""), "not_found");
+  if (!served(gateway, model)) {
+    throw new GatewayError(
+      "not_found",
+      `The model \`${model.id}\` is not served by any configured channel of this gateway; GET /v1/models lists the models this key can use.`,
+      { code: "model_not_found", param: "model" },
+    );
+  }
   return Response.json(wantsAnthropic(ctx.request) ? anthropicModel(model) : openaiModel(model));
 }

@@ -13,7 +13,10 @@ import { buildContext } from "../http/context.ts";
 import { peers, runHandler } from "../http/edge.ts";
 import { log } from "../log.ts";
 import { asGatewayError, errorResponse, GatewayError } from "../wire/errors.ts";
+import { usageToResponses } from "../wire/translate/finish.ts";
+import { ZERO_USAGE } from "../wire/translate/ir.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
+import { echoRequest, responseShell } from "../wire/translate/responses-writer.ts";
 import { authenticate } from "./auth.ts";
 import { createResponse } from "./responses.ts";
 
@@ -206,29 +209,19 @@ function warmUp(
   const request = new Request("http://gateway.internal/v1/responses", { headers: ws.data.headers });
   authenticate(buildContext(request, ws.data.peer, gateway.trustedProxies, "openai"), gateway);
   const id = `resp_${newId()}`;
-  const usage = {
-    input_tokens: 0,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: 0,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: 0,
-  };
+  const shell = echoRequest(responseShell(id, body.model, Math.floor(Date.now() / 1000)), body);
   const response = {
-    id,
-    object: "response",
-    created_at: Math.floor(Date.now() / 1000),
+    ...shell,
     status: "completed",
-    model: body.model,
-    output: [],
-    usage,
-    error: null,
+    completed_at: shell.created_at,
+    usage: usageToResponses(ZERO_USAGE),
   };
   send(
     ws,
     {
       type: "response.created",
       sequence_number: 0,
-      response: { ...response, status: "in_progress", usage: null },
+      response: shell,
     },
     streamId,
   );

@@ -3,6 +3,7 @@
 // its concurrency cap and its credentials used in turn. A call holds a Lease from acquire() until
 // its answer is complete; the lease reports the outcome to the circuit exactly once.
 import { ModelAllowList } from "../catalog/groups.ts";
+import { type Quirks, resolveQuirks } from "../config/presets.ts";
 import type { ChannelConfig, Config } from "../config/schema.ts";
 import { Circuit, type CircuitSnapshot } from "./circuit.ts";
 
@@ -20,6 +21,8 @@ export interface Lease {
 export class Channel {
   readonly config: ChannelConfig;
   readonly circuit: Circuit;
+  /** The Chat Completions dialect of the server behind it (preset, then the entry's own quirks). */
+  readonly quirks: Quirks;
   #inFlight = 0;
   #turn = 0;
   readonly #credentialEnvs: readonly string[];
@@ -27,6 +30,10 @@ export class Channel {
   constructor(config: ChannelConfig) {
     this.config = config;
     this.circuit = new Circuit(config.circuit);
+    this.quirks =
+      config.kind === "sim"
+        ? resolveQuirks(undefined, undefined)
+        : resolveQuirks(config.preset, config.quirks);
     this.#credentialEnvs =
       config.kind === "sim"
         ? []

@@ -8,12 +8,23 @@ import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { UpstreamEventSchema, UpstreamResultSchema } from "../wire/images-events.ts";
 import { joinUrl, postUpstream } from "./http.ts";
-import type { ImageEvent, ImageJob, ImageUpstream } from "./images.ts";
+import type { ImageEvent, ImageJob, ImageUpstream, UploadedImage } from "./images.ts";
 
 type HttpChannel = Exclude<ChannelConfig, { kind: "sim" }>;
 
-const EXTENSION = { png: "png", jpeg: "jpg", webp: "webp" } as const;
+/** The media type and file-name extension of each recognised format (the API refuses octet-stream). */
+const FILE_TYPE = {
+  png: { mime: "image/png", extension: "png" },
+  jpeg: { mime: "image/jpeg", extension: "jpg" },
+  webp: { mime: "image/webp", extension: "webp" },
+} as const;
 
+/**
+ * The fields the official API reference lists for the endpoint (CreateImageRequest for
+ * generations, CreateImageEditRequest for the multipart edit). `output_compression` only goes with
+ * jpeg and webp, `partial_images` only with a stream, `input_fidelity` only on edits, and
+ * `moderation` only on generations: the multipart edit form has no such field.
+ */
 function commonFields(job: ImageJob): Record<string, string | number | boolean> {
   const o = job.options;
   const fields: Record<string, string | number | boolean> = {
@@ -23,15 +34,21 @@ function commonFields(job: ImageJob): Record<string, string | number | boolean> 
     quality: o.quality,
     background: o.background,
     output_format: o.outputFormat,
-    output_compression: o.outputCompression,
-    moderation: o.moderation,
     n: o.n,
     stream: o.stream,
   };
+  if (o.outputFormat !== "png") fields.output_compression = o.outputCompression;
+  if (job.kind === "generation") fields.moderation = o.moderation;
   if (o.stream) fields.partial_images = o.partialImages;
   if (o.user !== undefined) fields.user = o.user;
-  if (o.inputFidelity !== undefined) fields.input_fidelity = o.inputFidelity;
+  if (job.kind === "edit" && o.inputFidelity !== undefined) fields.input_fidelity = o.inputFidelity;
   return fields;
+}
+
+/** A file part typed by its sniffed format, named to match (`image-0.jpg`, `mask.png`). */
+function filePart(image: UploadedImage, stem: string): [Blob, string] {
+  const type = FILE_TYPE[image.info.format];
+  return [new Blob([image.bytes], { type: type.mime }), `${stem}.${type.extension}`];
 }
 
 function editForm(job: ImageJob): FormData {
@@ -42,9 +59,9 @@ function editForm(job: ImageJob): FormData {
   }
   const field = job.images.length > 1 ? "image[]" : "image";
   job.images.forEach((image, i) => {
-    form.append(field, new Blob([image.bytes]), `image-${i}.${EXTENSION[image.info.format]}`);
+    form.append(field, ...filePart(image, `image-${i}`));
   });
-  if (job.mask) form.append("mask", new Blob([job.mask.bytes]), "mask.png");
+  if (job.mask) form.append("mask", ...filePart(job.mask, "mask"));
   return form;
 }
 
@@ -69,10 +86,10 @@ async function* fromResult(response: Response): AsyncGenerator<ImageEvent> {
   if (!result.success) {
     throw new GatewayError("upstream_failed", `upstream result malformed: ${describeIssues(result.issues)}`);
   }
-  const { data, usage, size, quality } = result.output;
+  const { data, usage, size, quality, background } = result.output;
   for (const [i, item] of data.entries()) {
     const first = i === 0;
-    yield { type: "image", b64: item.b64_json, usage: first ? usage : undefined, size, quality };
+    yield { type: "image", b64: item.b64_json, usage: first ? usage : undefined, size, quality, background };
   }
 }
 
@@ -103,7 +120,14 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
         );
       case "image_generation.partial_image":
       case "image_edit.partial_image":
-        yield { type: "partial", b64: event.b64_json };
+        yield {
+          type: "partial",
+          b64: event.b64_json,
+          partialIndex: event.partial_image_index,
+          size: event.size,
+          quality: event.quality,
+          background: event.background,
+        };
         break;
       case "image_generation.completed":
       case "image_edit.completed":
@@ -113,6 +137,7 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
           usage: event.usage,
           size: event.size,
           quality: event.quality,
+          background: event.background,
         };
         break;
     }

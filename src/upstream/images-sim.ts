@@ -15,8 +15,10 @@ export function simImageUpstream(seed: number): ImageUpstream {
       try {
         for await (const event of events) {
           if (signal.aborted) return;
-          if (event.type === "partial") yield { type: "partial", b64: event.b64 };
-          else yield { type: "image", b64: event.b64, usage: event.usage, size: event.size };
+          const meta = { size: event.size, quality: event.quality, background: event.background };
+          if (event.type === "partial") {
+            yield { type: "partial", b64: event.b64, partialIndex: event.partialIndex, ...meta };
+          } else yield { type: "image", b64: event.b64, usage: event.usage, ...meta };
         }
       } catch (thrown) {
         if (thrown instanceof SimInputError) throw new GatewayError("invalid_request", thrown.message);

@@ -27,19 +27,25 @@ export interface ImageJob {
   extra: Readonly<Record<string, unknown>>;
 }
 
+/** What the upstream reports about its output (the real API resolves `auto` in these). */
+export interface ImageMeta {
+  size?: string | undefined;
+  quality?: string | undefined;
+  background?: string | undefined;
+}
+
 /** What an upstream yields: progress images, then one `image` per requested image. */
 export type ImageEvent =
-  | { type: "partial"; b64: string }
-  | {
-      type: "image";
-      b64: string;
-      usage?: ImageUsage | undefined;
-      size?: string | undefined;
-      quality?: string | undefined;
-    };
+  | ({ type: "partial"; b64: string; partialIndex?: number | undefined } & ImageMeta)
+  | ({ type: "image"; b64: string; usage?: ImageUsage | undefined } & ImageMeta);
 
 export interface ImageUpstream {
   run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent>;
+}
+
+/** Whether a channel can make images (the simulator or an OpenAI-style images API). */
+export function servesImages(channel: Channel): boolean {
+  return channel.config.kind === "sim" || channel.config.kind === "openai-images";
 }
 
 /** The adapter for a channel; a text-only channel kind cannot serve images. */

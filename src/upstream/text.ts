@@ -7,6 +7,7 @@ import type { RoutingConfig } from "../config/channels.ts";
 import type { Timing } from "../sim/text/pace.ts";
 import { TEXT_PATHS, type TextProtocol } from "../wire/text-view.ts";
 import type { Channel } from "./channels.ts";
+import { applyDialect } from "./dialects.ts";
 import { joinUrl, postUpstream } from "./http.ts";
 import { simChannelText } from "./sim-channel.ts";
 
@@ -50,8 +51,11 @@ export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Pr
     }
     case "openai-responses":
       return post(channel, "/responses", openaiHeaders(call.credential), call);
-    case "openai-chat":
-      return post(channel, "/chat/completions", openaiHeaders(call.credential), call);
+    case "openai-chat": {
+      // The server's dialect is the last change a body gets (src/upstream/dialects.ts).
+      const body = applyDialect(channel.quirks, call.body);
+      return post(channel, "/chat/completions", openaiHeaders(call.credential), { ...call, body });
+    }
     case "anthropic": {
       const path = config.base_url.replace(/\/+$/, "").endsWith("/v1") ? "/messages" : "/v1/messages";
       return post(channel, path, anthropicHeaders(call.credential, call), call);

@@ -1,7 +1,8 @@
 // Image results and stream events on the wire. Out to clients: the result object
-// `{created, data: [{b64_json}], usage}` and SSE events `image.partial_image` / `image.completed`
-// (SPEC.md). In from an OpenAI-style upstream: its `ImagesResponse` and its stream events
-// `image_generation.*` / `image_edit.*` (WIRE.md §5), parsed by valibot.
+// `{created, data: [{b64_json}], usage}` and SSE events named `image.partial_image` /
+// `image.completed` (SPEC.md) whose data also carries every field of the official API's
+// `image_generation.*` / `image_edit.*` events, so the openai SDKs read them too. In from an
+// OpenAI-style upstream: its `ImagesResponse` and those official events, parsed by valibot.
 import * as v from "valibot";
 
 export const UsageSchema = v.looseObject({
@@ -20,6 +21,7 @@ export const UpstreamResultSchema = v.looseObject({
   data: v.array(v.looseObject({ b64_json: v.string() })),
   size: v.optional(v.string()),
   quality: v.optional(v.string()),
+  background: v.optional(v.string()),
   usage: v.optional(UsageSchema),
 });
 
@@ -30,6 +32,9 @@ export const UpstreamEventSchema = v.variant("type", [
     b64_json: v.string(),
     partial_image_index: v.optional(v.number()),
     created_at: v.optional(v.number()),
+    size: v.optional(v.string()),
+    quality: v.optional(v.string()),
+    background: v.optional(v.string()),
   }),
   v.looseObject({
     type: v.picklist(["image_generation.completed", "image_edit.completed"]),
@@ -37,6 +42,7 @@ export const UpstreamEventSchema = v.variant("type", [
     created_at: v.optional(v.number()),
     size: v.optional(v.string()),
     quality: v.optional(v.string()),
+    background: v.optional(v.string()),
     usage: v.optional(UsageSchema),
   }),
   v.looseObject({
@@ -84,15 +90,74 @@ const encoder = new TextEncoder();
 
 /** One SSE frame: `event:` line and a `data:` line whose `type` equals it. */
 export function sseFrame(type: string, fields: Record<string, unknown>): Uint8Array {
-  return encoder.encode(`event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`);
+  return sseEvent(type, { type, ...fields });
 }
 
-export function partialImageFrame(index: number, b64: string, createdAt: number): Uint8Array {
-  return sseFrame("image.partial_image", { index, b64_json: b64, created_at: createdAt });
+/** One SSE frame with an event name and any data object. */
+function sseEvent(name: string, data: Record<string, unknown>): Uint8Array {
+  return encoder.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-export function completedFrame(result: ImageResult): Uint8Array {
-  return sseFrame("image.completed", { created_at: result.created, data: result.data, usage: result.usage });
+/** What the official stream events say about the output, on every event. */
+export interface StreamMeta {
+  kind: "generation" | "edit";
+  size: string;
+  quality: string;
+  background: string;
+  outputFormat: string;
+}
+
+function described(meta: StreamMeta, b64: string, createdAt: number): Record<string, unknown> {
+  return {
+    b64_json: b64,
+    created_at: createdAt,
+    size: meta.size,
+    quality: meta.quality,
+    background: meta.background,
+    output_format: meta.outputFormat,
+  };
+}
+
+/*
+ * One frame per event serves both readers. The SSE `event:` line carries SPEC.md's name
+ * (`image.partial_image`, `image.completed`); the JSON carries SPEC.md's fields (`index`,
+ * `b64_json`, `created_at`; `data`, `usage`) and the official event's (`type`
+ * `image_generation.*` / `image_edit.*`, top-level `b64_json`, `size`, `quality`, `background`,
+ * `output_format`, `partial_image_index`). The openai SDKs never look at the `event:` line of
+ * these streams: they yield each `data` object as it is and callers switch on its `type`, so
+ * `type` is the official name. A progress image travels once (both shapes name it `b64_json`).
+ * The final image is the one place the two shapes cannot share bytes: SPEC.md wants it in
+ * `data[].b64_json`, the SDK at the top level. Measured on the wire with the simulator's images,
+ * partial_images 2, one image: 1024x1024 low PNG — SPEC-only stream 29,233 bytes, this merged
+ * stream 41,749 (+43%: the final image twice), SPEC events plus separate official events 58,786
+ * (+101%: every image twice); 1024x1536 high JPEG — 202,049 / 283,159 (+40%) / 404,424 (+100%). Choosing the shape by the client (for example the SDK's
+ * `x-stainless-*` headers) would save the copy but give one request two wire formats; the
+ * merged frame is the smallest stream that every client reads in full.
+ */
+
+export function partialImageFrame(
+  meta: StreamMeta,
+  index: number,
+  partialIndex: number,
+  b64: string,
+  createdAt: number,
+): Uint8Array {
+  return sseEvent("image.partial_image", {
+    type: upstreamEventName(meta.kind, "partial_image"),
+    index,
+    partial_image_index: partialIndex,
+    ...described(meta, b64, createdAt),
+  });
+}
+
+/** The final event: SPEC.md's `data` and `usage`, and the official fields with the first image. */
+export function completedFrame(meta: StreamMeta, result: ImageResult): Uint8Array {
+  return sseEvent("image.completed", {
+    type: upstreamEventName(meta.kind, "completed"),
+    ...described(meta, result.data[0]?.b64_json ?? "", result.created),
+    usage: result.usage,
+    data: result.data,
+  });
 }
 
 export function errorFrame(error: {

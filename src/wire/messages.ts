@@ -1,5 +1,7 @@
 // Anthropic Messages wire format (`POST /v1/messages`, `/v1/messages/count_tokens`): the version
-// header rule, the request schemas (loose, unknown fields kept) and the conversion to TextView.
+// header rule, the request schemas (loose, unknown fields kept), the conversion to TextView, and
+// the one change a same-protocol upstream needs: mid-conversation system messages moved into the
+// top-level `system` (the API takes only user and assistant roles in `messages`).
 import * as v from "valibot";
 import { GatewayError } from "./errors.ts";
 import {
@@ -102,6 +104,30 @@ export function decodeMessagesRequest(json: unknown): MessagesRequest {
 
 export function decodeCountTokensRequest(json: unknown): CountTokensRequest {
   return decode(CountTokensRequestSchema, requireObject(json));
+}
+
+type SystemBlock = Record<string, unknown>;
+
+function systemBlocks(content: unknown): SystemBlock[] {
+  if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
+  return Array.isArray(content) ? (content as SystemBlock[]) : [];
+}
+
+/**
+ * For a request with `role: "system"` messages: the fields to forward instead, `messages` without
+ * them and `system` with their text appended in order (a string stays a string when every part is
+ * one; otherwise text blocks, the client's blocks and their cache_control marks kept as sent).
+ * Undefined when there is nothing to move, so the client's bytes are forwarded untouched.
+ */
+export function systemOverrides(request: CountTokensRequest): Record<string, unknown> | undefined {
+  const moved = request.messages.filter((m) => m.role === "system");
+  if (moved.length === 0) return undefined;
+  const messages = request.messages.filter((m) => m.role !== "system");
+  const parts = [request.system, ...moved.map((m) => m.content)].filter((p) => p !== undefined);
+  if (parts.every((p) => typeof p === "string")) {
+    return { messages, system: parts.filter((p) => p !== "").join("\n\n") };
+  }
+  return { messages, system: parts.flatMap(systemBlocks) };
 }
 
 function toolChoiceOf(choice: CountTokensRequest["tool_choice"]): ToolChoiceView {

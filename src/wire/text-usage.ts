@@ -19,6 +19,8 @@ const OpenAIUsage = v.looseObject({
   prompt_tokens_details: v.optional(v.nullable(InputDetails)),
   output_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
   completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
+  /** DeepSeek's cache hits (prompt_tokens = hit + miss), where it sends no prompt_tokens_details. */
+  prompt_cache_hit_tokens: v.optional(v.nullable(v.number())),
 });
 
 const AnthropicUsage = v.looseObject({
@@ -47,7 +49,7 @@ export function openaiUsage(raw: unknown): UsageCounts | undefined {
   const details = u.input_tokens_details ?? u.prompt_tokens_details;
   return {
     inputTokens: input,
-    cachedInputTokens: details?.cached_tokens ?? 0,
+    cachedInputTokens: details?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0,
     cacheWriteTokens: details?.cache_write_tokens ?? 0,
     cacheWrite1hTokens: 0,
     outputTokens: output,

@@ -4,6 +4,10 @@
 // model on an Anthropic upstream (translated), and over the WebSocket mode
 // (supports_websockets = true) with a modelx model on a Chat upstream (translated); each run
 // completes a turn with the exec_command tool and a final answer after the tool output.
+// Model metadata: with `[features] api_key_model_discovery = true` and the provider's
+// `model_catalog_url` at the gateway's /v1/models, Codex reads the gateway's catalog
+// (`?client_version=…`) and runs without the "Model metadata … not found" warning it prints
+// without them (checked too, so the test would notice if Codex stopped printing it).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,8 +25,10 @@ afterAll(async () => {
   box?.dispose();
 }, 30_000);
 
-function writeConfig(model: string, websockets: boolean): string {
-  const codexHome = join(box.home, websockets ? "codex-ws" : "codex-http");
+const METADATA_WARNING = "Defaulting to fallback metadata";
+
+function writeConfig(model: string, websockets: boolean, catalog: boolean): string {
+  const codexHome = join(box.home, `${websockets ? "codex-ws" : "codex-http"}${catalog ? "" : "-nocat"}`);
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(
     join(codexHome, "config.toml"),
@@ -34,7 +40,7 @@ check_for_update_on_startup = false
 
 [analytics]
 enabled = false
-
+${catalog ? "\n[features]\napi_key_model_discovery = true\n" : ""}
 [feedback]
 enabled = false
 
@@ -46,15 +52,16 @@ wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
 supports_websockets = ${websockets}
+${catalog ? `model_catalog_url = "${rig.gw.url}/v1/models"` : ""}
 `,
   );
   return codexHome;
 }
 
-async function codex(model: string, websockets: boolean, prompt: string) {
+async function codex(model: string, websockets: boolean, prompt: string, catalog = true) {
   const env = {
     ...baseEnv(box.home),
-    CODEX_HOME: writeConfig(model, websockets),
+    CODEX_HOME: writeConfig(model, websockets, catalog),
     MODELGATE_API_KEY: rig.gw.key ?? "",
   };
   const args = [`${BIN}/codex`, "exec", "--skip-git-repo-check", prompt];
@@ -76,6 +83,7 @@ describe.each([
     const out = await codex(model, ws, "Say hello in one sentence.");
     expect(out.stdout.trim().length).toBeGreaterThan(10);
     expect(out.stderr).not.toContain("stream closed before response.completed");
+    expect(out.stderr).not.toContain(METADATA_WARNING);
     const after = (rig.gw.logs().match(/responses websocket opened/g) ?? []).length;
     expect(after > before).toBe(ws);
   }, 120_000);
@@ -85,5 +93,11 @@ describe.each([
     expect(out.stderr).toContain("exec");
     expect(out.stdout).toContain("The tool returned");
     expect(out.stderr).not.toContain("failed to parse function arguments");
+    expect(out.stderr).not.toContain(METADATA_WARNING);
+  }, 120_000);
+
+  test("without the catalog settings Codex falls back and says so (the warning the catalog removes)", async () => {
+    const out = await codex(model, ws, "Say hello in one sentence.", false);
+    expect(out.stderr).toContain(`Model metadata for \`${model}\` not found. ${METADATA_WARNING}`);
   }, 120_000);
 });

@@ -1,20 +1,46 @@
 // The official OpenAI TypeScript SDK against the running gateway: generate, stream, and edit
-// with and without a mask (the SDK sends multipart with its own field names).
+// with and without a mask (the SDK sends multipart with its own field names). Streams are read
+// as the SDK types them (ImageGenStreamEvent / ImageEditStreamEvent): partial events with
+// `partial_image_index`, and a completed event whose top-level `b64_json` is the final image,
+// through the in-process simulator (modelx-image-2) and through an `openai-images` channel to
+// the simulator over HTTP (modelx-image-1.5).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
+import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { decodeB64, flatPng, halfMask } from "../unit/images-fixtures.ts";
 
 let gw: RunningGateway;
+let sim: SimServer;
 let client: OpenAI;
 
 beforeAll(async () => {
-  gw = await startGateway();
+  sim = startSimServer({ hostname: "127.0.0.1", port: 0, seed: 5 });
+  gw = await startGateway({
+    config: `
+[[channels]]
+kind = "sim"
+name = "in-process"
+models = ["modelx-image-2"]
+
+[[channels]]
+kind = "openai-images"
+name = "over-http"
+base_url = "${sim.url}/v1"
+models = ["modelx-image-1.5"]
+`,
+  });
   client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
 }, 30_000);
 afterAll(async () => {
   await gw.dispose();
+  await sim.stop();
 }, 30_000);
+
+const CHANNELS = [
+  { label: "sim channel", model: "modelx-image-2" },
+  { label: "openai-images channel", model: "modelx-image-1.5" },
+];
 
 describe("openai SDK images", () => {
   test("images.generate returns b64_json images", async () => {
@@ -32,19 +58,68 @@ describe("openai SDK images", () => {
     expect(result.usage?.total_tokens).toBeGreaterThan(0);
   }, 60_000);
 
-  test("images.generate with stream yields the progress events then the completed one", async () => {
-    const stream = await client.images.generate({
-      model: "modelx-image-2",
-      prompt: "a paper boat",
-      size: "1024x1024",
-      quality: "low",
-      stream: true,
-      partial_images: 2,
-    });
-    const types: string[] = [];
-    for await (const event of stream) types.push(event.type);
-    expect(types).toEqual(["image.partial_image", "image.partial_image", "image.completed"]);
-  }, 60_000);
+  test.each(CHANNELS)(
+    "$label: images.generate streamed yields 2 partials then the final image at the top level",
+    async ({ model }) => {
+      const stream = await client.images.generate({
+        model,
+        prompt: "a paper boat",
+        size: "1024x1536",
+        quality: "low",
+        output_format: "webp",
+        stream: true,
+        partial_images: 2,
+      });
+      const partials: number[] = [];
+      let final: string | undefined;
+      let events = 0;
+      for await (const event of stream) {
+        events++;
+        if (event.type === "image_generation.partial_image") {
+          partials.push(event.partial_image_index);
+          expect(event).toMatchObject({ size: "1024x1536", quality: "low", output_format: "webp" });
+          expect((await decodeB64(event.b64_json)).info.format).toBe("webp");
+        }
+        if (event.type === "image_generation.completed") {
+          final = event.b64_json;
+          expect(event.usage.total_tokens).toBeGreaterThan(0);
+          expect(event.usage.input_tokens_details.text_tokens).toBeGreaterThan(0);
+          expect(event).toMatchObject({ size: "1024x1536", quality: "low", background: "opaque" });
+        }
+      }
+      expect(events).toBe(3);
+      expect(partials).toEqual([0, 1]);
+      const { info } = await decodeB64(final ?? "");
+      expect([info.format, info.width, info.height]).toEqual(["webp", 1024, 1536]);
+    },
+    60_000,
+  );
+
+  test.each(CHANNELS)(
+    "$label: images.edit streamed yields the partials and the edited image",
+    async ({ model }) => {
+      const stream = await client.images.edit({
+        model,
+        prompt: "add a moon on the left",
+        image: await toFile(flatPng(64, 64), "photo.png", { type: "image/png" }),
+        mask: await toFile(halfMask(64, 64), "mask.png", { type: "image/png" }),
+        stream: true,
+        partial_images: 2,
+      });
+      const types: string[] = [];
+      let final: string | undefined;
+      for await (const event of stream) {
+        types.push(event.type);
+        if (event.type === "image_edit.completed") final = event.b64_json;
+      }
+      expect(types).toEqual(["image_edit.partial_image", "image_edit.partial_image", "image_edit.completed"]);
+      const { info, raster } = await decodeB64(final ?? "");
+      expect([info.format, info.width, info.height]).toEqual(["png", 64, 64]);
+      const i = (10 * 64 + 50) * 4; // a pixel in the opaque (kept) half of the mask
+      expect(Array.from(raster.data.subarray(i, i + 4))).toEqual([10, 20, 30, 255]);
+    },
+    60_000,
+  );
 
   test("images.edit without and with a mask", async () => {
     const plain = await client.images.edit({

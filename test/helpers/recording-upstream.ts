@@ -15,8 +15,11 @@ export interface RecordedRequest {
   /** The body parsed as JSON when the content type says JSON, else undefined. */
   json: unknown;
   /** The body parsed as multipart form data when the content type says so, else undefined. */
-  form: FormData | undefined;
+  form: MultipartForm | undefined;
 }
+
+/** What `Response.formData()` gives (undici's FormData type, which the global one does not accept). */
+export type MultipartForm = Awaited<ReturnType<Response["formData"]>>;
 
 /** Raw chunks written to the socket in order, each after an optional pause. */
 export interface ScriptedChunks {
@@ -78,7 +81,7 @@ async function record(request: Request): Promise<RecordedRequest> {
   const raw = new Uint8Array(request.method === "GET" ? new ArrayBuffer(0) : await request.arrayBuffer());
   const type = headers["content-type"] ?? "";
   let json: unknown;
-  let form: FormData | undefined;
+  let form: MultipartForm | undefined;
   if (type.includes("json") && raw.length > 0) json = JSON.parse(new TextDecoder().decode(raw));
   else if (type.startsWith("multipart/form-data"))
     form = await new Response(raw, { headers: { "content-type": type } }).formData();

@@ -1,6 +1,8 @@
 // Images endpoints against the compiled gateway (default config: every model on the in-process
 // simulator): decoded results, streaming event counts, upload limits and validation errors.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { CompletedEventSchema, PartialEventSchema } from "../contract/images-schemas.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { decodeB64, flatPng, halfMask, makePng, transparentPixels } from "../unit/images-fixtures.ts";
 
@@ -110,15 +112,20 @@ describe("POST /v1/images/generations", () => {
       const names = events.map((e) => e.event);
       expect(names).toEqual([...Array(partial_images).fill("image.partial_image"), "image.completed"]);
       for (const [i, e] of events.entries()) {
-        expect(e.data.type).toBe(e.event);
+        const schema = e.event === "image.completed" ? CompletedEventSchema : PartialEventSchema;
+        expect(v.safeParse(schema, e.data).issues?.map((issue) => issue.message) ?? []).toEqual([]);
+        // The JSON names the official event (what the openai SDKs switch on), the event line SPEC.md's.
+        expect(e.data.type).toBe(e.event.replace("image.", "image_generation."));
         if (e.event === "image.partial_image") {
           expect(e.data.index).toBe(i);
+          expect(e.data.partial_image_index).toBe(i);
           expect(Number.isInteger(e.data.created_at)).toBe(true);
           expect((await decodeB64(String(e.data.b64_json))).info.width).toBe(64);
         }
       }
-      const done = events.at(-1)?.data as unknown as ImageResultBody;
+      const done = events.at(-1)?.data as unknown as ImageResultBody & { b64_json: string };
       expect(done.data).toHaveLength(1);
+      expect(done.b64_json).toBe(done.data[0]?.b64_json ?? "");
       expect(done.usage.output_tokens).toBeGreaterThan(0);
     }
   }, 60_000);
@@ -188,7 +195,15 @@ describe("POST /v1/images/edits", () => {
       "image.partial_image",
       "image.completed",
     ]);
-    expect(events.map((e) => e.data.type)).toEqual(events.map((e) => e.event));
+    for (const e of events) {
+      const schema = e.event === "image.completed" ? CompletedEventSchema : PartialEventSchema;
+      expect(v.safeParse(schema, e.data).issues?.map((issue) => issue.message) ?? []).toEqual([]);
+    }
+    expect(events.map((e) => e.data.type)).toEqual([
+      "image_edit.partial_image",
+      "image_edit.partial_image",
+      "image_edit.completed",
+    ]);
   }, 60_000);
 
   test("20 MB + 1 byte image or mask is 413; each file is checked separately", async () => {

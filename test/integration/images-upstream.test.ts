@@ -113,7 +113,7 @@ describe("openai-images upstream over HTTP", () => {
     const types = [...text.matchAll(/^data: (.+)$/gm)].map(
       (m) => (JSON.parse(m[1] ?? "{}") as { type: string }).type,
     );
-    expect(types).toEqual(names.map(String));
+    expect(types).toEqual(names.map((name) => String(name).replace("image.", "image_generation.")));
   }, 60_000);
 
   test("streamed edit with a mask through the adapter keeps the opaque half pixel for pixel", async () => {
@@ -130,7 +130,7 @@ describe("openai-images upstream over HTTP", () => {
       "image.partial_image",
       "image.completed",
     ]);
-    const completed = /^data: (\{"type":"image.completed".+)$/m.exec(text)?.[1] ?? "{}";
+    const completed = /^data: (\{"type":"image_edit.completed".+)$/m.exec(text)?.[1] ?? "{}";
     const result = JSON.parse(completed) as { data: { b64_json: string }[] };
     const { raster } = await decodeB64(result.data[0]?.b64_json ?? "");
     for (let y = 0; y < 32; y++) {

@@ -21,9 +21,16 @@ export interface SimImageRequest {
 /** Token usage in the shape of the real API's `ImageGenUsage`. */
 export type SimUsage = ImageUsage;
 
+/** The output's resolved description, carried by every event (as the real API's events do). */
+interface SimEventMeta {
+  size: string;
+  quality: SimImageMeta["quality"];
+  background: SimImageMeta["background"];
+}
+
 export type SimImageEvent =
-  | { type: "partial"; imageIndex: number; partialIndex: number; b64: string; size: string }
-  | { type: "image"; imageIndex: number; b64: string; size: string; usage: SimUsage };
+  | ({ type: "partial"; imageIndex: number; partialIndex: number; b64: string } & SimEventMeta)
+  | ({ type: "image"; imageIndex: number; b64: string; usage: SimUsage } & SimEventMeta);
 
 /** A request the simulator refuses, as the real API would with 400. */
 export class SimInputError extends Error {}
@@ -86,17 +93,18 @@ export async function* simImages(request: SimImageRequest): AsyncGenerator<SimIm
   }
   const meta = resolveMeta(options, reference);
   const encode = (r: Raster) => encodeImage(r, options.outputFormat, options.outputCompression);
+  const described = { size: meta.size, quality: meta.quality, background: meta.background };
   for (let index = 0; index < options.n; index++) {
     const seed = hashString(`${index}`, request.seed);
     const painted = paint(seed, options.prompt, meta.width, meta.height, meta.background === "transparent");
     const final = compose(painted, reference, mask, options, meta);
     for (let p = 0; p < options.partialImages; p++) {
       const b64 = Buffer.from(await encode(stage(final, p))).toString("base64");
-      yield { type: "partial", imageIndex: index, partialIndex: p, b64, size: meta.size };
+      yield { type: "partial", imageIndex: index, partialIndex: p, b64, ...described };
     }
     const b64 = Buffer.from(await encode(final)).toString("base64");
     const usage = usageFor(options, meta, request.images.length);
-    yield { type: "image", imageIndex: index, b64, size: meta.size, usage };
+    yield { type: "image", imageIndex: index, b64, usage, ...described };
   }
 }
 

@@ -99,8 +99,6 @@ function streamAnswer(
   first: IteratorResult<SimImageEvent>,
   events: AsyncGenerator<SimImageEvent>,
 ): Response {
-  const meta = resolveMeta(options, undefined);
-  const common = { background: meta.background, output_format: options.outputFormat, quality: meta.quality };
   let step = first;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -109,29 +107,20 @@ function streamAnswer(
         return;
       }
       const event = step.value;
-      const created_at = Math.floor(Date.now() / 1000);
+      const described = {
+        b64_json: event.b64,
+        created_at: Math.floor(Date.now() / 1000),
+        size: event.size,
+        quality: event.quality,
+        background: event.background,
+        output_format: options.outputFormat,
+      };
       if (event.type === "partial") {
         const name = upstreamEventName(kind, "partial_image");
-        controller.enqueue(
-          sseFrame(name, {
-            ...common,
-            b64_json: event.b64,
-            partial_image_index: event.partialIndex,
-            created_at,
-            size: event.size,
-          }),
-        );
+        controller.enqueue(sseFrame(name, { ...described, partial_image_index: event.partialIndex }));
       } else {
         const name = upstreamEventName(kind, "completed");
-        controller.enqueue(
-          sseFrame(name, {
-            ...common,
-            b64_json: event.b64,
-            created_at,
-            size: event.size,
-            usage: event.usage,
-          }),
-        );
+        controller.enqueue(sseFrame(name, { ...described, usage: event.usage }));
       }
       step = await events.next();
     },

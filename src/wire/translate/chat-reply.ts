@@ -1,12 +1,13 @@
 // Chat Completions answers ↔ the internal form: reading an upstream's completion object and chunk
 // stream, and writing the completion object and chunk stream a Chat client expects (role chunk,
-// content / tool_call chunks, finish chunk, usage chunk, `data: [DONE]`).
+// content / refusal / tool_call chunks, finish chunk, usage chunk, `data: [DONE]`).
+// `message.refusal` and delta `refusal` are read as a refusal part and written back as themselves.
 // Drop rule (README "Translation"): Chat has no thinking in its answer; thinking text and
 // signatures from another protocol are dropped (reasoning tokens still appear in
 // completion_tokens_details). A non-standard `reasoning_content` from an upstream is read as thinking.
 import { sseEvent, sseJson } from "../sse.ts";
 import { stopFromChat, stopToChat, usageFromOpenAI, usageToChat } from "./finish.ts";
-import type { IrEvent, IrPart, IrReply, IrStop, IrUsage, ReplyReader, ReplyWriter } from "./ir.ts";
+import type { IrEvent, IrReply, IrReplyPart, IrStop, IrUsage, ReplyReader, ReplyWriter } from "./ir.ts";
 import { parseObject, ZERO_USAGE } from "./ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 
@@ -14,11 +15,13 @@ import { arr, type Obj, obj, str } from "./narrow.ts";
 export function readChatReply(json: Obj): IrReply {
   const choice = obj(arr(json.choices)[0]);
   const message = obj(choice.message);
-  const parts: IrPart[] = [];
+  const parts: IrReplyPart[] = [];
   const thinking = str(message.reasoning_content);
   if (thinking) parts.push({ type: "thinking", text: thinking, signature: undefined });
-  const text = str(message.content) ?? str(message.refusal);
+  const text = str(message.content);
   if (text) parts.push({ type: "text", text });
+  const refusal = str(message.refusal);
+  if (refusal) parts.push({ type: "refusal", text: refusal });
   for (const raw of arr(message.tool_calls)) {
     const call = obj(raw);
     const fn = obj(call.function);
@@ -45,6 +48,7 @@ export class ChatReader implements ReplyReader {
   #next = 0;
   #open: number | undefined;
   #text: number | undefined;
+  #refusal: number | undefined;
   #thinking: number | undefined;
   readonly #tools = new Map<number, number>();
   #stop: IrStop | undefined;
@@ -77,6 +81,11 @@ export class ChatReader implements ReplyReader {
     if (content) {
       this.#text ??= this.#begin(out, { type: "text" });
       out.push({ type: "text", index: this.#text, text: content });
+    }
+    const refusal = str(delta.refusal);
+    if (refusal) {
+      this.#refusal ??= this.#begin(out, { type: "refusal" });
+      out.push({ type: "text", index: this.#refusal, text: refusal });
     }
     for (const raw of arr(delta.tool_calls)) this.#toolDelta(out, obj(raw));
     if (choice.finish_reason) this.#stop = stopFromChat(choice.finish_reason);
@@ -128,6 +137,9 @@ export class ChatWriter implements ReplyWriter {
   readonly #id = `chatcmpl-${crypto.randomUUID().replaceAll("-", "").slice(0, 24)}`;
   readonly #created = Math.floor(Date.now() / 1000);
   #text = "";
+  #refusal: string | null = null;
+  /** Indexes of refusal parts: their text events are written as `refusal` deltas. */
+  readonly #refusals = new Set<number>();
   readonly #calls = new Map<number, { slot: number; id: string; name: string; arguments: string }>();
   #finish: IrStop | undefined;
   #usage: IrUsage | undefined;
@@ -151,6 +163,11 @@ export class ChatWriter implements ReplyWriter {
       case "start":
         return [this.#chunk({ role: "assistant", content: "" })];
       case "part_start": {
+        if (event.part.type === "refusal") {
+          this.#refusals.add(event.index);
+          this.#refusal ??= "";
+          return [];
+        }
         if (event.part.type !== "tool_call") return [];
         const slot = this.#calls.size;
         this.#calls.set(event.index, { slot, id: event.part.id, name: event.part.name, arguments: "" });
@@ -160,6 +177,10 @@ export class ChatWriter implements ReplyWriter {
         ];
       }
       case "text":
+        if (this.#refusals.has(event.index)) {
+          this.#refusal = (this.#refusal ?? "") + event.text;
+          return [this.#chunk({ refusal: event.text })];
+        }
         this.#text += event.text;
         return [this.#chunk({ content: event.text })];
       case "arguments": {
@@ -200,8 +221,8 @@ export class ChatWriter implements ReplyWriter {
     }));
     const message: Obj = {
       role: "assistant",
-      content: calls.length > 0 && this.#text === "" ? null : this.#text,
-      refusal: null,
+      content: (calls.length > 0 || this.#refusal !== null) && this.#text === "" ? null : this.#text,
+      refusal: this.#refusal,
     };
     if (calls.length > 0) message.tool_calls = calls;
     return {

@@ -4,11 +4,15 @@
 // Drop rules (README "Translation"): thinking blocks and reasoning items have no place in a Chat
 // request and are dropped when the upstream speaks Chat (their signatures cannot be sent back);
 // audio, files, `n`, `logprobs`, `seed`, penalties are not forwarded to other protocols.
+// A refusal in an assistant message is history text (the internal form has no refusal in
+// requests). Writing follows the published schema: tool messages carry text only (images of a
+// tool result follow in a user message), an assistant message without text or tool calls is not
+// sent, `strict` only when the client asked for it or the schema qualifies.
 import type { ChatRequest } from "../chat.ts";
 import type { IrFormat, IrMessage, IrPart, IrRequest } from "./ir.ts";
-import { appendParts, contentParts, textOf } from "./messages-ir.ts";
-import { arr, type Obj, obj } from "./narrow.ts";
-import { effortForBudget, toolChoiceOf } from "./responses-request.ts";
+import { appendParts, contentAsText, contentParts, textOf } from "./messages-ir.ts";
+import { arr, type Obj, obj, str } from "./narrow.ts";
+import { effortForBudget, openaiEffort, strictFor, toolChoiceOf } from "./responses-request.ts";
 
 function formatOf(format: ChatRequest["response_format"]): IrFormat | undefined {
   if (format?.type === "json_schema" && format.json_schema?.schema) {
@@ -47,7 +51,10 @@ function readMessage(messages: IrMessage[], system: string[], m: ChatRequest["me
         arguments: String(fn.arguments),
       };
     });
-    appendParts(messages, "assistant", [...contentParts(obj(m).content ?? ""), ...calls]);
+    const refusal = str(obj(m).refusal);
+    const said = contentParts(obj(m).content ?? "");
+    if (refusal && said.length === 0) said.push({ type: "text", text: refusal });
+    appendParts(messages, "assistant", [...said, ...calls]);
   }
 }
 
@@ -79,6 +86,7 @@ export function readChatRequest(request: ChatRequest): IrRequest {
       effort === undefined || effort === "none"
         ? undefined
         : { effort, budgetTokens: undefined, summary: false },
+    promptCacheKey: str(obj(request).prompt_cache_key),
     stream: request.stream === true,
   };
 }
@@ -101,6 +109,8 @@ function writeMessage(m: IrMessage): Obj[] {
         : [],
     );
     const text = textOf(m.parts);
+    // Thinking-only turns have nothing Chat can carry; the API refuses an empty assistant message.
+    if (text === "" && calls.length === 0) return [];
     return [
       {
         role: "assistant",
@@ -110,12 +120,15 @@ function writeMessage(m: IrMessage): Obj[] {
     ];
   }
   const out: Obj[] = [];
+  const toolImages: IrPart[] = [];
   for (const p of m.parts) {
     if (p.type !== "tool_result") continue;
-    const content = typeof p.content === "string" ? p.content : userContent(p.content);
-    out.push({ role: "tool", tool_call_id: p.callId, content });
+    const parts = typeof p.content === "string" ? [] : p.content;
+    toolImages.push(...parts.filter((c) => c.type === "image"));
+    out.push({ role: "tool", tool_call_id: p.callId, content: contentAsText(p.content) });
   }
-  const rest = m.parts.filter((p) => p.type === "text" || p.type === "image");
+  // Tool messages take text only: a tool result's images follow in a user message.
+  const rest = [...toolImages, ...m.parts.filter((p) => p.type === "text" || p.type === "image")];
   if (rest.length > 0) out.push({ role: "user", content: userContent(rest) });
   return out;
 }
@@ -143,17 +156,19 @@ export function writeChatRequest(ir: IrRequest, model: string): Obj {
     body.parallel_tool_calls = ir.parallelToolCalls;
   const f = ir.format;
   if (f?.kind === "json_schema") {
-    const strict = f.strict === undefined ? {} : { strict: f.strict };
+    const strict = strictFor(f.strict, f.schema);
     body.response_format = {
       type: "json_schema",
-      json_schema: { name: f.name, schema: f.schema, ...strict },
+      json_schema: { name: f.name, schema: f.schema, ...(strict === undefined ? {} : { strict }) },
     };
   } else if (f?.kind === "json_object") body.response_format = { type: "json_object" };
+  if (ir.promptCacheKey !== undefined) body.prompt_cache_key = ir.promptCacheKey;
   if (ir.maxTokens !== undefined) body.max_completion_tokens = ir.maxTokens;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
   if (ir.stop.length > 0) body.stop = ir.stop.slice(0, 4);
   const r = ir.reasoning;
-  if (r !== undefined) body.reasoning_effort = r.effort ?? effortForBudget(r.budgetTokens ?? 8192);
+  if (r !== undefined)
+    body.reasoning_effort = openaiEffort(r.effort ?? effortForBudget(r.budgetTokens ?? 8192));
   return body;
 }

@@ -13,7 +13,8 @@ export type IrPart =
   | { type: "text"; text: string }
   /** An image by URL; inline images are `data:` URLs. */
   | { type: "image"; url: string }
-  | { type: "thinking"; text: string; signature: string | undefined }
+  /** `id`: the Responses reasoning item's id, when the thinking came from one (sent back with it). */
+  | { type: "thinking"; text: string; signature: string | undefined; id?: string | undefined }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_call"; id: string; name: string; arguments: string }
   | { type: "tool_result"; callId: string; content: IrContent; isError: boolean };
@@ -34,6 +35,7 @@ export interface IrTool {
   strict: boolean | undefined;
 }
 
+/** `strict` is the client's own choice; undefined when it made none (Messages formats, omitted fields). */
 export type IrFormat =
   | { kind: "json_schema"; name: string; schema: JsonSchema; strict: boolean | undefined }
   | { kind: "json_object" };
@@ -61,6 +63,8 @@ export interface IrRequest {
   topP: number | undefined;
   stop: string[];
   reasoning: IrReasoning | undefined;
+  /** OpenAI `prompt_cache_key` (Responses and Chat): the client's cache routing hint. */
+  promptCacheKey: string | undefined;
   stream: boolean;
 }
 
@@ -78,11 +82,18 @@ export interface IrUsage {
 
 export const ZERO_USAGE: IrUsage = { input: 0, cached: 0, cacheWrite: 0, output: 0, reasoning: 0 };
 
-/** A complete (non-stream) reply. Parts are text, thinking, redacted thinking and tool calls. */
+/**
+ * A part of a reply: any message part, or a refusal — the model declining to answer (Chat
+ * `message.refusal`, a Responses `refusal` content part; Messages has no refusal block and writes
+ * it as text with `stop_reason: "refusal"`). Refusals exist only in replies, never in requests.
+ */
+export type IrReplyPart = IrPart | { type: "refusal"; text: string };
+
+/** A complete (non-stream) reply. Parts are text, refusals, thinking, redacted thinking and tool calls. */
 export interface IrReply {
   id: string;
   model: string;
-  parts: IrPart[];
+  parts: IrReplyPart[];
   stop: IrStop;
   stopSequence: string | undefined;
   usage: IrUsage;
@@ -91,6 +102,7 @@ export interface IrReply {
 /** What a streamed part starts as. */
 export type IrPartStart =
   | { type: "text" }
+  | { type: "refusal" }
   | { type: "thinking" }
   | { type: "redacted_thinking"; data: string }
   | { type: "tool_call"; id: string; name: string };
@@ -99,6 +111,7 @@ export type IrPartStart =
 export type IrEvent =
   | { type: "start"; id: string; model: string; usage: IrUsage | undefined }
   | { type: "part_start"; index: number; part: IrPartStart }
+  /** Text of a `text` or `refusal` part. */
   | { type: "text"; index: number; text: string }
   | { type: "thinking"; index: number; text: string }
   | { type: "signature"; index: number; signature: string }
@@ -113,10 +126,9 @@ export function replyEvents(reply: IrReply): IrEvent[] {
   reply.parts.forEach((part, index) => {
     switch (part.type) {
       case "text":
-        events.push(
-          { type: "part_start", index, part: { type: "text" } },
-          { type: "text", index, text: part.text },
-        );
+      case "refusal":
+        events.push({ type: "part_start", index, part: { type: part.type } });
+        if (part.text !== "") events.push({ type: "text", index, text: part.text });
         break;
       case "thinking":
         events.push({ type: "part_start", index, part: { type: "thinking" } });

@@ -2,10 +2,19 @@
 // (message_start, content blocks, message_delta, message_stop), and writing them for a Messages
 // client. Thinking blocks carry their signature both ways. Server-tool blocks (web search
 // results, …) have no counterpart elsewhere and are dropped when read.
+// Writing: every object carries the fields the official Message, Usage and event types declare
+// (unknown ones null). A refusal part (OpenAI) becomes a text block and the stop reason
+// `refusal`, Messages' own way of saying it; redacted thinking stays a redacted_thinking block.
 // The input usage of message_start is the gateway's own count when the upstream reports usage
 // only at the end (OpenAI protocols); message_delta then carries the upstream's real figures.
 import { sseJson } from "../sse.ts";
-import { stopFromMessages, stopToMessages, usageFromAnthropic, usageToAnthropic } from "./finish.ts";
+import {
+  deltaUsageToAnthropic,
+  stopFromMessages,
+  stopToMessages,
+  usageFromAnthropic,
+  usageToAnthropic,
+} from "./finish.ts";
 import type {
   IrEvent,
   IrPart,
@@ -165,6 +174,7 @@ export class MessagesWriter implements ReplyWriter {
   #stop: IrStop | undefined;
   #stopSequence: string | undefined;
   #usage: IrUsage | undefined;
+  #refused = false;
 
   /** `model` is the id the client asked for; `inputEstimate` the gateway's count of the prompt. */
   constructor(model: string, inputEstimate: number) {
@@ -179,9 +189,19 @@ export class MessagesWriter implements ReplyWriter {
       role: "assistant",
       model: this.#model,
       content: this.#content.filter((b) => b !== undefined),
-      stop_reason: this.#stop === undefined ? null : stopToMessages(this.#stop),
-      stop_sequence: this.#stopSequence ?? null,
+      ...this.#stopFields(),
+      container: null,
       usage: usageToAnthropic(this.#usage ?? ZERO_USAGE),
+    };
+  }
+
+  /** stop_reason, stop_sequence and stop_details (the refusal's, when refused). */
+  #stopFields(): Obj {
+    const reason = this.#stop === undefined ? null : stopToMessages(this.#stop, this.#refused);
+    return {
+      stop_reason: reason,
+      stop_sequence: this.#stopSequence ?? null,
+      stop_details: reason === "refusal" ? { type: "refusal", category: null, explanation: null } : null,
     };
   }
 
@@ -215,9 +235,13 @@ export class MessagesWriter implements ReplyWriter {
         this.#stop = event.stop;
         this.#stopSequence = event.stopSequence;
         this.#usage = event.usage;
-        const delta = { stop_reason: stopToMessages(event.stop), stop_sequence: event.stopSequence ?? null };
+        const delta = { ...this.#stopFields(), container: null };
         return [
-          sseJson("message_delta", { type: "message_delta", delta, usage: usageToAnthropic(event.usage) }),
+          sseJson("message_delta", {
+            type: "message_delta",
+            delta,
+            usage: deltaUsageToAnthropic(event.usage),
+          }),
           sseJson("message_stop", { type: "message_stop" }),
         ];
       }
@@ -232,10 +256,11 @@ export class MessagesWriter implements ReplyWriter {
 
   #start(index: number, part: IrPartStart): Uint8Array[] {
     let block: Obj;
-    if (part.type === "text") block = { type: "text", text: "" };
+    if (part.type === "refusal") this.#refused = true;
+    if (part.type === "text" || part.type === "refusal") block = { type: "text", text: "", citations: null };
     else if (part.type === "thinking") block = { type: "thinking", thinking: "", signature: "" };
     else if (part.type === "redacted_thinking") block = { type: "redacted_thinking", data: part.data };
-    else block = { type: "tool_use", id: part.id, name: part.name, input: {} };
+    else block = { type: "tool_use", id: part.id, name: part.name, input: {}, caller: { type: "direct" } };
     this.#blocks.set(index, { block, text: "" });
     return [
       sseJson("content_block_start", { type: "content_block_start", index, content_block: { ...block } }),

@@ -3,15 +3,28 @@
 // tool_choice, thinking (enabled budget or adaptive) with output_config.effort, output_config.format,
 // max_tokens, sampling and stop_sequences.
 // Drop rules (README "Translation"): toward another protocol, `metadata`, `context_management`,
-// `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks, documents and server
-// tools (tools with a `type` other than `custom`) are dropped. Toward a Messages upstream:
-// thinking without a signature is dropped (the API refuses it), mid-conversation system messages
-// join the top-level `system`, sampling fields are dropped while thinking is on (the API requires
-// the defaults then), and `json_object` becomes a schema of `{"type":"object"}`.
+// `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks (OpenAI caches prefixes
+// by itself), documents and server tools (tools with a `type` other than `custom`) are dropped.
+// Toward a Messages upstream the body follows what the live API accepts:
+// - thinking without a signature is dropped (the API refuses it); mid-conversation system
+//   messages join the top-level `system`;
+// - sampling: dropped while thinking is on (the API requires the defaults then) and for models
+//   that refuse it; otherwise temperature wins over top_p (current models take only one);
+// - thinking in the model's form (catalog `thinking`: adaptive with effort, or a budget), and off
+//   when tool_choice forces a tool (the forced choice is the client's explicit instruction, so it
+//   wins) or when the assistant turn a tool result answers has no thinking block to send back;
+// - `json_object` becomes an instruction in `system` to answer with one JSON object (no schema:
+//   `{"type":"object"}` is refused, and closed with additionalProperties:false it would allow only
+//   `{}`); a json_schema whose objects cannot be closed without changing its meaning (objects open
+//   to any key) becomes the same instruction with the schema quoted;
+// - an OpenAI `prompt_cache_key` becomes a cache breakpoint on the system prompt.
+import { findModel } from "../../catalog/models.ts";
 import type { CountTokensRequest } from "../messages.ts";
 import type { ToolChoiceView } from "../text-view.ts";
-import type { IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
+import type { IrFormat, IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
+import { anthropicSchema } from "./json-schema.ts";
 import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
+import { sampling, thinkingBarred, thinkingFields } from "./messages-thinking.ts";
 import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narrow.ts";
 
 type AnyMessagesRequest = CountTokensRequest & { max_tokens?: number; stream?: boolean };
@@ -90,25 +103,18 @@ export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
     tools: toolsOf(request.tools),
     toolChoice: toolChoiceOf(request.tool_choice),
     parallelToolCalls: typeof parallel === "boolean" ? !parallel : undefined,
-    format: format ? { kind: "json_schema", name: "output", schema: format.schema, strict: true } : undefined,
+    format: format
+      ? { kind: "json_schema", name: "output", schema: format.schema, strict: undefined }
+      : undefined,
     maxTokens: request.max_tokens,
     temperature: typeof request.temperature === "number" ? request.temperature : undefined,
     topP: typeof request.top_p === "number" ? request.top_p : undefined,
     stop,
     reasoning: reasoningOf(request),
+    promptCacheKey: undefined,
     stream: request.stream === true,
   };
 }
-
-/** Thinking budgets used for an OpenAI effort. */
-const BUDGETS: Readonly<Record<string, number>> = {
-  minimal: 1024,
-  low: 2048,
-  medium: 8192,
-  high: 16384,
-  xhigh: 32768,
-  max: 32768,
-};
 
 function blockOut(p: IrPart): Obj | undefined {
   switch (p.type) {
@@ -156,43 +162,79 @@ function rank(p: IrPart): number {
   return p.type === "tool_result" ? 0 : 1;
 }
 
+/** What a format becomes: structured output, or an instruction added to `system`. */
+function formatFields(f: IrFormat): { schema: Obj | undefined; instruction: string | undefined } {
+  if (f.kind === "json_object")
+    return { schema: undefined, instruction: "Answer with a single JSON object and nothing else." };
+  const schema = anthropicSchema(f.schema);
+  if (schema !== undefined) return { schema, instruction: undefined };
+  return {
+    schema: undefined,
+    instruction: `Answer with a single JSON value that matches this JSON Schema, and nothing else:\n${JSON.stringify(f.schema)}`,
+  };
+}
+
+/** `system` as a string, or as one text block with a cache breakpoint when the client gave a cache key. */
+function systemField(system: string[], cacheKey: string | undefined): string | Obj[] {
+  const text = system.join("\n\n");
+  return cacheKey === undefined ? text : [{ type: "text", text, cache_control: { type: "ephemeral" } }];
+}
+
+/** Tool input schemas are objects: a schema without a type (Chat's `{}`) is given `type: "object"`. */
+function inputSchema(parameters: IrTool["parameters"]): Obj {
+  if (parameters === undefined) return { type: "object", properties: {} };
+  return parameters.type === undefined ? { type: "object", ...parameters } : { ...parameters };
+}
+
+/**
+ * `tools` and `tool_choice`. The API refuses tool_use and tool_result blocks in a request that
+ * defines no tools, and OpenAI clients may send a tool-call history without tools: those tools
+ * are declared by name with any input, and tool_choice `none` keeps the model from calling them.
+ */
+function toolFields(ir: IrRequest): Obj {
+  if (ir.tools.length === 0) {
+    const used = new Set(
+      ir.messages.flatMap((m) => m.parts.flatMap((p) => (p.type === "tool_call" ? [p.name] : []))),
+    );
+    if (used.size === 0) return {};
+    const tools = [...used].map((name) => ({ name, input_schema: { type: "object" } }));
+    return { tools, tool_choice: { type: "none" } };
+  }
+  const tools = ir.tools.map((t) => ({
+    name: t.name,
+    ...(t.description === undefined ? {} : { description: t.description }),
+    input_schema: inputSchema(t.parameters),
+  }));
+  const c = ir.toolChoice;
+  const choice: Obj =
+    c.mode === "named" ? { type: "tool", name: c.name } : { type: c.mode === "required" ? "any" : c.mode };
+  if (ir.parallelToolCalls === false && c.mode !== "none") choice.disable_parallel_tool_use = true;
+  return { tools, tool_choice: choice };
+}
+
 /** A Messages request body for the internal form; `defaultMaxTokens` fills the required max_tokens. */
 export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTokens: number): Obj {
+  const form = findModel(ir.model)?.thinking ?? { form: "budget", efforts: [], sampling: true };
   const system = [...ir.system];
   const messages = messagesOut(ir, system);
   const maxTokens = ir.maxTokens ?? defaultMaxTokens;
   const body: Obj = { model, max_tokens: maxTokens, messages, stream: ir.stream };
-  if (system.length > 0) body.system = system.join("\n\n");
-  if (ir.tools.length > 0) {
-    body.tools = ir.tools.map((t) => ({
-      name: t.name,
-      ...(t.description === undefined ? {} : { description: t.description }),
-      input_schema: t.parameters ?? { type: "object", properties: {} },
-    }));
-    const c = ir.toolChoice;
-    const choice: Obj =
-      c.mode === "named" ? { type: "tool", name: c.name } : { type: c.mode === "required" ? "any" : c.mode };
-    if (ir.parallelToolCalls === false && c.mode !== "none") choice.disable_parallel_tool_use = true;
-    body.tool_choice = choice;
+  Object.assign(body, toolFields(ir));
+  const output: Obj = {};
+  if (ir.format !== undefined) {
+    const { schema, instruction } = formatFields(ir.format);
+    if (schema !== undefined) output.format = { type: "json_schema", schema };
+    if (instruction !== undefined) system.push(instruction);
   }
-  const f = ir.format;
-  if (f !== undefined) {
-    const schema = f.kind === "json_schema" ? f.schema : { type: "object" };
-    body.output_config = { format: { type: "json_schema", schema } };
-  }
+  if (system.length > 0) body.system = systemField(system, ir.promptCacheKey);
   if (ir.stop.length > 0) body.stop_sequences = ir.stop;
-  const budget = thinkingBudget(ir.reasoning, maxTokens);
-  if (budget !== undefined) body.thinking = { type: "enabled", budget_tokens: budget };
-  else {
-    if (ir.temperature !== undefined) body.temperature = Math.min(1, ir.temperature);
-    if (ir.topP !== undefined) body.top_p = ir.topP;
-  }
+  const thinking =
+    ir.reasoning === undefined || thinkingBarred(ir, messages)
+      ? {}
+      : thinkingFields(ir.reasoning, maxTokens, form);
+  if (thinking.thinking !== undefined) body.thinking = thinking.thinking;
+  else Object.assign(body, sampling(ir, form));
+  if (thinking.effort !== undefined) output.effort = thinking.effort;
+  if (Object.keys(output).length > 0) body.output_config = output;
   return body;
-}
-
-function thinkingBudget(r: IrReasoning | undefined, maxTokens: number): number | undefined {
-  if (r === undefined) return undefined;
-  const wanted = r.budgetTokens ?? BUDGETS[r.effort ?? "medium"] ?? 8192;
-  const budget = Math.min(wanted, maxTokens - 1);
-  return budget >= 1024 ? budget : undefined;
 }

@@ -1,17 +1,22 @@
 // Reading a Responses upstream's answer into the internal form: the complete response object,
 // and its SSE events one at a time (stateful, nothing buffered beyond the item being streamed).
-// Message items become text, reasoning items thinking (summary or reasoning text, with
-// encrypted_content as the signature), function_call items tool calls; other item types (web
-// search, custom tool calls, …) have no counterpart and are dropped.
+// Message items give one part per content part (`output_text` → text, `refusal` → refusal);
+// function_call items tool calls; reasoning items thinking (summary or reasoning text, with
+// encrypted_content as the signature) — or redacted thinking when the item has no readable text,
+// only encrypted_content (the meaning of Anthropic's redacted_thinking). A streamed reasoning item
+// therefore starts its part at its first text or, without text, when it is done. Other item
+// types (web search, custom tool calls, …) have no counterpart and are dropped.
 import { stopFromResponses, usageFromOpenAI } from "./finish.ts";
-import type { IrEvent, IrPart, IrPartStart, IrReply, ReplyReader } from "./ir.ts";
+import type { IrEvent, IrPartStart, IrReply, IrReplyPart, ReplyReader } from "./ir.ts";
 import { parseObject } from "./ir.ts";
-import { arr, type Obj, obj, str } from "./narrow.ts";
+import { arr, count, type Obj, obj, str } from "./narrow.ts";
 
-function itemText(item: Obj): string {
-  return arr(item.content)
-    .map((c) => str(obj(c).text) ?? str(obj(c).refusal) ?? "")
-    .join("");
+/** A message content part as a reply part (undefined for other or empty parts). */
+function contentOf(raw: unknown): Extract<IrReplyPart, { type: "text" | "refusal" }> | undefined {
+  const c = obj(raw);
+  if (c.type === "refusal") return { type: "refusal", text: str(c.refusal) ?? "" };
+  const text = str(c.text);
+  return text === undefined || text === "" ? undefined : { type: "text", text };
 }
 
 function reasoningText(item: Obj): string {
@@ -20,27 +25,39 @@ function reasoningText(item: Obj): string {
   return (summary.length > 0 ? summary : content).join("\n\n");
 }
 
-function partOf(item: Obj): IrPart | undefined {
+/** A reasoning item as thinking, redacted thinking (no text, only encrypted content), or nothing. */
+function reasoningOf(item: Obj): IrReplyPart | undefined {
+  const text = reasoningText(item);
+  const signature = str(item.encrypted_content);
+  if (text !== "") return { type: "thinking", text, signature };
+  return signature ? { type: "redacted_thinking", data: signature } : undefined;
+}
+
+function partsOf(item: Obj): IrReplyPart[] {
   switch (item.type) {
     case "message":
-      return { type: "text", text: itemText(item) };
-    case "reasoning":
-      return { type: "thinking", text: reasoningText(item), signature: str(item.encrypted_content) };
+      return arr(item.content).flatMap((c) => contentOf(c) ?? []);
+    case "reasoning": {
+      const part = reasoningOf(item);
+      return part === undefined ? [] : [part];
+    }
     case "function_call":
-      return {
-        type: "tool_call",
-        id: String(item.call_id),
-        name: String(item.name),
-        arguments: str(item.arguments) ?? "",
-      };
+      return [
+        {
+          type: "tool_call",
+          id: String(item.call_id),
+          name: String(item.name),
+          arguments: str(item.arguments) ?? "",
+        },
+      ];
     default:
-      return undefined;
+      return [];
   }
 }
 
 /** A complete Responses answer in the internal form. */
 export function readResponsesReply(json: Obj): IrReply {
-  const parts = arr(json.output).flatMap((i) => partOf(obj(i)) ?? []);
+  const parts = arr(json.output).flatMap((i) => partsOf(obj(i)));
   return {
     id: str(json.id) ?? "",
     model: str(json.model) ?? "",
@@ -54,23 +71,19 @@ export function readResponsesReply(json: Obj): IrReply {
   };
 }
 
-function startOf(item: Obj): IrPartStart | undefined {
-  if (item.type === "message") return { type: "text" };
-  if (item.type === "reasoning") return { type: "thinking" };
-  if (item.type === "function_call")
-    return { type: "tool_call", id: String(item.call_id), name: String(item.name) };
-  return undefined;
-}
-
-interface Open {
-  index: number;
-  /** Whether deltas were streamed (else the done item's content is sent whole). */
-  streamed: boolean;
+/** An output item being streamed. `part` is the internal part open for it, if any. */
+interface OpenItem {
+  type: "message" | "reasoning" | "function_call";
+  part: { index: number; type: IrPartStart["type"]; streamed: boolean; content: number } | undefined;
+  /** Content parts of a message already read (so output_item.done does not repeat them). */
+  contentDone: Set<number>;
+  /** Reasoning: the summary index of the last delta (a new one is separated by a blank line). */
+  summary: number;
 }
 
 /** Reads a Responses SSE stream into internal events. */
 export class ResponsesReader implements ReplyReader {
-  readonly #open = new Map<number, Open>();
+  readonly #items = new Map<number, OpenItem>();
   #next = 0;
   #calledTool = false;
   #done = false;
@@ -87,14 +100,19 @@ export class ResponsesReader implements ReplyReader {
       }
       case "response.output_item.added":
         return this.#added(e);
+      case "response.content_part.added":
+        return this.#contentAdded(e);
       case "response.output_text.delta":
+        return this.#contentDelta(e, "text");
       case "response.refusal.delta":
-        return this.#delta(e, (index, text) => ({ type: "text", index, text }));
+        return this.#contentDelta(e, "refusal");
+      case "response.content_part.done":
+        return this.#contentDone(e);
       case "response.reasoning_summary_text.delta":
       case "response.reasoning_text.delta":
-        return this.#delta(e, (index, text) => ({ type: "thinking", index, text }));
+        return this.#reasoningDelta(e);
       case "response.function_call_arguments.delta":
-        return this.#delta(e, (index, json) => ({ type: "arguments", index, json }));
+        return this.#argumentsDelta(e);
       case "response.output_item.done":
         return this.#itemDone(e);
       case "response.completed":
@@ -115,40 +133,142 @@ export class ResponsesReader implements ReplyReader {
     }
   }
 
-  #added(e: Obj): IrEvent[] {
-    const start = startOf(obj(e.item));
-    if (start === undefined) return [];
-    const index = this.#next++;
-    if (start.type === "tool_call") this.#calledTool = true;
-    this.#open.set(Number(e.output_index), { index, streamed: false });
-    return [{ type: "part_start", index, part: start }];
+  #item(e: Obj): OpenItem | undefined {
+    return this.#items.get(count(e.output_index));
   }
 
-  #delta(e: Obj, make: (index: number, text: string) => IrEvent): IrEvent[] {
-    const open = this.#open.get(Number(e.output_index));
+  #open(out: IrEvent[], item: OpenItem, part: IrPartStart, content = 0): number {
+    this.#close(out, item);
+    const index = this.#next++;
+    item.part = { index, type: part.type, streamed: false, content };
+    out.push({ type: "part_start", index, part });
+    return index;
+  }
+
+  #close(out: IrEvent[], item: OpenItem): void {
+    if (item.part === undefined) return;
+    out.push({ type: "part_stop", index: item.part.index });
+    if (item.type === "message") item.contentDone.add(item.part.content);
+    item.part = undefined;
+  }
+
+  #added(e: Obj): IrEvent[] {
+    const raw = obj(e.item);
+    if (raw.type !== "message" && raw.type !== "reasoning" && raw.type !== "function_call") return [];
+    const item: OpenItem = { type: raw.type, part: undefined, contentDone: new Set(), summary: 0 };
+    this.#items.set(count(e.output_index), item);
+    if (raw.type !== "function_call") return [];
+    this.#calledTool = true;
+    const out: IrEvent[] = [];
+    this.#open(out, item, { type: "tool_call", id: String(raw.call_id), name: String(raw.name) });
+    return out;
+  }
+
+  #contentAdded(e: Obj): IrEvent[] {
+    const item = this.#item(e);
+    if (item?.type !== "message") return [];
+    const out: IrEvent[] = [];
+    const type = obj(e.part).type === "refusal" ? "refusal" : "text";
+    this.#open(out, item, { type }, count(e.content_index));
+    return out;
+  }
+
+  #contentDelta(e: Obj, type: "text" | "refusal"): IrEvent[] {
+    const item = this.#item(e);
     const delta = str(e.delta);
-    if (open === undefined || delta === undefined || delta === "") return [];
-    open.streamed = true;
-    return [make(open.index, delta)];
+    if (item?.type !== "message" || delta === undefined || delta === "") return [];
+    const out: IrEvent[] = [];
+    const content = count(e.content_index);
+    // Servers that skip content_part.added still get a part for their deltas.
+    if (item.part?.content !== content || item.part.type !== type) this.#open(out, item, { type }, content);
+    const part = item.part as NonNullable<OpenItem["part"]>;
+    part.streamed = true;
+    out.push({ type: "text", index: part.index, text: delta });
+    return out;
+  }
+
+  #contentDone(e: Obj): IrEvent[] {
+    const item = this.#item(e);
+    if (item?.type !== "message") return [];
+    const out: IrEvent[] = [];
+    const content = count(e.content_index);
+    const part = contentOf(e.part);
+    if (item.part?.content !== content) {
+      if (item.contentDone.has(content) || part === undefined) return [];
+      this.#open(out, item, { type: part.type }, content);
+    }
+    const open = item.part as NonNullable<OpenItem["part"]>;
+    if (!open.streamed && part !== undefined && part.text !== "")
+      out.push({ type: "text", index: open.index, text: part.text });
+    this.#close(out, item);
+    return out;
+  }
+
+  #reasoningDelta(e: Obj): IrEvent[] {
+    const item = this.#item(e);
+    const delta = str(e.delta);
+    if (item?.type !== "reasoning" || delta === undefined || delta === "") return [];
+    const out: IrEvent[] = [];
+    const summary = count(e.summary_index);
+    let text = delta;
+    if (item.part === undefined) this.#open(out, item, { type: "thinking" });
+    else if (summary !== item.summary) text = `\n\n${delta}`;
+    item.summary = summary;
+    const part = item.part as NonNullable<OpenItem["part"]>;
+    part.streamed = true;
+    out.push({ type: "thinking", index: part.index, text });
+    return out;
+  }
+
+  #argumentsDelta(e: Obj): IrEvent[] {
+    const part = this.#item(e)?.part;
+    const delta = str(e.delta);
+    if (part?.type !== "tool_call" || delta === undefined || delta === "") return [];
+    part.streamed = true;
+    return [{ type: "arguments", index: part.index, json: delta }];
   }
 
   #itemDone(e: Obj): IrEvent[] {
-    const open = this.#open.get(Number(e.output_index));
-    if (open === undefined) return [];
-    this.#open.delete(Number(e.output_index));
-    const { index } = open;
-    const part = partOf(obj(e.item));
+    const item = this.#item(e);
+    if (item === undefined) return [];
+    this.#items.delete(count(e.output_index));
+    const raw = obj(e.item);
     const out: IrEvent[] = [];
-    if (part?.type === "text" && !open.streamed && part.text !== "")
-      out.push({ type: "text", index, text: part.text });
-    if (part?.type === "tool_call" && !open.streamed)
-      out.push({ type: "arguments", index, json: part.arguments });
-    if (part?.type === "thinking") {
-      if (!open.streamed && part.text !== "") out.push({ type: "thinking", index, text: part.text });
-      if (part.signature) out.push({ type: "signature", index, signature: part.signature });
-    }
-    out.push({ type: "part_stop", index });
+    if (item.type === "message") this.#messageDone(out, item, raw);
+    else if (item.type === "function_call") {
+      if (item.part && !item.part.streamed)
+        out.push({ type: "arguments", index: item.part.index, json: str(raw.arguments) ?? "" });
+      this.#close(out, item);
+    } else this.#reasoningDone(out, item, raw);
     return out;
+  }
+
+  /** Content parts the stream did not deliver are sent whole from the done item. */
+  #messageDone(out: IrEvent[], item: OpenItem, raw: Obj): void {
+    this.#close(out, item);
+    arr(raw.content).forEach((c, content) => {
+      const part = contentOf(c);
+      if (item.contentDone.has(content) || part === undefined) return;
+      const index = this.#open(out, item, { type: part.type }, content);
+      if (part.text !== "") out.push({ type: "text", index, text: part.text });
+      this.#close(out, item);
+    });
+  }
+
+  #reasoningDone(out: IrEvent[], item: OpenItem, raw: Obj): void {
+    if (item.part === undefined) {
+      const part = reasoningOf(raw);
+      if (part?.type === "redacted_thinking") this.#open(out, item, part);
+      else if (part?.type === "thinking") {
+        const index = this.#open(out, item, { type: "thinking" });
+        out.push({ type: "thinking", index, text: part.text });
+        if (part.signature) out.push({ type: "signature", index, signature: part.signature });
+      }
+    } else {
+      const signature = str(raw.encrypted_content);
+      if (signature) out.push({ type: "signature", index: item.part.index, signature });
+    }
+    this.#close(out, item);
   }
 
   end(): IrEvent[] {

@@ -4,11 +4,16 @@
 // Drop rules (documented in README "Translation"): tools other than `function` (custom, namespace,
 // web_search, local_shell, …) and items other than messages, function calls/outputs and
 // reasoning are dropped when the upstream speaks another protocol; `include`, `store`,
-// `prompt_cache_key`, `client_metadata`, `service_tier`, `text.verbosity` are not forwarded there.
+// `client_metadata`, `service_tier`, `text.verbosity` are not forwarded there; `prompt_cache_key`
+// goes to Chat as it is, and to Messages as a cache breakpoint on the system prompt.
+// Writing follows the published schema, not the live API's tolerance: assistant text as string
+// content, reasoning items only with their id, max_output_tokens at least 16, `strict` only when
+// the client asked for it or the schema qualifies.
 import type { ResponsesRequest } from "../responses.ts";
 import type { ToolChoiceView } from "../text-view.ts";
 import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool } from "./ir.ts";
-import { appendParts, contentParts } from "./messages-ir.ts";
+import { isStrictCompatible } from "./json-schema.ts";
+import { appendParts, contentParts, textOf } from "./messages-ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 
 function toolsOf(tools: ResponsesRequest["tools"]): IrTool[] {
@@ -60,7 +65,7 @@ function reasoningPart(item: Obj): IrPart {
   const summary = arr(item.summary).map((s) => str(obj(s).text) ?? "");
   const content = arr(item.content).map((s) => str(obj(s).text) ?? "");
   const text = (summary.length > 0 ? summary : content).join("\n\n");
-  return { type: "thinking", text, signature: str(item.encrypted_content) };
+  return { type: "thinking", text, signature: str(item.encrypted_content), id: str(item.id) };
 }
 
 function readItem(messages: IrMessage[], system: string[], item: Obj): void {
@@ -120,6 +125,7 @@ export function readResponsesRequest(request: ResponsesRequest): IrRequest {
       effort === undefined || effort === "none"
         ? undefined
         : { effort, budgetTokens: undefined, summary: Boolean(request.reasoning?.summary) },
+    promptCacheKey: str(obj(request).prompt_cache_key),
     stream: request.stream === true,
   };
 }
@@ -135,13 +141,31 @@ function contentOut(parts: IrPart[], role: "user" | "assistant"): Obj[] {
   return out;
 }
 
+/**
+ * A reasoning item for a thinking part: the schema requires the item's id, which only thinking
+ * read from a Responses reasoning item has; other thinking (Anthropic signatures, which an OpenAI
+ * upstream cannot read anyway) is not sent. Redacted thinking has no OpenAI form either.
+ */
+function reasoningItem(p: IrPart): Obj | undefined {
+  if (p.type !== "thinking" || p.id === undefined) return undefined;
+  const summary = p.text === "" ? [] : [{ type: "summary_text", text: p.text }];
+  return { type: "reasoning", id: p.id, summary, ...(p.signature ? { encrypted_content: p.signature } : {}) };
+}
+
 function itemsOf(message: IrMessage): Obj[] {
   const items: Obj[] = [];
   const role = message.role === "system" ? "developer" : message.role;
   let pending: IrPart[] = [];
   const flush = () => {
-    const content = contentOut(pending, role === "assistant" ? "assistant" : "user");
-    if (content.length > 0) items.push({ type: "message", role, content });
+    // Assistant history goes as string content: the schema takes assistant text only that way
+    // or as an output message item (which needs an id the gateway does not have).
+    if (role === "assistant") {
+      const text = textOf(pending);
+      if (text !== "") items.push({ role, content: text });
+    } else {
+      const content = contentOut(pending, "user");
+      if (content.length > 0) items.push({ type: "message", role, content });
+    }
     pending = [];
   };
   for (const p of message.parts) {
@@ -155,13 +179,27 @@ function itemsOf(message: IrMessage): Obj[] {
     else if (p.type === "tool_result") {
       const output = typeof p.content === "string" ? p.content : contentOut(p.content, "user");
       items.push({ type: "function_call_output", call_id: p.callId, output });
-    } else if (p.type === "thinking") {
-      const summary = p.text === "" ? [] : [{ type: "summary_text", text: p.text }];
-      items.push({ type: "reasoning", summary, ...(p.signature ? { encrypted_content: p.signature } : {}) });
-    } else items.push({ type: "reasoning", summary: [], encrypted_content: p.data });
+    } else {
+      const reasoning = reasoningItem(p);
+      if (reasoning !== undefined) items.push(reasoning);
+    }
   }
   flush();
   return items;
+}
+
+/** OpenAI's effort values; Anthropic's `max` is sent as the highest OpenAI one. */
+export function openaiEffort(effort: string): string {
+  return effort === "max" ? "xhigh" : effort;
+}
+
+/** The Responses API refuses max_output_tokens below 16. */
+const MIN_OUTPUT_TOKENS = 16;
+
+/** `strict` for a schema: the client's choice, else true when the schema qualifies (meaning unchanged). */
+export function strictFor(asked: boolean | undefined, schema: unknown): boolean | undefined {
+  if (asked !== undefined) return asked;
+  return isStrictCompatible(schema) ? true : undefined;
 }
 
 /** Effort for a thinking budget (the inverse of the Messages writer's budgets). */
@@ -195,21 +233,26 @@ export function writeResponsesRequest(ir: IrRequest, model: string): Obj {
   if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
   const f = ir.format;
   if (f?.kind === "json_schema") {
+    const strict = strictFor(f.strict, f.schema);
     body.text = {
       format: {
         type: "json_schema",
         name: f.name,
         schema: f.schema,
-        ...(f.strict === undefined ? {} : { strict: f.strict }),
+        ...(strict === undefined ? {} : { strict }),
       },
     };
   } else if (f?.kind === "json_object") body.text = { format: { type: "json_object" } };
-  if (ir.maxTokens !== undefined) body.max_output_tokens = ir.maxTokens;
+  // Raised to the API's minimum: a client's smaller cap (a Messages `max_tokens: 10`) would be
+  // refused. Admission and billing keep the client's own number; the answer may run a few tokens
+  // longer than asked, and is billed as the upstream reports it.
+  if (ir.maxTokens !== undefined) body.max_output_tokens = Math.max(MIN_OUTPUT_TOKENS, ir.maxTokens);
+  if (ir.promptCacheKey !== undefined) body.prompt_cache_key = ir.promptCacheKey;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
   const r = ir.reasoning;
   if (r !== undefined) {
-    const effort = r.effort ?? effortForBudget(r.budgetTokens ?? 8192);
+    const effort = openaiEffort(r.effort ?? effortForBudget(r.budgetTokens ?? 8192));
     body.reasoning = { effort, ...(r.summary ? { summary: "auto" } : {}) };
     body.include = ["reasoning.encrypted_content"];
   }

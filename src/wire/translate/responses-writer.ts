@@ -1,25 +1,106 @@
 // Writing the internal form as a Responses answer: the SSE event sequence a Responses client
 // expects (created, in_progress, output_item.added / content_part / deltas / done for every item,
 // completed or incomplete with the full response, integer usage) and the same response object
-// for a non-stream answer. Every item gets its `response.output_item.done` (Codex keeps history
-// from those). Redacted thinking becomes a reasoning item carrying only encrypted_content.
+// for a non-stream answer. Every object carries every field the official schema marks required
+// (see responseShell). Every item gets its `response.output_item.done` (Codex keeps history from
+// those). Text becomes an `output_text` part and a refusal a `refusal` part, each in its own
+// message item; redacted thinking becomes a reasoning item carrying only encrypted_content.
 import { sseJson } from "../sse.ts";
 import { usageToResponses } from "./finish.ts";
-import type { IrEvent, IrStop, IrUsage, ReplyWriter } from "./ir.ts";
+import type { IrEvent, IrPartStart, IrStop, IrUsage, ReplyWriter } from "./ir.ts";
 import { newId, type Obj } from "./narrow.ts";
+
+/**
+ * A Responses `response` object with every required field. Request parameters the gateway does
+ * not echo are given as the API documents their defaults or unknown (`null`). `usage` is left out
+ * until known: the schema makes it optional but not nullable.
+ */
+export function responseShell(id: string, model: unknown, createdAt: number): Obj {
+  return {
+    id,
+    object: "response",
+    created_at: createdAt,
+    status: "in_progress",
+    completed_at: null,
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: null,
+    model,
+    output: [],
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: null,
+    temperature: null,
+    text: { format: { type: "text" } },
+    tool_choice: "auto",
+    tools: [],
+    top_p: null,
+    truncation: "disabled",
+    metadata: {},
+  };
+}
+
+/** Fields of a Responses request a response object echoes, where the request gave them. */
+export function echoRequest(shell: Obj, request: Obj): Obj {
+  const out = { ...shell };
+  const pick = (name: string, ok: (v: unknown) => boolean) => {
+    if (ok(request[name])) out[name] = request[name];
+  };
+  const isNumber = (v: unknown) => typeof v === "number" && Number.isFinite(v);
+  const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+  pick("instructions", (v) => typeof v === "string");
+  pick("temperature", isNumber);
+  pick("top_p", isNumber);
+  pick("max_output_tokens", isNumber);
+  pick("tools", Array.isArray);
+  pick("tool_choice", (v) => typeof v === "string" || isObject(v));
+  pick("parallel_tool_calls", (v) => typeof v === "boolean");
+  pick("metadata", isObject);
+  pick("reasoning", isObject);
+  pick("text", isObject);
+  return out;
+}
 
 interface Building {
   outputIndex: number;
+  kind: IrPartStart["type"];
   item: Obj;
   text: string;
   /** Reasoning: whether the summary part was opened. */
   summaryOpen: boolean;
 }
 
+function startItem(part: IrPartStart): Obj {
+  switch (part.type) {
+    case "text":
+    case "refusal":
+      return { type: "message", id: `msg_${newId()}`, status: "in_progress", role: "assistant", content: [] };
+    case "tool_call":
+      return {
+        type: "function_call",
+        id: `fc_${newId()}`,
+        call_id: part.id,
+        name: part.name,
+        arguments: "",
+        status: "in_progress",
+      };
+    case "thinking":
+      return { type: "reasoning", id: `rs_${newId()}`, summary: [] };
+    case "redacted_thinking":
+      return { type: "reasoning", id: `rs_${newId()}`, summary: [], encrypted_content: part.data };
+  }
+}
+
+/** The content part of a message item holding `text`, empty while it streams. */
+function contentPart(kind: "text" | "refusal", text: string): Obj {
+  return kind === "refusal"
+    ? { type: "refusal", refusal: text }
+    : { type: "output_text", text, annotations: [], logprobs: [] };
+}
+
 export class ResponsesWriter implements ReplyWriter {
-  readonly #model: string;
-  readonly #id = `resp_${newId()}`;
-  readonly #createdAt = Math.floor(Date.now() / 1000);
+  readonly #shell: Obj;
   readonly #output: Obj[] = [];
   readonly #parts = new Map<number, Building>();
   #seq = 0;
@@ -31,11 +112,11 @@ export class ResponsesWriter implements ReplyWriter {
 
   /** `model` is the id the client asked for. */
   constructor(model: string) {
-    this.#model = model;
+    this.#shell = responseShell(`resp_${newId()}`, model, Math.floor(Date.now() / 1000));
   }
 
   get id(): string {
-    return this.#id;
+    return String(this.#shell.id);
   }
 
   #ev(type: string, fields: Obj): Uint8Array {
@@ -45,24 +126,15 @@ export class ResponsesWriter implements ReplyWriter {
   answer(): Obj {
     const incomplete = this.#status === "incomplete";
     return {
-      id: this.#id,
-      object: "response",
-      created_at: this.#createdAt,
+      ...this.#shell,
       status: this.#status,
       completed_at: this.#status === "completed" ? Math.floor(Date.now() / 1000) : null,
       error: this.#error,
       incomplete_details: incomplete
         ? { reason: this.#stop === "refusal" ? "content_filter" : "max_output_tokens" }
         : null,
-      model: this.#model,
       output: this.#output.filter((item) => item !== undefined),
-      parallel_tool_calls: true,
-      previous_response_id: null,
-      store: false,
-      tool_choice: "auto",
-      tools: [],
-      usage: this.#usage ? usageToResponses(this.#usage) : null,
-      metadata: {},
+      ...(this.#usage ? { usage: usageToResponses(this.#usage) } : {}),
     };
   }
 
@@ -94,7 +166,7 @@ export class ResponsesWriter implements ReplyWriter {
       }
       case "error": {
         this.#status = "failed";
-        this.#error = { code: "upstream_failed", message: event.message };
+        this.#error = { code: "server_error", message: event.message };
         return [
           this.#ev("error", { code: "upstream_failed", message: event.message, param: null }),
           this.#ev("response.failed", { response: this.answer() }),
@@ -103,34 +175,14 @@ export class ResponsesWriter implements ReplyWriter {
     }
   }
 
-  #start(index: number, part: Extract<IrEvent, { type: "part_start" }>["part"]): Uint8Array[] {
+  #start(index: number, part: IrPartStart): Uint8Array[] {
     const outputIndex = this.#nextOutput++;
-    let item: Obj;
-    if (part.type === "text") {
-      item = { type: "message", id: `msg_${newId()}`, status: "in_progress", role: "assistant", content: [] };
-    } else if (part.type === "tool_call") {
-      item = {
-        type: "function_call",
-        id: `fc_${newId()}`,
-        call_id: part.id,
-        name: part.name,
-        arguments: "",
-        status: "in_progress",
-      };
-    } else {
-      item = { type: "reasoning", id: `rs_${newId()}`, summary: [] };
-      if (part.type === "redacted_thinking") item.encrypted_content = part.data;
-    }
-    this.#parts.set(index, { outputIndex, item, text: "", summaryOpen: false });
+    const item = startItem(part);
+    this.#parts.set(index, { outputIndex, kind: part.type, item, text: "", summaryOpen: false });
     const out = [this.#ev("response.output_item.added", { output_index: outputIndex, item: { ...item } })];
-    if (part.type === "text") {
+    if (part.type === "text" || part.type === "refusal") {
       const at = { item_id: item.id, output_index: outputIndex, content_index: 0 };
-      out.push(
-        this.#ev("response.content_part.added", {
-          ...at,
-          part: { type: "output_text", text: "", annotations: [] },
-        }),
-      );
+      out.push(this.#ev("response.content_part.added", { ...at, part: contentPart(part.type, "") }));
     }
     return out;
   }
@@ -141,11 +193,11 @@ export class ResponsesWriter implements ReplyWriter {
     const delta = event.type === "arguments" ? event.json : event.text;
     b.text += delta;
     const at = { item_id: b.item.id, output_index: b.outputIndex };
-    if (event.type === "text") {
+    if (b.kind === "refusal") return [this.#ev("response.refusal.delta", { ...at, content_index: 0, delta })];
+    if (b.kind === "text") {
       return [this.#ev("response.output_text.delta", { ...at, content_index: 0, delta, logprobs: [] })];
     }
-    if (event.type === "arguments")
-      return [this.#ev("response.function_call_arguments.delta", { ...at, delta })];
+    if (b.kind === "tool_call") return [this.#ev("response.function_call_arguments.delta", { ...at, delta })];
     const out: Uint8Array[] = [];
     if (!b.summaryOpen) {
       b.summaryOpen = true;
@@ -167,22 +219,24 @@ export class ResponsesWriter implements ReplyWriter {
     this.#parts.delete(index);
     const at = { item_id: b.item.id, output_index: b.outputIndex };
     const out: Uint8Array[] = [];
-    const item = b.item;
-    if (item.type === "message") {
-      const part = { type: "output_text", text: b.text, annotations: [], logprobs: [] };
+    const { item, text } = b;
+    if (b.kind === "text" || b.kind === "refusal") {
+      const part = contentPart(b.kind, text);
       out.push(
-        this.#ev("response.output_text.done", { ...at, content_index: 0, text: b.text, logprobs: [] }),
+        b.kind === "text"
+          ? this.#ev("response.output_text.done", { ...at, content_index: 0, text, logprobs: [] })
+          : this.#ev("response.refusal.done", { ...at, content_index: 0, refusal: text }),
       );
       out.push(this.#ev("response.content_part.done", { ...at, content_index: 0, part }));
       Object.assign(item, { status: "completed", content: [part] });
-    } else if (item.type === "function_call") {
+    } else if (b.kind === "tool_call") {
       out.push(
-        this.#ev("response.function_call_arguments.done", { ...at, name: item.name, arguments: b.text }),
+        this.#ev("response.function_call_arguments.done", { ...at, name: item.name, arguments: text }),
       );
-      Object.assign(item, { status: "completed", arguments: b.text });
+      Object.assign(item, { status: "completed", arguments: text });
     } else if (b.summaryOpen) {
-      const part = { type: "summary_text", text: b.text };
-      out.push(this.#ev("response.reasoning_summary_text.done", { ...at, summary_index: 0, text: b.text }));
+      const part = { type: "summary_text", text };
+      out.push(this.#ev("response.reasoning_summary_text.done", { ...at, summary_index: 0, text }));
       out.push(this.#ev("response.reasoning_summary_part.done", { ...at, summary_index: 0, part }));
       item.summary = [part];
     }
