@@ -73,6 +73,8 @@ async function benchMeter() {
         usage: {
           inputTokens: 200,
           cachedInputTokens: 50,
+          cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           outputTokens: 300,
           reasoningTokens: 0,
           generations: 0,
@@ -107,6 +109,8 @@ async function benchWriter() {
     status: 200,
     inputTokens: 200,
     cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: 300,
     reasoningTokens: 0,
     generations: 0,

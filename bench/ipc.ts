@@ -53,6 +53,8 @@ async function loop(meter: Meter, key: MeteredKey, count: number, concurrency: n
         usage: {
           inputTokens: 30,
           cachedInputTokens: 0,
+          cacheWriteTokens: 0,
+          cacheWrite1hTokens: 0,
           outputTokens: 40,
           reasoningTokens: 0,
           generations: 0,

@@ -3,15 +3,17 @@
 // 1. Configured prices are decimal USD with at most 9 decimals, so they convert exactly into
 //    integer nano-USD (per million tokens, or per image generation). The input_fidelity factor has
 //    at most 3 decimals and converts exactly into thousandths.
-// 2. Text: exact = (uncached input × input price + cached input × cached price + output × output
-//    price) / 1,000,000. All products are summed as bigints, then divided ONCE per request and
+// 2. Text: exact = (plain input × input price + cached input × cached price + cache writes ×
+//    write price + 1-hour cache writes × 1-hour write price + output × output price) / 1,000,000. All products are summed as bigints, then divided ONCE per request and
 //    rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
 //    than 1 nano-USD above it.
 // 3. Images: exact = generations × price per generation × factor / 1000 (factor 1000 unless
 //    input_fidelity is high), rounded up once per request the same way.
 // 4. Totals (ledger, balance, spent today, `modelgate usage`) are exact integer sums of the
 //    per-request costs; nothing is rounded again. USD strings are exact decimals of nano-USD.
-// 5. Cached input is part of input (OpenAI convention): uncached = input − min(cached, input).
+// 5. Cached input (cache reads) and cache writes are parts of input (OpenAI convention): plain input
+//    = input − reads − writes, each part capped at what is left of input (reads first, then
+//    writes, then 1-hour writes), so no token is billed twice.
 //    Reasoning tokens are part of output and billed at the output price; if an upstream reports
 //    more reasoning than output tokens, the larger figure is billed.
 import type { ModelInfo } from "../catalog/models.ts";
@@ -45,10 +47,23 @@ export interface ImageFacts {
 
 /** The exact cost of text usage under rule 2. */
 export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
-  const input = count(usage.inputTokens);
-  const cached = count(Math.min(usage.cachedInputTokens, usage.inputTokens));
+  let rest = count(usage.inputTokens);
+  const part = (n: number): bigint => {
+    let taken = count(n);
+    if (taken > rest) taken = rest;
+    rest -= taken;
+    return taken;
+  };
+  const cached = part(usage.cachedInputTokens);
+  const write = part(usage.cacheWriteTokens);
+  const write1h = part(usage.cacheWrite1hTokens);
   const output = count(Math.max(usage.outputTokens, usage.reasoningTokens));
-  const exact = (input - cached) * price.input + cached * price.cachedInput + output * price.output;
+  const exact =
+    rest * price.input +
+    cached * price.cachedInput +
+    write * price.cacheWrite +
+    write1h * price.cacheWrite1h +
+    output * price.output;
   return toNanos(ceilDiv(exact, MILLION));
 }
 
@@ -98,6 +113,8 @@ export class Pricer {
     return textCost(price, {
       inputTokens: worst.inputTokens,
       cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: worst.maxOutputTokens,
       reasoningTokens: 0,
       generations: 0,

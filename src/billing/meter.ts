@@ -7,7 +7,15 @@ import type { Nanos } from "../types.ts";
 export interface UsageCounts {
   /** Input tokens including cached ones (OpenAI convention). */
   inputTokens: number;
+  /** Input tokens read from a prompt cache (part of inputTokens). */
   cachedInputTokens: number;
+  /**
+   * Input tokens written to a prompt cache of the default lifetime (part of inputTokens): Anthropic's
+   * 5-minute writes (billed at a premium), OpenAI's `cache_write_tokens`.
+   */
+  cacheWriteTokens: number;
+  /** Input tokens written to Anthropic's 1-hour prompt cache (part of inputTokens). */
+  cacheWrite1hTokens: number;
   /** Output tokens including reasoning tokens. */
   outputTokens: number;
   reasoningTokens: number;
@@ -94,6 +102,8 @@ export interface Meter {
 export const NO_USAGE: UsageCounts = {
   inputTokens: 0,
   cachedInputTokens: 0,
+  cacheWriteTokens: 0,
+  cacheWrite1hTokens: 0,
   outputTokens: 0,
   reasoningTokens: 0,
   generations: 0,

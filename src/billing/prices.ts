@@ -19,6 +19,10 @@ export interface TextPrice {
   input: bigint;
   cachedInput: bigint;
   output: bigint;
+  /** Input written to a prompt cache of the default lifetime (Anthropic: 5 minutes). */
+  cacheWrite: bigint;
+  /** Input written to a 1-hour prompt cache. */
+  cacheWrite1h: bigint;
 }
 
 /** Nano-USD per generation, by quality then size. */
@@ -77,12 +81,20 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       }
       images.set(model.id, price);
     } else {
-      const [input, cached, output] = DEFAULT_TEXT_PRICES[model.id] ?? ["0", "0", "0"];
+      const [input, cached, output, write, write1h] = DEFAULT_TEXT_PRICES[model.id] ?? [
+        "0",
+        "0",
+        "0",
+        "0",
+        "0",
+      ];
       const configured = config.text[model.id] ?? {};
       text.set(model.id, {
         input: usd(configured.input_usd_per_mtok ?? input),
         cachedInput: usd(configured.cached_input_usd_per_mtok ?? cached),
         output: usd(configured.output_usd_per_mtok ?? output),
+        cacheWrite: usd(configured.cache_write_usd_per_mtok ?? write),
+        cacheWrite1h: usd(configured.cache_write_1h_usd_per_mtok ?? write1h),
       });
     }
   }

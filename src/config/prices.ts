@@ -6,6 +6,9 @@
 //   input_usd_per_mtok = "1.25"          # USD per million uncached input tokens
 //   cached_input_usd_per_mtok = "0.125"  # USD per million cached input tokens
 //   output_usd_per_mtok = "10"           # USD per million output tokens (reasoning included)
+//   cache_write_usd_per_mtok = "1.5625"  # USD per million tokens written to the prompt cache
+//                                        # (Anthropic's default 5-minute cache; OpenAI cache_write_tokens)
+//   cache_write_1h_usd_per_mtok = "2.5"  # USD per million tokens written to Anthropic's 1-hour cache
 //
 //   [billing.images."modelx-image-2".high]
 //   "1024x1024" = "0.167"                # USD per generation (a progress image is a generation)
@@ -25,6 +28,8 @@ const TextPriceSchema = v.strictObject({
   input_usd_per_mtok: v.optional(Usd),
   cached_input_usd_per_mtok: v.optional(Usd),
   output_usd_per_mtok: v.optional(Usd),
+  cache_write_usd_per_mtok: v.optional(Usd),
+  cache_write_1h_usd_per_mtok: v.optional(Usd),
 });
 
 export const IMAGE_QUALITIES = ["low", "medium", "high", "auto"] as const;
@@ -90,20 +95,27 @@ export const BillingSchema = v.strictObject({
 
 export type BillingConfig = v.InferOutput<typeof BillingSchema>;
 
-/** Placeholder text prices: [input, cached input, output] USD per million tokens. */
-export const DEFAULT_TEXT_PRICES: Readonly<Record<string, readonly [string, string, string]>> = {
-  "modelx-5.5": ["0.50", "0.05", "2.00"],
-  "modelx-5.4": ["0.40", "0.04", "1.60"],
-  "modelx-5.4-mini": ["0.10", "0.01", "0.40"],
-  "modelx-5.3-c": ["0.30", "0.03", "1.20"],
-  "modelx-5.3-c-spark": ["0.05", "0.005", "0.20"],
-  "modelx-5.2": ["0.25", "0.025", "1.00"],
-  "modelz-opus-4-7": ["0.60", "0.06", "2.40"],
-  "modelz-opus-4-6": ["0.60", "0.06", "2.40"],
-  "modelz-opus-4-5-20251101": ["0.50", "0.05", "2.00"],
-  "modelz-sonnet-4-6": ["0.30", "0.03", "1.20"],
-  "modelz-sonnet-4-5-20250929": ["0.30", "0.03", "1.20"],
-  "modelz-haiku-4-5-20251001": ["0.10", "0.01", "0.40"],
+/**
+ * Placeholder text prices, USD per million tokens: [input, cached input (cache read), output,
+ * cache write (default lifetime: Anthropic's 5 minutes), 1-hour cache write]. The modelz (Anthropic-style) models follow Anthropic's
+ * published ratios to the input price: read 0.1×, 5-minute write 1.25×, 1-hour write 2×. The modelx
+ * (OpenAI-style) models bill no cache-write premium: a write costs the input price.
+ */
+export const DEFAULT_TEXT_PRICES: Readonly<
+  Record<string, readonly [string, string, string, string, string]>
+> = {
+  "modelx-5.5": ["0.50", "0.05", "2.00", "0.50", "0.50"],
+  "modelx-5.4": ["0.40", "0.04", "1.60", "0.40", "0.40"],
+  "modelx-5.4-mini": ["0.10", "0.01", "0.40", "0.10", "0.10"],
+  "modelx-5.3-c": ["0.30", "0.03", "1.20", "0.30", "0.30"],
+  "modelx-5.3-c-spark": ["0.05", "0.005", "0.20", "0.05", "0.05"],
+  "modelx-5.2": ["0.25", "0.025", "1.00", "0.25", "0.25"],
+  "modelz-opus-4-7": ["0.60", "0.06", "2.40", "0.75", "1.20"],
+  "modelz-opus-4-6": ["0.60", "0.06", "2.40", "0.75", "1.20"],
+  "modelz-opus-4-5-20251101": ["0.50", "0.05", "2.00", "0.625", "1.00"],
+  "modelz-sonnet-4-6": ["0.30", "0.03", "1.20", "0.375", "0.60"],
+  "modelz-sonnet-4-5-20250929": ["0.30", "0.03", "1.20", "0.375", "0.60"],
+  "modelz-haiku-4-5-20251001": ["0.10", "0.01", "0.40", "0.125", "0.20"],
 };
 
 /**

@@ -41,6 +41,8 @@ export async function respond(input: RespondInput): Promise<Response> {
     const usage = answer.usage ?? {
       inputTokens: input.inputTokens,
       cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 0,
       reasoningTokens: 0,
       generations: 0,
@@ -55,10 +57,12 @@ export async function respond(input: RespondInput): Promise<Response> {
     const bytes = translation ? translateJson(translation, answer.json) : answer.bytes;
     return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
   }
-  const tap = new UsageTap(view.protocol);
+  // Translated: usage comes from the upstream's own events, the rest from what the client gets.
+  const translated = translation ? translateStream(translation, body) : undefined;
+  const tap = new UsageTap(view.protocol, translated?.usage);
   let ttfbMs: number | undefined;
   const stream = relayStream({
-    body: translation ? translateStream(translation, body) : body,
+    body: translated?.body ?? body,
     tap,
     abort: answered.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,

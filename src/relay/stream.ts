@@ -1,9 +1,11 @@
-// The stream relay: upstream SSE bytes go to the client as they arrive, cut only at event
-// boundaries (so an error event can always follow cleanly), while a tap reads usage on the side.
+// The stream relay: upstream SSE bytes go to the client as they arrive, cut only at event ends
+// (any line-end dialect; so an error event can always follow cleanly), while the one SSE parse of
+// the stream feeds the usage tap. Bytes are passed unchanged, except the Chat usage-only chunk the
+// gateway asked for on a client's behalf, dropped by its parsed shape.
 // Adds comment keep-alives while the upstream is silent, ends a broken stream with the protocol's
 // error event, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
-import { KEEP_ALIVE, lastEventEnd } from "../wire/sse.ts";
+import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
 import type { UsageTap } from "./tap.ts";
 
@@ -22,16 +24,23 @@ export interface StreamRelayOptions {
   onEnd(outcome: StreamOutcome): Promise<void>;
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function isUsageChunk(event: string): boolean {
-  return event.includes('"choices":[]') && event.includes('"usage":{');
-}
+const EVENT_END = new TextEncoder().encode("\n\n");
 
 export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const reader = o.body.getReader();
-  const parser = createParser({ onEvent: (e) => o.tap.onEvent(e.event, e.data) });
+  const splitter = new EventSplitter();
+  /** Events parsed from the current run of whole events, and which one to leave out (-1: none). */
+  let parsed = 0;
+  let dropAt = -1;
+  const sse = new SseFeed(
+    createParser({
+      onEvent: (e) => {
+        if (o.tap.onEvent(e.event, e.data) && o.dropUsageChunk) dropAt = parsed;
+        parsed++;
+      },
+    }),
+  );
   let pending: Uint8Array | undefined;
   let finished = false;
   let wrote = false;
@@ -40,7 +49,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
 
   const write = (bytes: Uint8Array) => {
-    if (finished || controller === undefined) return;
+    if (finished || controller === undefined || bytes.length === 0) return;
     controller.enqueue(bytes);
     lastWrite = Date.now();
     if (!wrote) {
@@ -49,23 +58,45 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
+  /** Parses a run of whole events once, then writes its bytes (less the usage chunk, if one to drop). */
+  const emit = (whole: Uint8Array) => {
+    parsed = 0;
+    dropAt = -1;
+    // Events end on an ASCII line end, so the bytes before one always decode whole.
+    sse.feed(decoder.decode(whole));
+    const span = dropAt < 0 ? undefined : eventSpan(whole, dropAt);
+    if (span === undefined) write(whole);
+    else {
+      write(whole.subarray(0, span[0]));
+      write(whole.subarray(span[1]));
+    }
+  };
+
   const forward = (chunk: Uint8Array) => {
+    const end = splitter.lastEnd(chunk);
+    const offset = pending?.length ?? 0;
     const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
-    const end = lastEventEnd(bytes, -1);
-    if (end < 0) {
+    if (end === -1) {
       pending = bytes;
       return;
     }
-    pending = end < bytes.length ? bytes.slice(end) : undefined;
-    const whole = bytes.subarray(0, end);
-    const text = decoder.decode(whole);
-    if (o.dropUsageChunk && text.includes('"usage":{')) {
-      const kept = text.split(/\n\n/).filter((e) => e !== "" && !isUsageChunk(e));
-      if (kept.length > 0) write(encoder.encode(`${kept.join("\n\n")}\n\n`));
-    } else {
-      write(whole);
-    }
-    parser.feed(text);
+    pending = end + offset < bytes.length ? bytes.slice(end + offset) : undefined;
+    emit(end + offset < bytes.length ? bytes.subarray(0, end + offset) : bytes);
+  };
+
+  /** At the upstream's end: a last event without its blank line still counts, then is closed. */
+  const forwardTail = () => {
+    const tail = pending;
+    pending = undefined;
+    parsed = 0;
+    dropAt = -1;
+    const text = tail === undefined ? "" : decoder.decode(tail);
+    if (text !== "") sse.feed(text);
+    sse.end();
+    // The tail holds at most one event (no event end in it): the usage chunk is left out whole.
+    if (tail === undefined || !o.tap.complete || dropAt >= 0) return;
+    write(tail);
+    if (text.trim() !== "") write(EVENT_END);
   };
 
   const finish = async (outcome: StreamOutcome, reason: string) => {
@@ -88,9 +119,9 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
         if (done || finished) break;
         forward(value);
       }
-      const complete = o.tap.terminal && pending === undefined;
+      forwardTail();
       await finish(
-        complete ? "complete" : "broken",
+        o.tap.complete ? "complete" : "broken",
         "The upstream stream ended before its final event. Retry the request.",
       );
     } catch (thrown) {

@@ -1,6 +1,8 @@
-// Reads usage off a relayed event stream without touching the bytes the client gets: only the
-// events that carry usage are parsed; content deltas are only counted (the estimate used when an
-// upstream never reports usage). Also notes whether the protocol's terminal event was seen.
+// Reads usage off a relayed event stream from events the relay has already parsed as SSE (one
+// parse per stream). JSON.parse runs only on events that can carry usage or end the stream, chosen
+// by event name or by a key test that does not depend on the JSON's whitespace; content deltas are
+// only counted (the estimate when an upstream never reports usage). Also notes whether the stream
+// is complete and, for Chat, whether an event is the usage-only chunk (empty `choices` + `usage`).
 import type { UsageCounts } from "../billing/meter.ts";
 import { anthropicUsage, openaiUsage } from "../wire/text-usage.ts";
 import type { TextProtocol } from "../wire/text-view.ts";
@@ -14,22 +16,53 @@ const RESPONSES_DELTAS = new Set([
 ]);
 const RESPONSES_TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
 
-function parse(data: string): Record<string, unknown> | undefined {
+/**
+ * An event's `type` when the server sent no `event:` line. Only the protocol's event types match,
+ * so a nested item's `type` ("message", "text_delta", …) written first (sorted keys) is passed over.
+ */
+const RESPONSES_TYPE = /"type"\s*:\s*"(response\.[a-z_.]+|error)"/;
+const MESSAGES_TYPE =
+  /"type"\s*:\s*"(message_(?:start|delta|stop)|content_block_(?:start|delta|stop)|ping|error)"/;
+// Chat chunks: a whitespace-free test for the common compact form first (native substring search,
+// one character look), the whitespace-tolerant pattern only when that cannot decide. Inside JSON
+// strings quotes are escaped, so model text can never look like one of these keys.
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+/** OpenAI's `{"error": {…}}` and vLLM's `{"object": "error", …}`: anchored, so most chunks fail at once. */
+const CHAT_ERROR = /^\s*\{\s*"(?:error"\s*:|object"\s*:\s*"error")/;
+const FINISHED = /"finish_reason"\s*:\s*"/;
+const TEXT_VALUE = /"(?:content|arguments|refusal|reasoning_content)"\s*:\s*"/;
+const N = 110;
+
+/** A usage object: not `"usage": null`, which OpenAI sends on every chunk when include_usage is on. */
+function hasUsage(data: string): boolean {
+  const at = data.indexOf('"usage"');
+  return at !== -1 && data.charCodeAt(at + 8) !== N && USAGE_OBJECT.test(data);
+}
+
+/** A chunk carrying generated text or tool arguments: counted for the estimate. */
+function chatText(data: string): boolean {
+  if (data.includes('"content":"') || data.includes('"arguments":"')) return true;
+  return data.includes('": ') && TEXT_VALUE.test(data);
+}
+
+type Json = Record<string, unknown>;
+
+function parse(data: string): Json | undefined {
   try {
     const value: unknown = JSON.parse(data);
-    return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : undefined;
+    return typeof value === "object" && value !== null ? (value as Json) : undefined;
   } catch {
     return undefined;
   }
 }
 
 function field(object: unknown, key: string): unknown {
-  return typeof object === "object" && object !== null ? (object as Record<string, unknown>)[key] : undefined;
+  return typeof object === "object" && object !== null ? (object as Json)[key] : undefined;
 }
 
 export class UsageTap {
   readonly protocol: TextProtocol;
-  /** Usage as the upstream reported it (undefined until a usage-bearing event arrives). */
+  /** Usage as the upstream reported it (undefined until a usage-bearing event arrives; last wins). */
   reported: UsageCounts | undefined;
   /** Content deltas seen: roughly one token each. */
   deltas = 0;
@@ -37,25 +70,46 @@ export class UsageTap {
   events = 0;
   /** True once the protocol's last event (normal or error) went by. */
   terminal = false;
+  /** Chat: the last two chunks' data (a finish chunk may be followed by the usage chunk). */
+  #last: string | undefined;
+  #beforeLast: string | undefined;
   /** Responses: the `response` of `response.created`, kept to build a `response.failed`. */
-  created: Record<string, unknown> | undefined;
+  created: Json | undefined;
+  /** The upstream's own events, tapped before translation: their usage wins over this stream's. */
+  readonly #source: UsageTap | undefined;
+  /** Anthropic usage fields so far: message_start has input, message_delta the cumulative rest. */
+  #anthropic: Json = {};
 
-  constructor(protocol: TextProtocol) {
+  constructor(protocol: TextProtocol, source?: UsageTap) {
     this.protocol = protocol;
+    this.#source = source;
   }
 
-  onEvent(name: string | undefined, data: string): void {
+  /**
+   * The stream reached a proper end: its terminal event, or (Chat) a choice finished in one of the
+   * last two chunks (servers that close without `[DONE]`; the usage chunk may follow the finish).
+   */
+  get complete(): boolean {
+    if (this.terminal) return true;
+    if (this.protocol !== "chat") return false;
+    return [this.#last, this.#beforeLast].some((d) => d !== undefined && FINISHED.test(d));
+  }
+
+  /**
+   * Takes one parsed SSE event. Returns true when it is a Chat usage-only chunk (what the gateway
+   * asked for with `stream_options.include_usage`), so the relay can drop it for a client that did not.
+   */
+  onEvent(name: string | undefined, data: string): boolean {
     this.events++;
     switch (this.protocol) {
       case "responses":
-        this.#responses(name ?? /"type":"([^"]+)"/.exec(data)?.[1], data);
-        break;
+        this.#responses(name ?? RESPONSES_TYPE.exec(data)?.[1], data);
+        return false;
       case "chat":
-        this.#chat(data);
-        break;
+        return this.#chat(data);
       case "messages":
-        this.#messages(name, data);
-        break;
+        this.#messages(name ?? MESSAGES_TYPE.exec(data)?.[1], data);
+        return false;
     }
   }
 
@@ -64,8 +118,7 @@ export class UsageTap {
     if (RESPONSES_DELTAS.has(type)) this.deltas++;
     else if (type === "response.created") {
       const response = field(parse(data), "response");
-      if (typeof response === "object" && response !== null)
-        this.created = response as Record<string, unknown>;
+      if (typeof response === "object" && response !== null) this.created = response as Json;
     } else if (RESPONSES_TERMINAL.has(type)) {
       this.terminal = true;
       const usage = field(field(parse(data), "response"), "usage");
@@ -73,43 +126,56 @@ export class UsageTap {
     }
   }
 
-  #chat(data: string): void {
-    if (data === "[DONE]") {
+  #chat(data: string): boolean {
+    if (data.length < 16 && data.trim() === "[DONE]") {
       this.terminal = true;
-      return;
+      return false;
     }
-    if (data.includes('"usage":{')) this.reported = openaiUsage(field(parse(data), "usage")) ?? this.reported;
-    else if (data.startsWith('{"error"')) this.terminal = true;
-    else if (data.includes('"content":"') || data.includes('"arguments":"')) this.deltas++;
+    // Whether the stream finished is only needed at its end: the last two chunks are kept for it.
+    this.#beforeLast = this.#last;
+    this.#last = data;
+    if (chatText(data)) this.deltas++;
+    const usage = hasUsage(data);
+    if (!usage && !CHAT_ERROR.test(data)) return false;
+    const chunk = parse(data);
+    if (chunk === undefined) return false;
+    const choices = chunk.choices;
+    if (!Array.isArray(choices)) {
+      if (chunk.error !== undefined || chunk.object === "error") this.terminal = true;
+      return false;
+    }
+    const counts = usage ? openaiUsage(chunk.usage) : undefined;
+    if (counts === undefined) return false;
+    this.reported = counts;
+    return choices.length === 0;
   }
 
-  #messages(name: string | undefined, data: string): void {
-    if (name === "content_block_delta") this.deltas++;
-    else if (name === "message_start") this.#mergeAnthropic(field(field(parse(data), "message"), "usage"));
-    else if (name === "message_delta") this.#mergeAnthropic(field(parse(data), "usage"));
-    else if (name === "message_stop" || name === "error") this.terminal = true;
+  #messages(type: string | undefined, data: string): void {
+    if (type === "content_block_delta") this.deltas++;
+    else if (type === "message_start") this.#mergeAnthropic(field(field(parse(data), "message"), "usage"));
+    else if (type === "message_delta") this.#mergeAnthropic(field(parse(data), "usage"));
+    else if (type === "message_stop" || type === "error") this.terminal = true;
   }
 
-  /** Anthropic usage arrives in parts: input in message_start, cumulative output in message_delta. */
+  /** Anthropic usage arrives in parts; a later event's fields replace earlier ones (all cumulative). */
   #mergeAnthropic(raw: unknown): void {
-    const next = anthropicUsage(raw);
-    if (next === undefined) return;
-    const had = this.reported;
-    const hasInput = typeof field(raw, "input_tokens") === "number";
-    this.reported = {
-      ...next,
-      inputTokens: hasInput ? next.inputTokens : (had?.inputTokens ?? 0),
-      cachedInputTokens: hasInput ? next.cachedInputTokens : (had?.cachedInputTokens ?? 0),
-    };
+    if (typeof raw !== "object" || raw === null) return;
+    const merged: Json = { ...this.#anthropic };
+    for (const [key, value] of Object.entries(raw)) if (value !== null) merged[key] = value;
+    this.#anthropic = merged;
+    this.reported = anthropicUsage(merged) ?? this.reported;
   }
 
   /** The usage to settle: reported if any, else estimated from the prompt count and deltas seen. */
   usage(inputTokens: number): { usage: UsageCounts; source: "reported" | "estimated" } {
-    if (this.reported) return { usage: this.reported, source: "reported" };
+    const reported = this.#source === undefined ? this.reported : this.#source.reported;
+    if (reported) return { usage: reported, source: "reported" };
     return {
       usage: {
         inputTokens,
         cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        cacheWrite1hTokens: 0,
         outputTokens: this.deltas,
         reasoningTokens: 0,
         generations: 0,

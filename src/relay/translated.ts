@@ -3,9 +3,11 @@
 // stateful reader/writer pair (each upstream event is written out as soon as it is read; nothing
 // waits for the end of the stream).
 import { createParser } from "eventsource-parser";
+import { SseFeed } from "../wire/sse.ts";
 import type { TextProtocol } from "../wire/text-view.ts";
 import { replyReader, replyWriter, translateAnswer } from "../wire/translate/index.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
+import { UsageTap } from "./tap.ts";
 
 export interface Translation {
   from: TextProtocol;
@@ -24,30 +26,42 @@ export function translateJson(t: Translation, upstream: unknown): Uint8Array {
   return encoder.encode(JSON.stringify(translateAnswer(t.from, t.to, json, t.model, t.inputEstimate)));
 }
 
+export interface TranslatedStream {
+  /** The client protocol's event bytes. */
+  body: ReadableStream<Uint8Array>;
+  /** A tap on the upstream's own events: billing takes its usage, with counts a translation cannot carry (cache writes). */
+  usage: UsageTap;
+}
+
 /** A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol. */
-export function translateStream(
-  t: Translation,
-  body: ReadableStream<Uint8Array>,
-): ReadableStream<Uint8Array> {
+export function translateStream(t: Translation, body: ReadableStream<Uint8Array>): TranslatedStream {
+  const usage = new UsageTap(t.from);
   const reader = replyReader(t.from);
   const writer = replyWriter(t.to, t.model, t.inputEstimate);
   const decoder = new TextDecoder();
   let out: TransformStreamDefaultController<Uint8Array> | undefined;
-  const parser = createParser({
-    onEvent: (e) => {
-      for (const event of reader.read(e.event, e.data))
-        for (const bytes of writer.push(event)) out?.enqueue(bytes);
-    },
-  });
+  const sse = new SseFeed(
+    createParser({
+      onEvent: (e) => {
+        usage.onEvent(e.event, e.data);
+        for (const event of reader.read(e.event, e.data))
+          for (const bytes of writer.push(event)) out?.enqueue(bytes);
+      },
+    }),
+  );
   const transform = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       out = controller;
-      parser.feed(decoder.decode(chunk, { stream: true }));
+      // stream: true keeps a UTF-8 character cut between two chunks whole.
+      sse.feed(decoder.decode(chunk, { stream: true }));
     },
     flush(controller) {
       out = controller;
+      const rest = decoder.decode();
+      if (rest !== "") sse.feed(rest);
+      sse.end();
       for (const event of reader.end()) for (const bytes of writer.push(event)) controller.enqueue(bytes);
     },
   });
-  return body.pipeThrough(transform);
+  return { body: body.pipeThrough(transform), usage };
 }

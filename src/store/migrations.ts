@@ -3,12 +3,14 @@
 import { createHash } from "node:crypto";
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_notifications.sql" with { type: "text" };
+import m0002 from "../../migrations/0002_cache_writes.sql" with { type: "text" };
 import journal from "../../migrations/meta/_journal.json";
 
 /** Every migration file by its journal tag. A unit test checks this against migrations/. */
 export const EMBEDDED_SQL: Readonly<Record<string, string>> = {
   "0000_init": m0000,
   "0001_notifications": m0001,
+  "0002_cache_writes": m0002,
 };
 
 export interface MigrationMeta {

@@ -91,6 +91,10 @@ export const usageRecords = sqliteTable(
     status: integer("status").notNull(),
     inputTokens: integer("input_tokens").notNull().default(0),
     cachedInputTokens: integer("cached_input_tokens").notNull().default(0),
+    /** Input tokens written to a prompt cache of the default lifetime (Anthropic: 5 minutes), part of input_tokens. */
+    cacheWriteTokens: integer("cache_write_tokens").notNull().default(0),
+    /** Input tokens written to Anthropic's 1-hour prompt cache, part of input_tokens. */
+    cacheWrite1hTokens: integer("cache_write_1h_tokens").notNull().default(0),
     outputTokens: integer("output_tokens").notNull().default(0),
     reasoningTokens: integer("reasoning_tokens").notNull().default(0),
     /** Image generations billed (n × (1 + partial_images) when streaming). */

@@ -15,9 +15,10 @@ import type {
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 
 const INSERT_RECORD = `INSERT INTO usage_records (request_id, key_id, account_id, model, endpoint, stream,
-  status, input_tokens, cached_input_tokens, output_tokens, reasoning_tokens, generations, cost_nanos,
-  usage_source, channels, latency_ms, ttfb_ms, client_address, end_user, detail, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  status, input_tokens, cached_input_tokens, cache_write_tokens, cache_write_1h_tokens, output_tokens,
+  reasoning_tokens, generations, cost_nanos, usage_source, channels, latency_ms, ttfb_ms, client_address,
+  end_user, detail, created_at)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (request_id) DO NOTHING`;
 const INSERT_DEBIT = `INSERT INTO ledger (account_id, amount_nanos, kind, request_id, note, created_at)
   VALUES (?, ?, 'debit', ?, ?, ?)`;
@@ -167,6 +168,9 @@ function recordValues(r: UsageRecord, id: string): (string | number | null)[] {
     r.status,
     r.inputTokens,
     r.cachedInputTokens,
+    // A journal line written before these fields existed has none.
+    r.cacheWriteTokens ?? 0,
+    r.cacheWrite1hTokens ?? 0,
     r.outputTokens,
     r.reasoningTokens,
     r.generations,
@@ -196,6 +200,8 @@ function fromRow(row: Row): UsageRecord {
     status: num("status"),
     inputTokens: num("input_tokens"),
     cachedInputTokens: num("cached_input_tokens"),
+    cacheWriteTokens: num("cache_write_tokens"),
+    cacheWrite1hTokens: num("cache_write_1h_tokens"),
     outputTokens: num("output_tokens"),
     reasoningTokens: num("reasoning_tokens"),
     generations: num("generations"),

@@ -19,6 +19,9 @@ export interface UsageRecord {
   status: number;
   inputTokens: number;
   cachedInputTokens: number;
+  /** Input tokens written to a prompt cache (default lifetime / 1 hour): parts of inputTokens, priced apart. */
+  cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
   outputTokens: number;
   reasoningTokens: number;
   generations: number;

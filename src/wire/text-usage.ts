@@ -1,18 +1,22 @@
 // Usage in each protocol's convention → the meter's UsageCounts (OpenAI convention: input includes
-// cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache tokens.
+// cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache reads
+// and cache writes; writes are split by cache lifetime (the default 5 minutes, or 1 hour) and priced
+// apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input).
 import * as v from "valibot";
 import type { UsageCounts } from "../billing/meter.ts";
 import type { TextProtocol } from "./text-view.ts";
 
 const Count = v.optional(v.nullable(v.number()), 0);
 
+const InputDetails = v.looseObject({ cached_tokens: Count, cache_write_tokens: Count });
+
 const OpenAIUsage = v.looseObject({
   input_tokens: v.optional(v.number()),
   prompt_tokens: v.optional(v.number()),
   output_tokens: v.optional(v.number()),
   completion_tokens: v.optional(v.number()),
-  input_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
-  prompt_tokens_details: v.optional(v.nullable(v.looseObject({ cached_tokens: Count }))),
+  input_tokens_details: v.optional(v.nullable(InputDetails)),
+  prompt_tokens_details: v.optional(v.nullable(InputDetails)),
   output_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
   completion_tokens_details: v.optional(v.nullable(v.looseObject({ reasoning_tokens: Count }))),
   /** DeepSeek's cache hits (prompt_tokens = hit + miss), where it sends no prompt_tokens_details. */
@@ -22,8 +26,16 @@ const OpenAIUsage = v.looseObject({
 const AnthropicUsage = v.looseObject({
   input_tokens: Count,
   output_tokens: Count,
-  cache_creation_input_tokens: Count,
+  cache_creation_input_tokens: v.optional(v.nullable(v.number())),
   cache_read_input_tokens: Count,
+  cache_creation: v.optional(
+    v.nullable(
+      v.looseObject({
+        ephemeral_5m_input_tokens: Count,
+        ephemeral_1h_input_tokens: Count,
+      }),
+    ),
+  ),
 });
 
 /** Reads an OpenAI (Responses or Chat) usage object; undefined when it is not one. */
@@ -34,10 +46,12 @@ export function openaiUsage(raw: unknown): UsageCounts | undefined {
   const input = u.input_tokens ?? u.prompt_tokens;
   const output = u.output_tokens ?? u.completion_tokens;
   if (input === undefined || output === undefined) return undefined;
+  const details = u.input_tokens_details ?? u.prompt_tokens_details;
   return {
     inputTokens: input,
-    cachedInputTokens:
-      (u.input_tokens_details ?? u.prompt_tokens_details)?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0,
+    cachedInputTokens: details?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0,
+    cacheWriteTokens: details?.cache_write_tokens ?? 0,
+    cacheWrite1hTokens: 0,
     outputTokens: output,
     reasoningTokens: (u.output_tokens_details ?? u.completion_tokens_details)?.reasoning_tokens ?? 0,
     generations: 0,
@@ -50,9 +64,17 @@ export function anthropicUsage(raw: unknown): UsageCounts | undefined {
   if (!parsed.success) return undefined;
   const u = parsed.output;
   const cacheRead = u.cache_read_input_tokens ?? 0;
+  const split = u.cache_creation;
+  // The total is authoritative; the by-lifetime split may be absent (then every write is 5-minute).
+  const writes =
+    u.cache_creation_input_tokens ??
+    (split?.ephemeral_5m_input_tokens ?? 0) + (split?.ephemeral_1h_input_tokens ?? 0);
+  const writes1h = Math.min(split?.ephemeral_1h_input_tokens ?? 0, writes);
   return {
-    inputTokens: (u.input_tokens ?? 0) + cacheRead + (u.cache_creation_input_tokens ?? 0),
+    inputTokens: (u.input_tokens ?? 0) + cacheRead + writes,
     cachedInputTokens: cacheRead,
+    cacheWriteTokens: writes - writes1h,
+    cacheWrite1hTokens: writes1h,
     outputTokens: u.output_tokens ?? 0,
     reasoningTokens: 0,
     generations: 0,

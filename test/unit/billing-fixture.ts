@@ -97,6 +97,8 @@ export function usage(partial: Partial<UsageCounts>): UsageCounts {
   return {
     inputTokens: 0,
     cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: 0,
     reasoningTokens: 0,
     generations: 0,

@@ -37,6 +37,8 @@ function record(i: number, accountId: number, cost: number): UsageRecord {
     status: 200,
     inputTokens: 10,
     cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     outputTokens: 5,
     reasoningTokens: 0,
     generations: 0,

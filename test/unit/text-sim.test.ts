@@ -6,7 +6,7 @@ import { Rng } from "../../src/sim/random.ts";
 import { readDirectives } from "../../src/sim/text/directives.ts";
 import { jsonForSchema } from "../../src/sim/text/json.ts";
 import { planAnswer } from "../../src/sim/text/plan.ts";
-import { lastEventEnd } from "../../src/wire/sse.ts";
+import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextView } from "../../src/wire/text-view.ts";
 
 const ajv = new Ajv({ strict: false });
@@ -131,9 +131,11 @@ describe("plans", () => {
 describe("SSE boundaries", () => {
   const bytes = (s: string) => new TextEncoder().encode(s);
   test("finds the end of the last complete event, across chunks and CRLF", () => {
-    expect(lastEventEnd(bytes("data: a\n\ndata: b"), -1)).toBe(9);
-    expect(lastEventEnd(bytes("data: a\r\n\r\n"), -1)).toBe(11);
-    expect(lastEventEnd(bytes("\ndata: b"), 10)).toBe(1);
-    expect(lastEventEnd(bytes("data: partial"), -1)).toBe(-1);
+    expect(new EventSplitter().scan(bytes("data: a\n\ndata: b"), [])).toEqual([9]);
+    expect(new EventSplitter().scan(bytes("data: a\r\n\r\n"), [])).toEqual([11]);
+    const split = new EventSplitter();
+    expect(split.scan(bytes("data: a\n"), [])).toEqual([]);
+    expect(split.scan(bytes("\ndata: b"), [])).toEqual([1]);
+    expect(new EventSplitter().scan(bytes("data: partial"), [])).toEqual([]);
   });
 });

@@ -1,0 +1,188 @@
+// The stream relay and its usage tap over every SSE dialect (test/helpers/sse-dialects.ts), cut at
+// random byte boundaries: the usage read is the upstream's exact report, the stream is complete,
+// the client gets the upstream's bytes unchanged, and only the gateway's own Chat usage chunk is
+// ever dropped — recognized by its parsed shape, whatever the framing.
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
+import { UsageTap } from "../../src/relay/tap.ts";
+import { EventSplitter } from "../../src/wire/sse.ts";
+import type { TextProtocol } from "../../src/wire/text-view.ts";
+import {
+  chatStream,
+  clientView,
+  DIALECTS,
+  type Dialect,
+  REPORTED,
+  responsesStream,
+  STREAMS,
+  TEXT,
+} from "../helpers/sse-dialects.ts";
+
+const encoder = new TextEncoder();
+
+/** `bytes` cut at the given positions (sorted, deduplicated, inside the array). */
+function cut(bytes: Uint8Array, at: number[]): Uint8Array[] {
+  const points = [...new Set(at.map((p) => p % (bytes.length + 1)))].sort((a, b) => a - b);
+  const out: Uint8Array[] = [];
+  let start = 0;
+  for (const p of [...points, bytes.length]) {
+    if (p > start) out.push(bytes.slice(start, p));
+    start = Math.max(start, p);
+  }
+  return out;
+}
+
+async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChunk = false) {
+  const tap = new UsageTap(protocol);
+  let outcome: StreamOutcome | undefined;
+  let i = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      const next = chunks[i++];
+      if (next === undefined) c.close();
+      else c.enqueue(next);
+    },
+  });
+  const out = relayStream({
+    body,
+    tap,
+    abort: () => undefined,
+    keepaliveMs: 60_000,
+    dropUsageChunk,
+    onFirstByte: () => undefined,
+    onEnd: async (o) => {
+      outcome = o;
+    },
+  });
+  const bytes = new Uint8Array(await new Response(out).arrayBuffer());
+  return { tap, outcome, text: new TextDecoder().decode(bytes) };
+}
+
+function expectExact(tap: UsageTap) {
+  const { usage, source } = tap.usage(999);
+  expect(source).toBe("reported");
+  expect(usage.inputTokens).toBe(REPORTED.input);
+  expect(usage.cachedInputTokens).toBe(REPORTED.cached);
+  expect(usage.outputTokens).toBe(REPORTED.output);
+}
+
+describe("event ends", () => {
+  /** Event ends by the definition: a terminator (CRLF, LF, CR) closing an empty line. */
+  function reference(text: string): number[] {
+    const ends: number[] = [];
+    let lineEmpty = true;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === "\n" && text[i - 1] === "\r") {
+        if (ends.at(-1) === i) ends[ends.length - 1] = i + 1;
+      } else if (c === "\r" || c === "\n") {
+        if (lineEmpty) ends.push(i + 1);
+        lineEmpty = true;
+      } else lineEmpty = false;
+    }
+    return ends;
+  }
+
+  test("any split of any mix of line ends: the splitter finds the reference's last end per chunk", () => {
+    const text = fc
+      .array(fc.constantFrom("a", ":", "\r", "\n", "\r\n"), { maxLength: 60 })
+      .map((a) => a.join(""));
+    fc.assert(
+      fc.property(text, fc.array(fc.nat(), { maxLength: 10 }), (s, at) => {
+        const chunks = cut(encoder.encode(s), at);
+        const starts = new Set<number>();
+        let offset = 0;
+        for (const chunk of chunks) {
+          starts.add(offset);
+          offset += chunk.length;
+        }
+        // A CRLF cut between chunks ends its event at the CR: the relay cannot wait for the LF.
+        const want = reference(s).map((e) =>
+          s[e - 1] === "\n" && s[e - 2] === "\r" && starts.has(e - 1) ? e - 1 : e,
+        );
+        const splitter = new EventSplitter();
+        offset = 0;
+        for (const chunk of chunks) {
+          const expected = want.filter((e) => e > offset && e <= offset + chunk.length).at(-1) ?? -1;
+          const end = splitter.lastEnd(chunk);
+          expect(end === -1 ? -1 : end + offset).toBe(expected);
+          offset += chunk.length;
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe("relay over SSE dialects", () => {
+  for (const protocol of ["chat", "responses", "messages"] as const) {
+    for (const dialect of DIALECTS) {
+      test(`${protocol}: ${dialect.name}, in 7-byte slices`, async () => {
+        const stream = STREAMS[protocol](dialect);
+        const bytes = encoder.encode(stream);
+        const at = Array.from({ length: Math.ceil(bytes.length / 7) }, (_, i) => i * 7);
+        const { tap, outcome, text } = await relay(protocol, cut(bytes, at));
+        expect(outcome).toBe("complete");
+        expectExact(tap);
+        expect(text).toBe(stream);
+        expect(clientView(protocol, text).text).toBe(TEXT);
+      });
+    }
+  }
+
+  test("any split of any dialect: exact usage, bytes unchanged, complete", async () => {
+    const protocols = fc.constantFrom<TextProtocol>("chat", "responses", "messages");
+    await fc.assert(
+      fc.asyncProperty(
+        protocols,
+        fc.constantFrom(...DIALECTS),
+        fc.array(fc.nat(), { maxLength: 40 }),
+        async (protocol, dialect, at) => {
+          const stream = STREAMS[protocol](dialect);
+          const { tap, outcome, text } = await relay(protocol, cut(encoder.encode(stream), at));
+          expect(outcome).toBe("complete");
+          expectExact(tap);
+          expect(text).toBe(stream);
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  test("the gateway's Chat usage chunk is dropped by its parsed shape, and only it", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...DIALECTS), fc.array(fc.nat(), { maxLength: 30 }), async (d, at) => {
+        const stream = chatStream(d);
+        const { tap, outcome, text } = await relay("chat", cut(encoder.encode(stream), at), true);
+        expect(outcome).toBe("complete");
+        expectExact(tap);
+        const seen = clientView("chat", text);
+        expect(seen.text).toBe(TEXT);
+        expect(seen.usageChunks).toBe(0);
+        // Nothing else changed: with the usage chunk left in its own dialect, the bytes match.
+        if (d.usage !== "separate") expect(text).toBe(stream);
+        else expect(text.length).toBeLessThan(stream.length);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  test("a stream cut off before its end is broken and ends with the protocol's error event", async () => {
+    const stream = responsesStream(DIALECTS[0] as Dialect);
+    const bytes = encoder.encode(stream);
+    const { tap, outcome, text } = await relay("responses", [bytes.slice(0, Math.floor(bytes.length / 2))]);
+    expect(outcome).toBe("broken");
+    expect(tap.usage(7).source).toBe("estimated");
+    expect(text).toContain("event: error");
+    expect(text).toContain("event: response.failed");
+  });
+
+  test("a last event without its blank line still counts and is closed for the client", async () => {
+    const stream = chatStream(DIALECTS[0] as Dialect).replace(/\n\n$/, "");
+    const { tap, outcome, text } = await relay("chat", [encoder.encode(stream)]);
+    expect(outcome).toBe("complete");
+    expect(tap.terminal).toBe(true);
+    expect(text).toBe(`${stream}\n\n`);
+  });
+});
