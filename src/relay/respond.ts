@@ -16,6 +16,8 @@ export interface RespondInput {
   ctx: RequestContext;
   gateway: Gateway;
   view: TextView;
+  /** The client's parsed request body. */
+  request: Record<string, unknown>;
   inputTokens: number;
   answered: Answered;
   /** The protocol the answering channel spoke. */
@@ -31,7 +33,13 @@ export async function respond(input: RespondInput): Promise<Response> {
   const translation: Translation | undefined =
     input.upstream === view.protocol
       ? undefined
-      : { from: input.upstream, to: view.protocol, model: view.model, inputEstimate: input.inputTokens };
+      : {
+          from: input.upstream,
+          to: view.protocol,
+          model: view.model,
+          inputEstimate: input.inputTokens,
+          request: input.request,
+        };
   if (answered.bytes !== undefined || body === null) {
     const answer = relayJson(
       answered.channel.config.name,

@@ -155,6 +155,7 @@ export async function serveText(
       ctx,
       gateway,
       view,
+      request: decoded.body,
       inputTokens,
       answered,
       upstream,

@@ -16,6 +16,8 @@ export interface Translation {
   model: string;
   /** The gateway's count of the prompt, for protocols that report input usage before the answer. */
   inputEstimate: number;
+  /** The client's request body: a Responses answer echoes its parameters (instructions, tools, …). */
+  request: Obj;
 }
 
 const encoder = new TextEncoder();
@@ -23,7 +25,9 @@ const encoder = new TextEncoder();
 /** The upstream's complete JSON answer as the client protocol's answer bytes. */
 export function translateJson(t: Translation, upstream: unknown): Uint8Array {
   const json = typeof upstream === "object" && upstream !== null ? (upstream as Obj) : {};
-  return encoder.encode(JSON.stringify(translateAnswer(t.from, t.to, json, t.model, t.inputEstimate)));
+  return encoder.encode(
+    JSON.stringify(translateAnswer(t.from, t.to, json, t.model, t.inputEstimate, t.request)),
+  );
 }
 
 export interface TranslatedStream {
@@ -37,7 +41,7 @@ export interface TranslatedStream {
 export function translateStream(t: Translation, body: ReadableStream<Uint8Array>): TranslatedStream {
   const usage = new UsageTap(t.from);
   const reader = replyReader(t.from);
-  const writer = replyWriter(t.to, t.model, t.inputEstimate);
+  const writer = replyWriter(t.to, t.model, t.inputEstimate, t.request);
   const decoder = new TextDecoder();
   let out: TransformStreamDefaultController<Uint8Array> | undefined;
   const sse = new SseFeed(

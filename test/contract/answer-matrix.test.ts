@@ -27,7 +27,13 @@ import {
   upstreamStream,
 } from "./answer-fixtures.ts";
 import { type Summary, summarize, summarizeStream } from "./answer-summary.ts";
-import { ANSWER_SCHEMAS, problems, responsesEvent, streamProblems } from "./client-schemas.ts";
+import {
+  ANSWER_SCHEMAS,
+  problems,
+  responsesEvent,
+  responseObject as responsesObjectSchema,
+  streamProblems,
+} from "./client-schemas.ts";
 
 type Obj = Record<string, unknown>;
 const PROTOCOLS: readonly Protocol[] = ["responses", "chat", "messages"];
@@ -224,6 +230,40 @@ async function wsTurn(frame: Obj): Promise<Obj[]> {
   ws.close();
   return frames;
 }
+
+describe("a translated Responses answer echoes the client's request, as the API does", () => {
+  const tools = [{ type: "function", name: TOOL.name, parameters: WEATHER_SCHEMA, strict: true }];
+  const ask = {
+    instructions: "Answer briefly.",
+    temperature: 0.4,
+    max_output_tokens: 300,
+    tools,
+    tool_choice: "auto",
+    parallel_tool_calls: false,
+    metadata: { ticket: "T-1" },
+    input: "SCENARIO:text Hello",
+  };
+  const echoed = {
+    instructions: "Answer briefly.",
+    temperature: 0.4,
+    max_output_tokens: 300,
+    tools,
+    tool_choice: "auto",
+    parallel_tool_calls: false,
+    metadata: { ticket: "T-1" },
+  };
+  test.each([["chat"], ["messages"]] as const)("from a %s upstream, complete and streamed", async (up) => {
+    const model = MODEL_BY_UPSTREAM[up];
+    const whole = (await (await post(gw, "/v1/responses", { model, ...ask })).json()) as Obj;
+    expect(problems(responsesObjectSchema, whole)).toEqual([]);
+    expect(whole).toMatchObject(echoed);
+    const { events } = await readSse(await post(gw, "/v1/responses", { model, ...ask, stream: true }));
+    const frames = events.map((e) => JSON.parse(e.data) as Obj);
+    for (const type of ["response.created", "response.completed"]) {
+      expect(frames.find((f) => f.type === type)?.response).toMatchObject(echoed);
+    }
+  });
+});
 
 describe("Responses WebSocket mode", () => {
   test("the warm-up answer (generate: false) passes the official event and response schemas and echoes the request", async () => {

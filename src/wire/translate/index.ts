@@ -50,11 +50,19 @@ export function replyReader(from: TextProtocol): ReplyReader {
   }
 }
 
-/** A writer for the client's protocol; `model` is the id the client asked for. */
-export function replyWriter(to: TextProtocol, model: string, inputEstimate: number): ReplyWriter {
+/**
+ * A writer for the client's protocol; `model` is the id the client asked for, `request` the client's
+ * body (a Responses answer echoes its parameters, as the API does).
+ */
+export function replyWriter(
+  to: TextProtocol,
+  model: string,
+  inputEstimate: number,
+  request?: Obj,
+): ReplyWriter {
   switch (to) {
     case "responses":
-      return new ResponsesWriter(model);
+      return new ResponsesWriter(model, request);
     case "chat":
       return new ChatWriter(model);
     case "messages":
@@ -69,8 +77,9 @@ export function translateAnswer(
   json: Obj,
   model: string,
   inputEstimate: number,
+  request?: Obj,
 ): Obj {
-  const writer = replyWriter(to, model, inputEstimate);
+  const writer = replyWriter(to, model, inputEstimate, request);
   for (const event of replyEvents(readReply(from, json))) writer.push(event);
   return writer.answer();
 }

@@ -110,9 +110,10 @@ export class ResponsesWriter implements ReplyWriter {
   #stop: IrStop | undefined;
   #error: Obj | null = null;
 
-  /** `model` is the id the client asked for. */
-  constructor(model: string) {
-    this.#shell = responseShell(`resp_${newId()}`, model, Math.floor(Date.now() / 1000));
+  /** `model` is the id the client asked for; `request`, the client's body, whose parameters the answer echoes. */
+  constructor(model: string, request?: Obj) {
+    const shell = responseShell(`resp_${newId()}`, model, Math.floor(Date.now() / 1000));
+    this.#shell = request === undefined ? shell : echoRequest(shell, request);
   }
 
   get id(): string {
