@@ -193,3 +193,16 @@ describe("body read timeouts", () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe("money amounts", () => {
+  test("an admin credit past the largest exact amount is 400 naming it, not 500 (found by the config fuzz)", async () => {
+    const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+    const r = await fetch(`${gw.url}/admin/v1/accounts/default/credit`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ amount_usd: "9007200", note: "fuzz" }),
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { param: string } }).error.param).toBe("amount_usd");
+  });
+});
