@@ -68,6 +68,7 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   const finished = new Promise<void>((resolve) => {
     parser.on("finish", resolve);
     parser.on("error", (e) => {
+      if (inFile !== undefined) fail(endedInside(inFile));
       fail(bad(`malformed multipart/form-data: ${e instanceof Error ? e.message : String(e)}`));
       resolve();
     });
@@ -77,7 +78,15 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
     else upload.fields[name] = value;
   });
   parser.on("filesLimit", () => fail(bad(`at most ${MAX_IMAGES} images and one mask are accepted`, "image")));
-  parser.on("file", (name, stream) => collectFile(name, stream, upload, fail));
+  // The file part being read: a body that ends inside it is refused naming it.
+  let inFile: string | undefined;
+  parser.on("file", (name, stream) => {
+    inFile = name === "image[]" ? "image" : name;
+    stream.on("end", () => {
+      inFile = undefined;
+    });
+    collectFile(name, stream, upload, fail);
+  });
   await pump(request, request.body, parser, () => failure !== undefined);
   if (failure === undefined) await finished;
   if (failure !== undefined) throw failure;
@@ -107,6 +116,10 @@ class FileBuffer {
   }
 }
 
+function endedInside(field: string): GatewayError {
+  return bad(`${field}: the upload ended inside this file; send the complete multipart body`, field);
+}
+
 function collectFile(
   name: string,
   stream: BusboyFileStream,
@@ -118,6 +131,9 @@ function collectFile(
   stream.on("data", (chunk: Buffer) => {
     if (!stream.truncated) file.append(chunk);
   });
+  // A body that ends inside this file: busboy reports it on the file's stream (an 'error' event
+  // with no listener would throw out of the parser).
+  stream.on("error", () => fail(endedInside(field)));
   stream.on("limit", () =>
     fail(
       new GatewayError(

@@ -151,6 +151,25 @@ describe("images", () => {
   });
 });
 
+describe("multipart cut short (found by the multipart fuzz)", () => {
+  test("a body ending inside the image part is 400 naming it, and the gateway keeps serving", async () => {
+    const boundary = "cutboundary";
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nmodelx-image-2\r\n--${boundary}\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nhat\r\n--${boundary}\r\nContent-Disposition: form-data; name="image"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`;
+    const body = Buffer.concat([Buffer.from(head), Buffer.from(flatPng(16, 16).subarray(0, 40))]);
+    const r = await fetch(`${gw.url}/v1/images/edits`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": `multipart/form-data; boundary=${boundary}`,
+      },
+      body,
+    });
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as { error: { param: string } }).error.param).toBe("image");
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+  });
+});
+
 describe("body read timeouts", () => {
   const head = (length: number | "chunked") =>
     [
