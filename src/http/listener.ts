@@ -4,7 +4,9 @@ import type { Server } from "bun";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { setBodyTimeouts } from "../relay/body.ts";
-import { peers } from "./edge.ts";
+import { asGatewayError, errorResponse } from "../wire/errors.ts";
+import { newRequestId } from "./context.ts";
+import { describeThrown, peers } from "./edge.ts";
 import { routable } from "./target.ts";
 import { NO_SOCKETS, type SocketData, type SocketRoute } from "./websocket.ts";
 
@@ -56,6 +58,11 @@ export function listen(
       return fetch(request);
     },
     websocket: sockets?.handlers ?? NO_SOCKETS,
+    // Only what escapes the edge (src/http/edge.ts renders every handler failure) lands here.
+    error(thrown) {
+      log("error", "request failed outside the handlers", { error: describeThrown(thrown) });
+      return errorResponse(asGatewayError(thrown), "openai", newRequestId());
+    },
   });
   const scheme = tls ? "https" : "http";
   const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;
