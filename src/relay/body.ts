@@ -20,6 +20,9 @@ export function setBodyTimeouts(next: BodyTimeouts): void {
   timeouts = next;
 }
 
+/** Declared bodies up to this size are read in one native step (total deadline only). */
+const NATIVE_READ_BYTES = 64 * 1024;
+
 /** Accepted JSON bodies nest objects and arrays at most this deep (a documented limit). */
 export const MAX_JSON_DEPTH = 128;
 
@@ -104,11 +107,12 @@ export class TimedReader {
 export async function readBody(request: Request, cap: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > cap) throw tooLarge(cap);
-  // A declared length within the cap: the server frames the body by it, so it is read in one
+  // A small declared length within the cap: the server frames the body by it, so it is read in one
   // native step (no stream reader and promise per chunk; `request.body` is not even touched, which
-  // would make a stream). Only the total deadline applies here: a native read shows no progress.
-  // Checked again in case the declaration was wrong.
-  if (Number.isFinite(declared) && declared > 0) {
+  // would make a stream). Only the total deadline applies there: a native read shows no progress.
+  // Larger bodies are read chunk by chunk under both deadlines. Checked again in case the
+  // declaration was wrong.
+  if (Number.isFinite(declared) && declared > 0 && declared <= NATIVE_READ_BYTES) {
     let bytes: Uint8Array;
     try {
       bytes = await new BodyClock().race(request.bytes(), false);

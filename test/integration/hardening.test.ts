@@ -188,6 +188,12 @@ describe("body read timeouts", () => {
     expect((JSON.parse(r.body) as { error: { code: string } }).error.code).toBe("request_timeout");
   }, 20_000);
 
+  test("a large declared body that pauses longer than the idle limit is answered 408", async () => {
+    const r = await rawExchange(gw.url, [head(200_000), chatBody.slice(0, 10)], 15_000);
+    expect(r.status).toBe(408);
+    expect(r.body).toContain("stalled");
+  }, 20_000);
+
   test("a chunked body that pauses longer than the idle limit is answered 408", async () => {
     const r = await rawExchange(gw.url, [head("chunked"), '5\r\n{"mod\r\n']);
     expect(r.status).toBe(408);
