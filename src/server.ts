@@ -13,7 +13,8 @@ import { createResponse } from "./handlers/responses.ts";
 import { requestIdOf } from "./http/context.ts";
 import { type Handler, type RouteMeter, runHandler } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
-import { METRICS_CONTENT_TYPE, Metrics } from "./metrics/metrics.ts";
+import { metricsHandler } from "./metrics/access.ts";
+import { Metrics } from "./metrics/metrics.ts";
 import type { ErrorProtocol } from "./wire/errors.ts";
 import { errorResponse } from "./wire/errors.ts";
 
@@ -49,11 +50,9 @@ export interface App {
   metrics: Metrics;
 }
 
-/** GET /metrics: the Prometheus text exposition of the app's metrics. */
-function metricsRoute(metrics: Metrics): Route {
-  const handler: Handler = () =>
-    new Response(metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
-  return { method: "GET", path: "/metrics", protocol: "openai", handler };
+/** GET /metrics: the Prometheus text exposition of the app's metrics, to allowed scrapers only. */
+function metricsRoute(metrics: Metrics, gateway: Gateway): Route {
+  return { method: "GET", path: "/metrics", protocol: "openai", handler: metricsHandler(metrics, gateway) };
 }
 
 /** Builds the HTTP app for a gateway; `handle` is what the listener calls. */
@@ -69,7 +68,7 @@ export function createApp(gateway: Gateway): App {
         : notFoundError(request.method, pathname);
     return errorResponse(error, protocolOfPath(pathname), requestIdOf(request));
   });
-  const routes = gateway.config.metrics.enabled ? [...ROUTES, metricsRoute(metrics)] : ROUTES;
+  const routes = gateway.config.metrics.enabled ? [...ROUTES, metricsRoute(metrics, gateway)] : ROUTES;
   for (const route of routes) {
     const meter: RouteMeter = {
       metrics,

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
+import { parseJson, readBody } from "../relay/body.ts";
 import { StoreError } from "../store/store.ts";
 import { describeIssues, issuePath } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -52,26 +53,20 @@ function invalid(issues: readonly v.BaseIssue<unknown>[]): GatewayError {
   });
 }
 
-/** Reads and validates a JSON body (at most 64 KiB). */
+/** Reads and validates a JSON body (at most 64 KiB; empty means `{}`), under the gateway's JSON rules. */
 export async function readJson<S extends v.GenericSchema>(
   ctx: RequestContext,
   schema: S,
 ): Promise<v.InferOutput<S>> {
-  const text = await ctx.request.text();
-  if (text.length > MAX_BODY_BYTES) {
-    throw new GatewayError("too_large", `The admin request body is over ${MAX_BODY_BYTES} bytes; send less.`);
-  }
-  let raw: unknown;
-  try {
-    raw = text.trim() === "" ? {} : JSON.parse(text);
-  } catch {
-    throw new GatewayError("invalid_request", "The body is not valid JSON; send a JSON object.", {
-      code: "invalid_json",
-    });
-  }
+  const bytes = await readBody(ctx.request, MAX_BODY_BYTES);
+  const raw = bytes.every(isJsonSpace) ? {} : parseJson(bytes);
   const result = v.safeParse(schema, raw);
   if (!result.success) throw invalid(result.issues);
   return result.output;
+}
+
+function isJsonSpace(byte: number): boolean {
+  return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 }
 
 /** Validates the query string as an object of strings. */

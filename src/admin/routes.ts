@@ -4,6 +4,7 @@ import type { Handler } from "../http/edge.ts";
 import { createAccount, creditAccount, listAccounts, listGroups, setGroup } from "./api-accounts.ts";
 import { createKeyRoute, enableKey, getKey, listKeys, revokeKey, updateKey } from "./api-keys.ts";
 import { announce, createChannel, disableChannel, listChannels, listDeliveries } from "./api-notify.ts";
+import { listTokens, revokeToken } from "./api-tokens.ts";
 import { auditLog, recentRequests, usage } from "./api-usage.ts";
 import { events } from "./events.ts";
 
@@ -33,6 +34,8 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
   route("POST", "/keys/:id", updateKey),
   route("POST", "/keys/:id/revoke", revokeKey),
   route("POST", "/keys/:id/enable", enableKey),
+  route("GET", "/tokens", listTokens),
+  route("POST", "/tokens/:id/revoke", revokeToken),
   route("GET", "/usage", usage),
   route("GET", "/requests", recentRequests),
   route("GET", "/audit", auditLog),

@@ -6,7 +6,7 @@ import { hashSecret } from "../auth/secret.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { AdminToken } from "../store/admin.ts";
-import type { Store } from "../store/store.ts";
+import { type Store, StoreError } from "../store/store.ts";
 import { GatewayError } from "../wire/errors.ts";
 
 export const ADMIN_TOKEN_PREFIX = "mga-";
@@ -24,6 +24,22 @@ export async function createAdminToken(
     tokenHash: hashSecret(token),
   });
   return { token, record };
+}
+
+/**
+ * Revokes an admin token and records `actor` in the audit log. The token is looked up in the store
+ * on every admin request, so it is refused from the next request on, on every process.
+ */
+export async function revokeAdminToken(store: Store, id: string, actor: string): Promise<AdminToken> {
+  const record = await store.admin.revokeAdminToken(id);
+  if (!record) {
+    throw new StoreError(
+      "not_found",
+      `No admin token has the id ${id}; \`modelgate admin token list\` shows the ids (adm_...).`,
+    );
+  }
+  await store.admin.audit(actor, "admin_token.revoke", id, { name: record.name });
+  return record;
 }
 
 /** The token a request presents: `Authorization: Bearer …` or `x-admin-token`. */

@@ -8,7 +8,16 @@
 //
 // One process owns a journal: a `.pid` lock file next to it, taken with O_EXCL and taken over
 // only from a process that is gone.
-import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { log } from "../log.ts";
 import type { DurableLog } from "./writer.ts";
 
@@ -96,6 +105,57 @@ export class Journal<T> implements DurableLog<T> {
     } catch {
       // already gone
     }
+  }
+}
+
+/** Where replayed records go: the usage store's commit with the journal number, and that number. */
+export interface JournalSink<T> {
+  /** The last journal number the store received (0 when none). */
+  journalSeq(): Promise<number>;
+  /** Stores the items and, in the same transaction, `seq` as the last number received. */
+  commit(items: readonly T[], seq?: number): Promise<unknown>;
+}
+
+/**
+ * Stores the journal's entries the sink has not received, `batch` per transaction, then empties
+ * the journal (numbering continues after the last stored number). Returns how many were stored.
+ */
+export async function replayJournal<T>(
+  journal: Journal<T>,
+  sink: JournalSink<T>,
+  batch: number,
+): Promise<number> {
+  const stored = await sink.journalSeq();
+  const missing = journal.entries().filter((entry) => entry.seq > stored);
+  for (let i = 0; i < missing.length; i += batch) {
+    const chunk = missing.slice(i, i + batch);
+    await sink.commit(
+      chunk.map((entry) => entry.item),
+      chunk.at(-1)?.seq,
+    );
+  }
+  journal.restart(Math.max(stored, missing.at(-1)?.seq ?? 0));
+  return missing.length;
+}
+
+/**
+ * For readers of the store (the CLI): when the journal at `path` exists and no running process
+ * owns it (the server was killed), stores its records the store lacks, so every durable record
+ * is counted. Returns how many were stored; undefined when a running server owns the journal
+ * (it stores them itself within moments) or there is none.
+ */
+export async function catchUpJournal<T>(
+  path: string | undefined,
+  sink: JournalSink<T>,
+  batch: number,
+): Promise<number | undefined> {
+  if (path === undefined || !existsSync(path)) return undefined;
+  const journal = Journal.open<T>(path);
+  if (!journal) return undefined;
+  try {
+    return await replayJournal(journal, sink, batch);
+  } finally {
+    journal.close();
   }
 }
 

@@ -20,7 +20,7 @@ import type { Nanos } from "../types.ts";
 import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
-import { Journal } from "./journal.ts";
+import { Journal, replayJournal } from "./journal.ts";
 import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "./meter.ts";
 import { nanos } from "./money.ts";
 import { buildPriceTable } from "./prices.ts";
@@ -48,7 +48,7 @@ export interface LedgerMeterOptions {
  * Most journal records stored per transaction (at start and while serving): ~0.7 ms of SQLite work
  * on the event loop at a time; per-record cost is within 2 % of a batch of 256.
  */
-const STORE_BATCH = 128;
+export const STORE_BATCH = 128;
 
 export class LedgerMeter implements Meter {
   readonly #store: Store;
@@ -103,19 +103,10 @@ export class LedgerMeter implements Meter {
 
   /** Stores the journal's records the store has not received (settled before a crash). */
   async #replay(journal: Journal<UsageRecord>): Promise<void> {
-    const stored = await this.#store.usage.journalSeq();
-    const missing = journal.entries().filter((entry) => entry.seq > stored);
-    for (let i = 0; i < missing.length; i += STORE_BATCH) {
-      const chunk = missing.slice(i, i + STORE_BATCH);
-      await this.#store.usage.commit(
-        chunk.map((entry) => entry.item),
-        chunk.at(-1)?.seq,
-      );
-    }
-    journal.restart(Math.max(stored, missing.at(-1)?.seq ?? 0));
-    if (missing.length > 0) {
+    const stored = await replayJournal(journal, this.#store.usage, STORE_BATCH);
+    if (stored > 0) {
       log("info", "usage journal: stored the records settled before the last stop", {
-        records: missing.length,
+        records: stored,
         journal: journal.path,
       });
     }

@@ -25,7 +25,15 @@ export function parseUsd(text: string): { ok: true; value: Nanos } | { ok: false
   }
   const whole = Number(match[1]);
   const fraction = Number((match[2] ?? "").padEnd(9, "0"));
-  return { ok: true, value: nanos(whole * NANOS_PER_USD + fraction) };
+  const value = whole * NANOS_PER_USD + fraction;
+  if (!Number.isSafeInteger(value)) {
+    // Money is exact nano-USD below 2^53: nine whole digits can pass that.
+    return {
+      ok: false,
+      message: `"${text}" is more than the largest amount this gateway holds exactly, ${formatUsd(Number.MAX_SAFE_INTEGER)} USD`,
+    };
+  }
+  return { ok: true, value: nanos(value) };
 }
 
 /** Prints nano-USD as a decimal string with trailing zeros trimmed to at least 2 decimals: `10.00`, `0.000125`. */

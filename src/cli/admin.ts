@@ -1,11 +1,12 @@
-// `modelgate admin token create|list`: mint an admin token for an existing install (the first one
-// is made at bootstrap), or list them (never their secrets).
-import { createAdminToken } from "../admin/tokens.ts";
+// `modelgate admin token create|list|revoke`: mint an admin token for an existing install (the
+// first one is made at bootstrap), list them (never their secrets), or revoke one (audited).
+import { createAdminToken, revokeAdminToken } from "../admin/tokens.ts";
 import { parse, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
 
 const USAGE = `usage:
   modelgate admin token create [--name NAME]   prints a new admin token (shown only once)
   modelgate admin token list [--json]
+  modelgate admin token revoke ID              refuses the token from its next request on
 common: --db URL | --config FILE`;
 
 const FLAGS = { ...STORE_FLAGS, name: { type: "string" } } as const;
@@ -14,7 +15,7 @@ export async function adminCommand(args: string[]): Promise<void> {
   const [resource, sub, ...rest] = args;
   if (resource !== "token") throw new UsageError(USAGE);
   const { values, positionals } = parse(rest, FLAGS, `admin token ${sub ?? ""}`.trim());
-  if (positionals.length > 0) throw new UsageError(USAGE);
+  if (positionals.length > (sub === "revoke" ? 1 : 0)) throw new UsageError(USAGE);
   switch (sub) {
     case "create": {
       const store = await storeFrom(values);
@@ -44,6 +45,18 @@ export async function adminCommand(args: string[]): Promise<void> {
         values.json ? JSON.stringify(rows) : table(rows, ["id", "name", "prefix", "revoked", "created_at"]),
       );
       await store.close();
+      return;
+    }
+    case "revoke": {
+      const [id] = positionals;
+      if (!id) throw new UsageError(`admin token revoke needs the token's id (adm_...)\n${USAGE}`);
+      const store = await storeFrom(values);
+      try {
+        const record = await revokeAdminToken(store, id, `cli:${process.env.USER ?? "unknown"}`);
+        console.error(`revoked admin token ${record.id} (${record.prefix}…) named ${record.name}`);
+      } finally {
+        await store.close();
+      }
       return;
     }
     default:

@@ -1,10 +1,12 @@
 // Command-line parsing on node:util parseArgs, with valibot checking what the values mean.
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import * as v from "valibot";
+import { catchUpJournal } from "../billing/journal.ts";
+import { STORE_BATCH } from "../billing/ledger-meter.ts";
 import { parseUsd } from "../billing/money.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
-import { openStore } from "../store/open.ts";
+import { openStore, usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
 
@@ -43,7 +45,18 @@ export async function storeFrom(values: {
   db?: string | undefined;
   config?: string | undefined;
 }): Promise<Store> {
-  return openStore(configFrom(values).store.url);
+  return openStoreCaughtUp(configFrom(values));
+}
+
+/**
+ * Opens the store for a CLI command, first storing usage records a killed server left only in
+ * its usage journal (src/billing/journal.ts), so balances and usage include every durable record.
+ */
+export async function openStoreCaughtUp(config: Config): Promise<Store> {
+  const store = await openStore(config.store.url);
+  const stored = await catchUpJournal(usageJournalPath(config.store.url), store.usage, STORE_BATCH);
+  if (stored) console.error(`stored ${stored} usage records left in the usage journal by a stopped server`);
+  return store;
 }
 
 export function usd(text: string, flag: string): Nanos {

@@ -2,10 +2,9 @@
 // optionally filtered by key, account and time, grouped by model, key or billing day.
 import * as v from "valibot";
 import { formatUsd } from "../billing/money.ts";
-import { openStore } from "../store/open.ts";
 import type { UsageGroupBy, UsageTotals } from "../store/usage.ts";
 import { describeIssues } from "../validation.ts";
-import { configFrom, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
+import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
 
 const USAGE = `usage:
   modelgate usage [--key ID] [--account NAME] [--since T] [--until T] [--group-by model|key|day] [--json]
@@ -78,7 +77,7 @@ export async function usageCommand(args: string[]): Promise<void> {
   const f = flags.output;
   const now = Date.now();
   const config = configFrom(values);
-  const store = await openStore(config.store.url);
+  const store = await openStoreCaughtUp(config);
   try {
     const groupBy = f["group-by"];
     const rows = await store.usage.totals(

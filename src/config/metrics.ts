@@ -1,9 +1,31 @@
-// The `[metrics]` configuration section: the Prometheus endpoint and the overhead response header.
+// The `[metrics]` configuration section: the Prometheus endpoint, who may scrape it, and the
+// overhead response header.
 import * as v from "valibot";
+import { checkCidr } from "../auth/ip.ts";
+
+const Cidr = v.pipe(
+  v.string(),
+  v.check(
+    (s) => checkCidr(s) === undefined,
+    (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
+  ),
+);
 
 export const MetricsConfigSchema = v.strictObject({
   /** Serve GET /metrics (Prometheus text format) on the gateway's listener. */
   enabled: v.optional(v.boolean(), true),
+  /**
+   * Client addresses that may scrape GET /metrics without a token. Unset: the admin API's
+   * addresses (`admin.allow_from`, loopback by default). `["0.0.0.0/0", "::/0"]` opens it to all.
+   */
+  allow_from: v.optional(v.array(Cidr)),
+  /**
+   * Name of an environment variable holding a scrape token: a request sending
+   * `Authorization: Bearer <value>` may scrape from any address.
+   */
+  token_env: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Z_][A-Z0-9_]*$/, "expected an environment variable name")),
+  ),
   /** Add `x-modelgate-overhead-us` (total minus upstream time, µs) to every answer. */
   overhead_header: v.optional(v.boolean(), false),
 });

@@ -59,6 +59,10 @@ const ServerSchema = v.strictObject({
   http2: v.optional(v.boolean(), true),
   /** How long shutdown waits for in-flight requests before closing them. */
   shutdown_deadline_seconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(3600)), 30),
+  /** Longest pause between two chunks of a request body before it is answered 408. */
+  body_idle_timeout_seconds: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(3600)), 15),
+  /** Longest time a whole request body may take to arrive before it is answered 408. */
+  body_timeout_seconds: v.optional(v.pipe(v.number(), v.minValue(0.1), v.maxValue(3600)), 60),
   /** Peers whose X-Forwarded-For is believed. */
   trusted_proxies: v.optional(v.array(Cidr), []),
   /** Processes serving HTTP on the one port (reusePort); above 1, a primary keeps the limits (docs/workers.md). */

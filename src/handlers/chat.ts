@@ -17,7 +17,13 @@ const ENDPOINT: TextEndpoint = {
       view.stream && !view.includeUsage
         ? { stream_options: { ...request.stream_options, include_usage: true } }
         : undefined;
-    return { view, body: request, ir: () => readChatRequest(request), ...(overrides ? { overrides } : {}) };
+    return {
+      view,
+      body: request,
+      choices: request.n ?? 1,
+      ir: () => readChatRequest(request),
+      ...(overrides ? { overrides } : {}),
+    };
   },
 };
 

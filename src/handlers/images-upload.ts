@@ -3,9 +3,11 @@
 // request is abandoned with 413, so no more than the cap of a file is ever held), then each file
 // is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
+import { TimedReader } from "../relay/body.ts";
 import type { UploadedImage } from "../upstream/images.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";
+import { structureProblem } from "../wire/images-structure.ts";
 
 /** Per uploaded file (image and mask counted separately). SPEC.md: 20 MB. */
 export const MAX_FILE_BYTES = 20_000_000;
@@ -35,6 +37,8 @@ export function recognise(bytes: Uint8Array, field: string): UploadedImage {
   }
   const problem = dimensionProblem(info);
   if (problem) throw bad(`${field}: ${problem}; upload a smaller image`, field);
+  const broken = structureProblem(bytes, info.format);
+  if (broken) throw bad(`${field}: ${broken}; upload the complete, unmodified file`, field);
   return { bytes, info };
 }
 
@@ -64,6 +68,7 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   const finished = new Promise<void>((resolve) => {
     parser.on("finish", resolve);
     parser.on("error", (e) => {
+      if (inFile !== undefined) fail(endedInside(inFile));
       fail(bad(`malformed multipart/form-data: ${e instanceof Error ? e.message : String(e)}`));
       resolve();
     });
@@ -73,8 +78,16 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
     else upload.fields[name] = value;
   });
   parser.on("filesLimit", () => fail(bad(`at most ${MAX_IMAGES} images and one mask are accepted`, "image")));
-  parser.on("file", (name, stream) => collectFile(name, stream, upload, fail));
-  await pump(request.body, parser, () => failure !== undefined);
+  // The file part being read: a body that ends inside it is refused naming it.
+  let inFile: string | undefined;
+  parser.on("file", (name, stream) => {
+    inFile = name === "image[]" ? "image" : name;
+    stream.on("end", () => {
+      inFile = undefined;
+    });
+    collectFile(name, stream, upload, fail);
+  });
+  await pump(request, request.body, parser, () => failure !== undefined);
   if (failure === undefined) await finished;
   if (failure !== undefined) throw failure;
   return upload;
@@ -103,6 +116,10 @@ class FileBuffer {
   }
 }
 
+function endedInside(field: string): GatewayError {
+  return bad(`${field}: the upload ended inside this file; send the complete multipart body`, field);
+}
+
 function collectFile(
   name: string,
   stream: BusboyFileStream,
@@ -114,6 +131,9 @@ function collectFile(
   stream.on("data", (chunk: Buffer) => {
     if (!stream.truncated) file.append(chunk);
   });
+  // A body that ends inside this file: busboy reports it on the file's stream (an 'error' event
+  // with no listener would throw out of the parser).
+  stream.on("error", () => fail(endedInside(field)));
   stream.on("limit", () =>
     fail(
       new GatewayError(
@@ -138,26 +158,21 @@ function collectFile(
   });
 }
 
-/** Feeds the body to the parser chunk by chunk, honouring back-pressure; stops early on failure. */
+/** Feeds the body to the parser chunk by chunk within the body timeouts, honouring back-pressure; stops early on failure. */
 async function pump(
+  request: Request,
   body: ReadableStream<Uint8Array>,
   parser: BusboyInstance,
   failed: () => boolean,
 ): Promise<void> {
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      const accepted = parser.write(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-      if (failed()) {
-        await reader.cancel();
-        return;
-      }
-      if (!accepted) await new Promise((resolve) => parser.once("drain", resolve));
+  const reader = new TimedReader(request, body);
+  for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
+    const accepted = parser.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    if (failed()) {
+      reader.cancel();
+      return;
     }
-  } finally {
-    reader.releaseLock();
+    if (!accepted) await new Promise((resolve) => parser.once("drain", resolve));
   }
   parser.end();
 }

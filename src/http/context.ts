@@ -39,6 +39,11 @@ let idCounter = 0;
 export function requestIdOf(request: Request): string {
   const given = request.headers.get("x-request-id");
   if (given && REQUEST_ID.test(given)) return given;
+  return newRequestId();
+}
+
+/** A fresh request id (`req_` + 32 hex digits). */
+export function newRequestId(): string {
   idCounter++;
   return `${ID_PREFIX}${idCounter.toString(16).padStart(16, "0")}`;
 }

@@ -5,7 +5,7 @@
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { asGatewayError, type ErrorProtocol, errorResponse } from "../wire/errors.ts";
+import { asGatewayError, type ErrorProtocol, errorResponse, GatewayError } from "../wire/errors.ts";
 import { buildContext, type RequestContext } from "./context.ts";
 
 export type Handler = (
@@ -52,15 +52,34 @@ export async function runHandler(
 }
 
 function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol): Response {
-  const error = asGatewayError(thrown);
+  let error = asGatewayError(thrown);
+  if (error.kind === "internal" && ctx.request.signal.aborted) {
+    // The client went away mid-request (its reads and writes fail): not a gateway failure.
+    error = new GatewayError("client_closed", "The client closed the connection before the answer.");
+  }
   if (error.kind === "internal") {
     log("error", "handler failed", {
       request_id: ctx.requestId,
       path: new URL(ctx.request.url).pathname,
-      error: thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown),
+      error: describeThrown(thrown),
     });
+  } else if (error.kind === "client_closed") {
+    log("debug", "client closed the connection", { request_id: ctx.requestId });
   }
   return errorResponse(error, protocol, ctx.requestId);
+}
+
+/** Everything known about a thrown value, never empty: name, message, stack and the chain of causes. */
+export function describeThrown(thrown: unknown, depth = 0): string {
+  if (!(thrown instanceof Error)) {
+    const text = typeof thrown === "string" ? thrown : Bun.inspect(thrown);
+    return text === "" ? `${typeof thrown} (empty)` : text;
+  }
+  const head = thrown.message === "" ? `${thrown.name} (no message)` : `${thrown.name}: ${thrown.message}`;
+  const stack = thrown.stack?.includes(thrown.message) ? thrown.stack : `${head}\n${thrown.stack ?? ""}`;
+  const text = stack.trim() === "" ? head : stack;
+  if (thrown.cause === undefined || depth >= 4) return text;
+  return `${text}\ncaused by: ${describeThrown(thrown.cause, depth + 1)}`;
 }
 
 function measure(meter: RouteMeter, ctx: RequestContext, response: Response, gateway: Gateway): void {

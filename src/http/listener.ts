@@ -3,8 +3,14 @@
 import type { Server } from "bun";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
-import { peers } from "./edge.ts";
+import { setBodyTimeouts } from "../relay/body.ts";
+import { asGatewayError, errorResponse } from "../wire/errors.ts";
+import { newRequestId } from "./context.ts";
+import { describeThrown, peers } from "./edge.ts";
+import { routable } from "./target.ts";
 import { NO_SOCKETS, type SocketData, type SocketRoute } from "./websocket.ts";
+
+const SLASH = 0x2f;
 
 export interface Listener {
   server: Server<SocketData>;
@@ -26,6 +32,10 @@ export function listen(
   options: ListenOptions = {},
 ): Listener {
   const { hostname, port } = splitListen(config.server.listen);
+  setBodyTimeouts({
+    idleMs: config.server.body_idle_timeout_seconds * 1000,
+    totalMs: config.server.body_timeout_seconds * 1000,
+  });
   const { tls_cert: cert, tls_key: key } = config.server;
   const tls = cert && key ? { cert: Bun.file(cert), key: Bun.file(key) } : undefined;
   const server = Bun.serve({
@@ -36,13 +46,23 @@ export function listen(
     ...(options.reusePort ? { reusePort: true } : {}),
     // Streams may stay quiet for long; the relay sends keep-alives, so only truly dead sockets time out.
     idleTimeout: 255,
-    fetch(request, srv) {
-      const peer = srv.requestIP(request);
+    fetch(received, srv) {
+      const peer = srv.requestIP(received);
+      // Upgrades need the request Bun received; routing needs one whose path the router reads.
+      // Without a Host header Bun's URL is relative ("/v1/..."), which no upgrade check can parse.
+      const absolute = received.url.charCodeAt(0) !== SLASH;
+      const upgraded = absolute && sockets ? sockets.handle(received, srv, peer?.address) : "pass";
+      if (upgraded !== "pass") return upgraded;
+      const request = routable(received);
       if (peer) peers.set(request, peer.address);
-      const upgraded = sockets?.handle(request, srv, peer?.address) ?? "pass";
-      return upgraded === "pass" ? fetch(request) : upgraded;
+      return fetch(request);
     },
     websocket: sockets?.handlers ?? NO_SOCKETS,
+    // Only what escapes the edge (src/http/edge.ts renders every handler failure) lands here.
+    error(thrown) {
+      log("error", "request failed outside the handlers", { error: describeThrown(thrown) });
+      return errorResponse(asGatewayError(thrown), "openai", newRequestId());
+    },
   });
   const scheme = tls ? "https" : "http";
   const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;

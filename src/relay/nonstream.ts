@@ -1,6 +1,7 @@
 // The non-stream relay: the upstream's JSON answer (read whole by the attempt, src/relay/route.ts)
 // is parsed once, for its usage and (when the channel spoke another protocol) for translation;
-// otherwise its bytes are passed to the client unchanged.
+// otherwise its bytes are passed to the client unchanged, unless the upstream named its own model
+// (a mapped id such as `llama3.2`): the client sees the model id it asked for.
 import type { UsageCounts } from "../billing/meter.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { usageOfBody } from "../wire/text-usage.ts";
@@ -15,7 +16,22 @@ export interface JsonAnswer {
 
 const decoder = new TextDecoder();
 
-export function relayJson(channel: string, protocol: TextProtocol, bytes: Uint8Array): JsonAnswer {
+const encoder = new TextEncoder();
+
+/** The answer's bytes with `model` set to the id the client asked for (unchanged when it already is). */
+function withClientModel(bytes: Uint8Array, parsed: unknown, model: string): Uint8Array {
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return bytes;
+  const answer = parsed as Record<string, unknown>;
+  if (typeof answer.model !== "string" || answer.model === model) return bytes;
+  return encoder.encode(JSON.stringify({ ...answer, model }));
+}
+
+export function relayJson(
+  channel: string,
+  protocol: TextProtocol,
+  bytes: Uint8Array,
+  clientModel: string,
+): JsonAnswer {
   let parsed: unknown;
   try {
     parsed = JSON.parse(decoder.decode(bytes));
@@ -25,5 +41,9 @@ export function relayJson(channel: string, protocol: TextProtocol, bytes: Uint8A
       `Channel "${channel}" answered with malformed JSON. Retry the request.`,
     );
   }
-  return { bytes, json: parsed, usage: usageOfBody(protocol, parsed) };
+  return {
+    bytes: withClientModel(bytes, parsed, clientModel),
+    json: parsed,
+    usage: usageOfBody(protocol, parsed),
+  };
 }

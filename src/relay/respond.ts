@@ -45,6 +45,7 @@ export async function respond(input: RespondInput): Promise<Response> {
       answered.channel.config.name,
       input.upstream,
       answered.bytes ?? new Uint8Array(),
+      view.model,
     );
     const usage = answer.usage ?? {
       inputTokens: input.inputTokens,

@@ -16,6 +16,7 @@ import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-view.ts";
 import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
 import { parseJson, readBody } from "./body.ts";
+import { checkForwardable } from "./forwarding.ts";
 import { textChannelsFor, upstreamProtocol } from "./protocols.ts";
 import { respond } from "./respond.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./route.ts";
@@ -25,6 +26,8 @@ export interface DecodedText {
   view: TextView;
   /** The parsed body (unknown fields kept), for re-serializing when something must change. */
   body: Record<string, unknown>;
+  /** How many answers the request asks for (Chat `n`); admission reserves output for each. */
+  choices?: number;
   /** Extra fields to set on the forwarded body (e.g. Chat `stream_options.include_usage`). */
   overrides?: Record<string, unknown>;
   anthropicVersion?: string;
@@ -119,6 +122,7 @@ export async function serveText(
   const principal = authenticate(ctx, gateway);
   const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
   const { view } = decoded;
+  checkForwardable(view.protocol, decoded.body);
   const model = checkModel(principal, gateway, view);
   const channels = textChannelsFor(gateway, model, view.protocol);
   const inputTokens = countTokens(view.promptText);
@@ -131,7 +135,11 @@ export async function serveText(
     stream: view.stream,
     clientAddress: ctx.client?.toString(),
     endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
-    worstCase: { kind: "text", inputTokens, maxOutputTokens: view.maxOutputTokens ?? model.maxOutputTokens },
+    worstCase: {
+      kind: "text",
+      inputTokens,
+      maxOutputTokens: (view.maxOutputTokens ?? model.maxOutputTokens) * (decoded.choices ?? 1),
+    },
   });
   const settle = settleOnce(admission);
   const tried: string[] = [];

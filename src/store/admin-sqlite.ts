@@ -56,6 +56,15 @@ export class SqliteAdminStore implements AdminStore {
       .get();
   }
 
+  async revokeAdminToken(id: string): Promise<AdminToken | undefined> {
+    return this.#db
+      .update(adminTokens)
+      .set({ revoked: true })
+      .where(eq(adminTokens.id, id))
+      .returning(tokenColumns)
+      .get();
+  }
+
   async listAdminTokens(): Promise<AdminToken[]> {
     return this.#db.select(tokenColumns).from(adminTokens).orderBy(sql`rowid`).all();
   }

@@ -118,6 +118,8 @@ export interface AdminStore {
   /** The live (not revoked) token with this hash, if any. */
   findAdminToken(tokenHash: string): Promise<AdminToken | undefined>;
   listAdminTokens(): Promise<AdminToken[]>;
+  /** Marks the token revoked (it is refused from the next request on); undefined when no token has this id. */
+  revokeAdminToken(id: string): Promise<AdminToken | undefined>;
   /** True when an API key has this secret hash (someone sent an API key as admin token). */
   isApiKeyHash(secretHash: string): Promise<boolean>;
 

@@ -1,6 +1,7 @@
 // OpenAI Chat Completions wire format (`POST /v1/chat/completions`): the request schema (loose,
 // unknown fields kept) and its conversion to the neutral TextView.
 import * as v from "valibot";
+import { GatewayError } from "./errors.ts";
 import {
   checkSampling,
   decode,
@@ -21,6 +22,28 @@ import {
   type ToolChoiceView,
   toolsText,
 } from "./text-view.ts";
+
+/**
+ * Most choices one Chat request may ask for (`n`). Each choice can produce up to the output limit,
+ * so admission reserves for `n` times that; the cap keeps one request's reservation bounded.
+ */
+export const MAX_CHAT_CHOICES = 8;
+
+const Choices = v.optional(
+  v.nullable(
+    v.pipe(v.number("n must be a number of choices"), v.integer("n must be a whole number of choices")),
+  ),
+);
+
+/** `n` outside 1..MAX_CHAT_CHOICES is a 422 naming the limit. */
+function checkChoices(n: number | null | undefined): void {
+  if (n === null || n === undefined || (n >= 1 && n <= MAX_CHAT_CHOICES)) return;
+  throw new GatewayError(
+    "invalid_value",
+    `n must be between 1 and ${MAX_CHAT_CHOICES}, got ${n}: this gateway reserves credit for every choice, so ask for at most ${MAX_CHAT_CHOICES} per request.`,
+    { param: "n" },
+  );
+}
 
 const Content = v.union([v.string(), v.array(v.looseObject({ type: v.string() }))]);
 
@@ -56,6 +79,7 @@ export const ChatRequestSchema = v.looseObject({
   top_p: TopP,
   max_tokens: v.optional(v.nullable(PositiveInt)),
   max_completion_tokens: v.optional(v.nullable(PositiveInt)),
+  n: Choices,
   reasoning_effort: v.optional(v.nullable(Effort)),
   stream: v.optional(v.nullable(v.boolean())),
   stream_options: v.optional(
@@ -85,6 +109,7 @@ export function decodeChatRequest(json: unknown): ChatRequest {
   );
   const request = decode(ChatRequestSchema, body);
   checkSampling(request);
+  checkChoices(request.n);
   return request;
 }
 

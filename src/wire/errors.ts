@@ -82,6 +82,13 @@ const KINDS = {
     code: "method_not_allowed",
     level: "debug",
   },
+  body_timeout: {
+    status: 408,
+    openaiType: "invalid_request_error",
+    anthropicType: "invalid_request_error",
+    code: "request_timeout",
+    level: "info",
+  },
   too_large: {
     status: 413,
     openaiType: "invalid_request_error",
@@ -94,6 +101,14 @@ const KINDS = {
     openaiType: "invalid_request_error",
     anthropicType: "invalid_request_error",
     code: "invalid_value",
+    level: "debug",
+  },
+  // nginx's 499: the client closed the connection before the answer; nobody reads this response.
+  client_closed: {
+    status: 499,
+    openaiType: "invalid_request_error",
+    anthropicType: "invalid_request_error",
+    code: "client_closed_request",
     level: "debug",
   },
   rate_limited: {

@@ -26,11 +26,27 @@ export function parseSize(size: string): { width: number; height: number } | und
 const Prompt = v.pipe(
   v.string((i) => (i.input === undefined ? "is required: describe the image to make" : "must be a string")),
   v.check((s) => s.trim().length > 0, "must not be empty: describe the image to make"),
-  v.maxLength(
-    MAX_PROMPT_CHARS,
-    (i) => `is ${i.received} characters long; shorten it to at most ${MAX_PROMPT_CHARS}`,
+  v.check(
+    (s) => s.length <= MAX_PROMPT_CHARS || codePoints(s) <= MAX_PROMPT_CHARS,
+    (i) => `is ${codePoints(String(i.input))} characters long; shorten it to at most ${MAX_PROMPT_CHARS}`,
   ),
 );
+
+/** Characters as SPEC.md counts them: Unicode code points (an emoji is one, not two UTF-16 units). */
+export function codePoints(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
+}
 
 const Size = v.pipe(
   v.string(),

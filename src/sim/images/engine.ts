@@ -64,7 +64,13 @@ async function decodeChecked(bytes: Uint8Array, field: string): Promise<Raster> 
   if (!info) throw new SimInputError(`${field}: not a PNG, JPEG or WebP image`);
   const problem = dimensionProblem(info);
   if (problem) throw new SimInputError(`${field}: ${problem}`);
-  return decodeImage(bytes);
+  try {
+    return await decodeImage(bytes);
+  } catch (thrown) {
+    // A file whose structure is whole can still hold data the decoder rejects: the client's fault.
+    const reason = thrown instanceof Error ? thrown.message : String(thrown);
+    throw new SimInputError(`${field}: the ${info.format.toUpperCase()} file cannot be decoded (${reason})`);
+  }
 }
 
 function usageFor(options: ImageOptions, meta: SimImageMeta, inputImages: number): SimUsage {

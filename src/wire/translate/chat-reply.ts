@@ -74,12 +74,15 @@ export class ChatReader implements ReplyReader {
     const delta = obj(choice.delta);
     const thinking = str(delta.reasoning_content) ?? str(delta.reasoning);
     if (thinking) {
-      this.#thinking ??= this.#begin(out, { type: "thinking" });
+      // A part closed by another (text after a tool call) is not reopened: a new part starts.
+      if (this.#thinking === undefined || this.#open !== this.#thinking)
+        this.#thinking = this.#begin(out, { type: "thinking" });
       out.push({ type: "thinking", index: this.#thinking, text: thinking });
     }
     const content = str(delta.content);
     if (content) {
-      this.#text ??= this.#begin(out, { type: "text" });
+      if (this.#text === undefined || this.#open !== this.#text)
+        this.#text = this.#begin(out, { type: "text" });
       out.push({ type: "text", index: this.#text, text: content });
     }
     const refusal = str(delta.refusal);

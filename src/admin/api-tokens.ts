@@ -1,0 +1,24 @@
+// /admin/v1/tokens: the admin tokens (never their secrets) and revoking one. Revocation is
+// audited with the acting token; a revoked token is refused from its next request on.
+
+import type { AdminToken } from "../store/admin.ts";
+import { adminRoute } from "./http.ts";
+import { revokeAdminToken } from "./tokens.ts";
+
+function tokenView(token: AdminToken) {
+  return {
+    id: token.id,
+    name: token.name,
+    prefix: token.prefix,
+    revoked: token.revoked,
+    created_at: new Date(token.createdAt).toISOString(),
+  };
+}
+
+export const listTokens = adminRoute(async ({ gateway }) => ({
+  data: (await gateway.store.admin.listAdminTokens()).map(tokenView),
+}));
+
+export const revokeToken = adminRoute(async ({ gateway, params, actor }) =>
+  tokenView(await revokeAdminToken(gateway.store, params.id ?? "", actor)),
+);

@@ -1,0 +1,82 @@
+// Raw HTTP/1.1 over a TCP socket, for tests that need what fetch normalises away: any Host
+// header (or none), a #fragment in the request target, a body that trickles in or stops.
+import net from "node:net";
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The host and port of a gateway URL such as http://127.0.0.1:PORT. */
+export function hostPort(url: string): { host: string; port: number } {
+  const parsed = new URL(url);
+  return { host: parsed.hostname.replace(/^\[|\]$/g, ""), port: Number(parsed.port) };
+}
+
+/** Parses the first response on the wire (Content-Length or chunked body). */
+export function parseRaw(text: string): RawResponse {
+  const split = text.indexOf("\r\n\r\n");
+  const head = text.slice(0, split).split("\r\n");
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(head[0] ?? "")?.[1] ?? 0);
+  const headers: Record<string, string> = {};
+  for (const line of head.slice(1)) {
+    const colon = line.indexOf(":");
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let body = text.slice(split + 4);
+  if (headers["transfer-encoding"] === "chunked") {
+    let out = "";
+    for (let at = 0; ; ) {
+      const eol = body.indexOf("\r\n", at);
+      const size = Number.parseInt(body.slice(at, eol), 16);
+      if (!(size > 0)) break;
+      out += body.slice(eol + 2, eol + 2 + size);
+      at = eol + 2 + size + 2;
+    }
+    body = out;
+  }
+  return { status, headers, body };
+}
+
+/**
+ * Writes `parts` in order (a number is a pause in milliseconds) and resolves with the response
+ * once the server closes the connection or `closeAfterMs` passes.
+ */
+export function rawExchange(
+  url: string,
+  parts: (string | Uint8Array | number)[],
+  closeAfterMs = 20_000,
+): Promise<RawResponse> {
+  const { host, port } = hostPort(url);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect(port, host, async () => {
+      for (const part of parts) {
+        if (typeof part === "number") await Bun.sleep(part);
+        else if (!socket.destroyed) socket.write(part);
+      }
+    });
+    const timer = setTimeout(() => socket.destroy(), closeAfterMs);
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString("utf8");
+      if (text === "") reject(new Error("the server closed the connection without answering"));
+      else resolve(parseRaw(text));
+    });
+  });
+}
+
+/** One request written at once, `Connection: close`, with the headers given verbatim. */
+export function rawRequest(
+  url: string,
+  requestLine: string,
+  headers: string[],
+  body = "",
+): Promise<RawResponse> {
+  const length = body === "" ? [] : [`Content-Length: ${Buffer.byteLength(body)}`];
+  const head = [requestLine, ...headers, ...length, "Connection: close", "", ""].join("\r\n");
+  return rawExchange(url, [head + body]);
+}
