@@ -76,6 +76,11 @@ export async function respond(input: RespondInput): Promise<Response> {
     abort: answered.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,
     dropUsageChunk: view.protocol === "chat" && !view.includeUsage,
+    // A translated stream is written with the client's id already.
+    clientModel:
+      translated === undefined && answered.channel.upstreamModel(view.model) !== view.model
+        ? view.model
+        : undefined,
     onFirstByte: () => {
       ttfbMs = ttfb();
     },

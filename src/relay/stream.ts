@@ -1,7 +1,8 @@
 // The stream relay: upstream SSE bytes go to the client as they arrive, cut only at event ends
 // (any line-end dialect; so an error event can always follow cleanly), while the one SSE parse of
 // the stream feeds the usage tap. Bytes are passed unchanged, except the Chat usage-only chunk the
-// gateway asked for on a client's behalf, dropped by its parsed shape.
+// gateway asked for on a client's behalf, dropped by its parsed shape, and the upstream's model
+// name where the channel maps the client's id to another (the client sees the id it asked for).
 // Adds comment keep-alives while the upstream is silent, ends a broken stream with the protocol's
 // error event, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
@@ -19,13 +20,35 @@ export interface StreamRelayOptions {
   keepaliveMs: number;
   /** Chat: drop the usage chunk the gateway asked for on the client's behalf. */
   dropUsageChunk: boolean;
+  /**
+   * The model id the client asked for, when the channel maps it to another upstream id: every
+   * event's `model` (Chat chunks, Responses `response.model`, Messages `message.model`) is rewritten
+   * to it, so the client never sees the upstream's name. Undefined: bytes pass unchanged.
+   */
+  clientModel?: string | undefined;
   onFirstByte(): void;
   /** Called exactly once, whatever ends the stream; the client stream closes after it resolves. */
   onEnd(outcome: StreamOutcome): Promise<void>;
 }
 
 const decoder = new TextDecoder();
-const EVENT_END = new TextEncoder().encode("\n\n");
+const encoder = new TextEncoder();
+const EVENT_END = encoder.encode("\n\n");
+/** A JSON `"model": "…"` member, whatever the spacing (an escaped one inside a string never matches). */
+const MODEL_MEMBER = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+
+/** Whole events' bytes with every `model` member naming `model` (unchanged bytes when none differs). */
+export function renameModel(bytes: Uint8Array, model: string): Uint8Array {
+  const text = decoder.decode(bytes);
+  const named = JSON.stringify(model);
+  let changed = false;
+  const out = text.replace(MODEL_MEMBER, (member, key: string) => {
+    if (member.endsWith(named) && member.length === key.length + named.length) return member;
+    changed = true;
+    return key + named;
+  });
+  return changed ? encoder.encode(out) : bytes;
+}
 
 export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const reader = o.body.getReader();
@@ -58,6 +81,11 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
+  /** Writes the upstream's own event bytes (renamed to the client's model id when mapped). */
+  const relay = (bytes: Uint8Array) => {
+    write(o.clientModel === undefined || bytes.length === 0 ? bytes : renameModel(bytes, o.clientModel));
+  };
+
   /** Parses a run of whole events once, then writes its bytes (less the usage chunk, if one to drop). */
   const emit = (whole: Uint8Array) => {
     parsed = 0;
@@ -65,10 +93,10 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     // Events end on an ASCII line end, so the bytes before one always decode whole.
     sse.feed(decoder.decode(whole));
     const span = dropAt < 0 ? undefined : eventSpan(whole, dropAt);
-    if (span === undefined) write(whole);
+    if (span === undefined) relay(whole);
     else {
-      write(whole.subarray(0, span[0]));
-      write(whole.subarray(span[1]));
+      relay(whole.subarray(0, span[0]));
+      relay(whole.subarray(span[1]));
     }
   };
 
@@ -95,7 +123,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     sse.end();
     // The tail holds at most one event (no event end in it): the usage chunk is left out whole.
     if (tail === undefined || !o.tap.complete || dropAt >= 0) return;
-    write(tail);
+    relay(tail);
     if (text.trim() !== "") write(EVENT_END);
   };
 

@@ -22,7 +22,7 @@ import {
   translateAnswer,
   writeRequest,
 } from "../../src/wire/translate/index.ts";
-import type { IrEvent, IrPart, IrReply, IrUsage } from "../../src/wire/translate/ir.ts";
+import type { IrEvent, IrReply, IrReplyPart, IrUsage } from "../../src/wire/translate/ir.ts";
 import { replyEvents } from "../../src/wire/translate/ir.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 170_017);
@@ -162,12 +162,17 @@ const usage = fc
     }),
   );
 
-const replyPart: fc.Arbitrary<IrPart> = fc.oneof(
-  text.map((t): IrPart => ({ type: "text", text: t })),
+const replyPart: fc.Arbitrary<IrReplyPart> = fc.oneof(
+  text.map((t): IrReplyPart => ({ type: "text", text: t })),
   fc
     .record({ id: callId, name, arguments: args })
     .map(
-      (c): IrPart => ({ type: "tool_call", id: c.id, name: c.name, arguments: JSON.stringify(c.arguments) }),
+      (c): IrReplyPart => ({
+        type: "tool_call",
+        id: c.id,
+        name: c.name,
+        arguments: JSON.stringify(c.arguments),
+      }),
     ),
 );
 
@@ -195,7 +200,7 @@ const reply = fc
   });
 
 /** The reply's text (joined: protocols may split or merge text parts) and its tool calls. */
-function replyEssence(parts: readonly IrPart[]) {
+function replyEssence(parts: readonly IrReplyPart[]) {
   return {
     text: parts.map((p) => (p.type === "text" ? p.text : "")).join(""),
     calls: parts.flatMap((p) =>
@@ -262,7 +267,7 @@ function sseOf(
 
 /** Text, tool calls and final usage rebuilt from stream events. */
 function streamEssence(events: readonly IrEvent[]) {
-  const parts = new Map<number, IrPart>();
+  const parts = new Map<number, IrReplyPart>();
   let final: IrUsage | undefined;
   for (const e of events) {
     if (e.type === "part_start" && e.part.type === "text") parts.set(e.index, { type: "text", text: "" });

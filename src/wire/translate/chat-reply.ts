@@ -87,7 +87,8 @@ export class ChatReader implements ReplyReader {
     }
     const refusal = str(delta.refusal);
     if (refusal) {
-      this.#refusal ??= this.#begin(out, { type: "refusal" });
+      if (this.#refusal === undefined || this.#open !== this.#refusal)
+        this.#refusal = this.#begin(out, { type: "refusal" });
       out.push({ type: "text", index: this.#refusal, text: refusal });
     }
     for (const raw of arr(delta.tool_calls)) this.#toolDelta(out, obj(raw));
