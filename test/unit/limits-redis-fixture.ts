@@ -109,6 +109,12 @@ export class PrivateRedis {
     throw new Error(`redis-server on port ${this.port} did not answer PING within 5 s`);
   }
 
+  /** Sends a signal (SIGSTOP hangs the server without closing its connections; SIGCONT resumes it). */
+  signal(signal: "SIGSTOP" | "SIGCONT"): void {
+    if (!this.#proc) throw new Error("the private redis-server is not running");
+    this.#proc.kill(signal);
+  }
+
   /** Kills the server (SIGKILL: no goodbye to its clients) and waits until it is gone. */
   async kill(): Promise<void> {
     const proc = this.#proc;
