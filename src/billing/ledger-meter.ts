@@ -95,6 +95,7 @@ export class LedgerMeter implements Meter {
     this.#sync.stop();
     await this.#writer.close();
     this.#journal?.close();
+    await this.#limiter.close?.();
   }
 
   /** Stores every settled record now (before reading usage from the store). */

@@ -92,6 +92,8 @@ export interface Limiter {
    * shared limiter applies it once per billing day, never adding to what it counts.
    */
   setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void>;
+  /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
+  close?(): Promise<void>;
 }
 
 /**

@@ -10,6 +10,7 @@ import { UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
 import { nanos } from "../../src/billing/money.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
+import { loadConfig } from "../../src/config/load.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import {
   type AcquireRequest,
@@ -387,3 +388,29 @@ describe("Redis down", () => {
     }
   });
 });
+
+describe("redis settings", () => {
+  test("redis.url and redis.prefix from variables or flags; a bad one names the setting and its source", () => {
+    const config = loadConfig({
+      env: { MODELGATE_REDIS_URL: "redis://10.0.0.5:6379" },
+      flags: { "redis-prefix": "eu1" },
+    });
+    expect(config.redis).toEqual({ url: "redis://10.0.0.5:6379", prefix: "eu1", lease_seconds: 15 });
+    expect(loadConfig({ env: {}, flags: {} }).redis).toEqual({ prefix: "modelgate", lease_seconds: 15 });
+    const badUrl = errorOf(() => loadConfig({ env: { MODELGATE_REDIS_URL: "10.0.0.5:6379" }, flags: {} }));
+    expect(badUrl).toContain("redis.url");
+    expect(badUrl).toContain("MODELGATE_REDIS_URL");
+    expect(errorOf(() => loadConfig({ env: {}, flags: { "redis-prefix": "a{b}" } }))).toContain(
+      "--redis-prefix",
+    );
+  });
+});
+
+function errorOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+  throw new Error("expected an error");
+}
