@@ -27,16 +27,21 @@ export class BalanceSync {
   async start(dayStart: number, now: number, pollMs: number): Promise<void> {
     this.#revision = await this.#store.revision();
     await this.reload();
+    await this.seedSpent(dayStart, now);
+    if (pollMs > 0) {
+      this.#timer = setInterval(() => void this.poll(), pollMs);
+      this.#timer.unref();
+    }
+  }
+
+  /** Sets each key's spending since `dayStart` (at start, and when a shared limiter lost its data). */
+  async seedSpent(dayStart: number, now: number): Promise<void> {
     const owners = new Map<string, number>(
       (await this.#store.listKeys()).map((key) => [key.id, key.accountId]),
     );
     for (const [keyId, spent] of await this.#store.usage.spentByKeySince(dayStart)) {
       const accountId = owners.get(keyId);
       if (accountId !== undefined) await this.#limiter.setSpent(keyId, accountId, spent, now);
-    }
-    if (pollMs > 0) {
-      this.#timer = setInterval(() => void this.poll(), pollMs);
-      this.#timer.unref();
     }
   }
 

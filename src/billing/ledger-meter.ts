@@ -150,6 +150,7 @@ export class LedgerMeter implements Meter {
       if (first.ok || first.refusal !== "insufficient_quota" || !knew) return first;
       if (await this.#limiter.knowsAccount(principal.accountId)) return first;
       await this.#sync.reload();
+      await this.#sync.seedSpent(this.#day.start(now), now);
       return this.#limiter.acquire({ ...request, reserve, now });
     });
     if (!result.ok) {

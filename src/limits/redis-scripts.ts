@@ -8,7 +8,8 @@
 //   T  hash  ticket id -> "<reserved>|<keyId>" for every admission not yet released or expired
 //   L  zset  ticket id scored by its lease expiry (Redis ms); renewed by the holder's heartbeat
 //   D  zset  released ticket ids scored by release time, kept `doneMs` so a replay changes nothing
-//   W  zset  one key's admissions in the RPM window (member ticket id, score admission ms)
+//   W  zset  one key's admissions in the RPM window (member ticket id, score admission ms); written
+//            only for keys with an RPM limit, so it never holds more than the limit
 import type { RedisClient } from "bun";
 
 /** Shared Lua helpers, prepended to every script. */
@@ -81,8 +82,10 @@ elseif cap >= 0 and spent + kres + reserve > cap then refusal = 4 end
 if refusal ~= 0 then
   return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, loaded}
 end
-redis.call('ZADD', W, now, id)
-redis.call('PEXPIRE', W, windowMs)
+if rpm >= 0 then
+  redis.call('ZADD', W, now, id)
+  redis.call('PEXPIRE', W, windowMs)
+end
 redis.call('HINCRBY', A, 'res', ARGV[6])
 redis.call('HINCRBY', A, kf .. 'res', ARGV[6])
 redis.call('HINCRBY', A, kf .. 'n', 1)

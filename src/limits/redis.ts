@@ -74,7 +74,7 @@ export interface RedisLimiterOptions {
   heartbeatMs?: number;
   /** Deadline of every Redis call (default 200 ms, inside the 250 ms the failure policy allows). */
   timeoutMs?: number;
-  /** How long a released ticket id is remembered so a replayed release changes nothing (default 1 h). */
+  /** How long a released ticket id is remembered so a replayed release changes nothing (default 10 min). */
   doneMs?: number;
   /** Whose clock decides windows and days: Redis's (default) or the `now` arguments. */
   clock?: "redis" | "caller";
@@ -116,7 +116,7 @@ export class RedisLimiter implements Limiter {
     this.#windowMs = options.windowMs ?? MINUTE_MS;
     this.#leaseMs = options.leaseMs ?? 15_000;
     this.#timeoutMs = options.timeoutMs ?? 200;
-    this.#doneMs = options.doneMs ?? 3_600_000;
+    this.#doneMs = options.doneMs ?? 600_000;
     this.#callerClock = options.clock === "caller";
     this.#heartbeat = setInterval(() => void this.beat(), options.heartbeatMs ?? this.#leaseMs / 3);
     this.#heartbeat.unref();
@@ -305,10 +305,8 @@ export class RedisLimiter implements Limiter {
       const byAccount = new Map<number, string[]>();
       const releases: Held[] = [];
       for (const held of this.#held.values()) {
-        if (held.release) {
-          releases.push(held);
-          continue;
-        }
+        // A deferred release still holds its reservation in Redis: its lease is renewed too.
+        if (held.release) releases.push(held);
         const ids = byAccount.get(held.ticket.accountId) ?? [];
         ids.push(held.ticket.id);
         byAccount.set(held.ticket.accountId, ids);

@@ -345,49 +345,110 @@ describe("Redis down", () => {
 
   test("the gateway answers 503 limiter_unavailable and charges nothing", async () => {
     privateRedis = await PrivateRedis.start();
-    const store = openSqliteStore(":memory:");
-    await store.migrate();
-    const account = await store.createAccount("acme", nanos(1_000_000_000));
-    const limiter = await limiters.make({ url: privateRedis.url });
-    const billing = v.parse(BillingSchema, {});
-    const meter = new LedgerMeter({ store, feed: new UsageFeed(), billing, limiter, pollMs: 0 });
-    await meter.start();
-    const principal = {
-      keyId: "key_test" as KeyId,
-      keyName: "test",
-      accountId: account.id,
-      accountName: account.name,
-      group: "default",
-      models: new ModelAllowList(["*"]),
-      dailyCap: null,
-      rpm: null,
-      concurrency: null,
-    };
-    const input = () =>
-      admitInput(principal, "modelx-5.4-mini", { kind: "text", inputTokens: 10, maxOutputTokens: 10 });
+    const gate = await meterOn(privateRedis.url);
     try {
-      const admission = await meter.admit(input());
+      const admission = await gate.meter.admit(gate.input());
       await privateRedis.kill();
-      const failure = await meter.admit(input()).catch((error: unknown) => error);
+      const failure = await gate.meter.admit(gate.input()).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(GatewayError);
       if (!(failure instanceof GatewayError)) throw failure;
       expect(failure.status).toBe(503);
       expect(failure.toOpenAI().error.code).toBe("limiter_unavailable");
       expect(failure.retryAfterSeconds).toBe(1);
       // The request admitted before the outage still settles (into the store; Redis later).
+      await admission.settle({ status: 200, source: "none", usage: NO_USAGE, channels: [] });
+      await gate.meter.flush();
+    } finally {
+      await gate.close();
+    }
+  });
+
+  test("Redis back empty: the meter reseeds the balance and today's spending from the store", async () => {
+    privateRedis = await PrivateRedis.start();
+    const gate = await meterOn(privateRedis.url, nanos(5_000_000_000));
+    try {
+      const admission = await gate.meter.admit(gate.input());
       await admission.settle({
         status: 200,
-        source: "none",
-        usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, generations: 0 },
-        channels: [],
+        source: "reported",
+        usage: { ...NO_USAGE, inputTokens: 1_000, outputTokens: 500 },
+        channels: ["sim"],
       });
-      await meter.flush();
+      await gate.meter.flush();
+      const before = await gate.meter.balance(gate.principal);
+      expect(before.spentToday).toBeGreaterThan(0);
+      await privateRedis.kill();
+      await privateRedis.restart();
+      let admitted: Awaited<ReturnType<typeof gate.meter.admit>> | undefined;
+      for (let i = 0; i < 50 && admitted === undefined; i++) {
+        admitted = await gate.meter.admit(gate.input()).catch(() => undefined);
+        if (admitted === undefined) await Bun.sleep(100);
+      }
+      if (!admitted) throw new Error("never admitted after Redis came back");
+      const after = await gate.meter.balance(gate.principal);
+      expect(after.balance).toBe(before.balance);
+      expect(after.spentToday).toBe(before.spentToday);
+      expect(after.keyReserved).toBeGreaterThan(0);
+      await admitted.settle({ status: 200, source: "none", usage: NO_USAGE, channels: [] });
     } finally {
-      await meter.close();
-      await store.close();
+      await gate.close();
     }
   });
 });
+
+const NO_USAGE = {
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+  generations: 0,
+};
+
+/** A LedgerMeter on a fresh SQLite store, its limiter on the Redis at `url`, with a key capped per day. */
+async function meterOn(url: string, dailyCap = nanos(1e12)) {
+  const store = openSqliteStore(":memory:");
+  await store.migrate();
+  const account = await store.createAccount("acme", nanos(1_000_000_000_000));
+  await store.setGroup("default", ["*"]);
+  const key = await store.createKey({
+    id: "key_test" as KeyId,
+    account: "acme",
+    group: "default",
+    name: "test",
+    prefix: "sk-test",
+    secretHash: "unused",
+    expiresAt: null,
+    allowIps: null,
+    dailyCap,
+    rpm: null,
+    concurrency: null,
+  });
+  const limiter = await limiters.make({ url });
+  const billing = v.parse(BillingSchema, {});
+  const meter = new LedgerMeter({ store, feed: new UsageFeed(), billing, limiter, pollMs: 0 });
+  await meter.start();
+  const principal = {
+    keyId: key.id,
+    keyName: key.name,
+    accountId: account.id,
+    accountName: account.name,
+    group: "default",
+    models: new ModelAllowList(["*"]),
+    dailyCap,
+    rpm: null,
+    concurrency: null,
+  };
+  return {
+    meter,
+    principal,
+    input: () =>
+      admitInput(principal, "modelx-5.4-mini", { kind: "text", inputTokens: 10, maxOutputTokens: 10 }),
+    close: async () => {
+      await meter.close();
+      await store.close();
+    },
+  };
+}
 
 describe("redis settings", () => {
   test("redis.url and redis.prefix from variables or flags; a bad one names the setting and its source", () => {
