@@ -24,22 +24,23 @@ local function pick(given, fallback)
   return tonumber(given)
 end
 local function dayOf(now, offsetMs) return math.floor((now + offsetMs) / 86400000) end
--- Frees the slot and the reservation of every ticket whose lease ran out (its node stopped renewing).
-local function expire(A, T, L, at)
-  local gone = redis.call('ZRANGEBYSCORE', L, '-inf', at)
-  for _, id in ipairs(gone) do
-    local rec = redis.call('HGET', T, id)
-    if rec then
-      local sep = string.find(rec, '|', 1, true)
-      local r = tonumber(string.sub(rec, 1, sep - 1))
-      local kf = 'k:' .. string.sub(rec, sep + 1) .. ':'
-      redis.call('HINCRBY', A, 'res', int(-r))
-      redis.call('HINCRBY', A, kf .. 'res', int(-r))
-      redis.call('HINCRBY', A, kf .. 'n', -1)
-      redis.call('HDEL', T, id)
-    end
-    redis.call('ZREM', L, id)
+-- Frees the slot and the reservation of a ticket if it still holds them, and drops its lease.
+local function unhold(A, T, L, id)
+  local rec = redis.call('HGET', T, id)
+  if rec then
+    local sep = string.find(rec, '|', 1, true)
+    local r = tonumber(string.sub(rec, 1, sep - 1))
+    local kf = 'k:' .. string.sub(rec, sep + 1) .. ':'
+    redis.call('HINCRBY', A, 'res', int(-r))
+    redis.call('HINCRBY', A, kf .. 'res', int(-r))
+    redis.call('HINCRBY', A, kf .. 'n', -1)
+    redis.call('HDEL', T, id)
   end
+  redis.call('ZREM', L, id)
+end
+-- Frees every ticket whose lease ran out (its node stopped renewing).
+local function expire(A, T, L, at)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', L, '-inf', at)) do unhold(A, T, L, id) end
 end
 local function oldestLeavesIn(W, windowMs, now)
   local o = redis.call('ZRANGE', W, 0, 0, 'WITHSCORES')
@@ -106,17 +107,7 @@ local id, key, cost = ARGV[1], ARGV[2], ARGV[3]
 local at = clock()
 local now = pick(ARGV[4], at)
 if redis.call('ZSCORE', D, id) then return 0 end
-local rec = redis.call('HGET', T, id)
-if rec then
-  local sep = string.find(rec, '|', 1, true)
-  local r = tonumber(string.sub(rec, 1, sep - 1))
-  local hf = 'k:' .. string.sub(rec, sep + 1) .. ':'
-  redis.call('HINCRBY', A, 'res', int(-r))
-  redis.call('HINCRBY', A, hf .. 'res', int(-r))
-  redis.call('HINCRBY', A, hf .. 'n', -1)
-  redis.call('HDEL', T, id)
-end
-redis.call('ZREM', L, id)
+unhold(A, T, L, id)
 redis.call('HINCRBY', A, 'bal', int(-tonumber(cost)))
 local kf = 'k:' .. key .. ':'
 local day = dayOf(now, tonumber(ARGV[5]))

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import {
+  balanceOf,
   createKey,
   errorCode,
   type RunningGateway,
@@ -41,12 +42,18 @@ async function serveOnRedis(options: { dir: string; prefix: string; url?: string
   return gw;
 }
 
+/** A fresh directory (its SQLite file) and Redis prefix, both removed after the test. */
+function scratch(): { dir: string; prefix: string } {
+  const dir = tempDir();
+  const prefix = testPrefix();
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => dropPrefix(prefix));
+  return { dir, prefix };
+}
+
 describe("serve on Redis", () => {
   test("the RPM window lives in Redis: 3 of 4 pass, and after a restart the 4th is still refused", async () => {
-    const dir = tempDir();
-    const prefix = testPrefix();
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    cleanups.push(() => dropPrefix(prefix));
+    const { dir, prefix } = scratch();
     const first = await serveOnRedis({ dir, prefix });
     expect(first.logs()).toContain(`"limiter":"redis, prefix ${prefix}"`);
     const { secret } = await createKey(first, ["--account", "default", "--rpm", "3", "--name", "rpm3"]);
@@ -69,24 +76,15 @@ describe("serve on Redis", () => {
   });
 
   test("balances come from the store and settle in Redis: the balance endpoint shows the debit", async () => {
-    const dir = tempDir();
-    const prefix = testPrefix();
-    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-    cleanups.push(() => dropPrefix(prefix));
-    const gw = await serveOnRedis({ dir, prefix });
+    const gw = await serveOnRedis(scratch());
     const key = gw.key;
     if (!key) throw new Error("no bootstrap key");
-    const before = await (
-      await fetch(`${gw.url}/v1/dashboard/billing/balance`, { headers: { authorization: `Bearer ${key}` } })
-    ).json();
+    const before = await balanceOf(gw, key);
     const response = await chat(gw, key);
     expect(response.status).toBe(200);
     await response.text();
-    const after = (await (
-      await fetch(`${gw.url}/v1/dashboard/billing/balance`, { headers: { authorization: `Bearer ${key}` } })
-    ).json()) as Record<string, number>;
-    const start = (before as Record<string, number>).balance_nanos ?? Number.NaN;
-    expect(after.balance_nanos).toBeLessThan(start);
+    const after = await balanceOf(gw, key);
+    expect(Number(after.balance_nanos)).toBeLessThan(Number(before.balance_nanos));
     expect(after.reserved_today_nanos).toBe(0);
   });
 

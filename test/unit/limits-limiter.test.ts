@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { nanos } from "../../src/billing/money.ts";
 import type { AcquireRequest, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
-import { RedisLimiters } from "./limits-redis-fixture.ts";
+import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let redis = new RedisLimiters();
 afterEach(async () => {
@@ -22,16 +22,7 @@ const FACTORIES: Record<string, (dayOffsetMinutes?: number) => Promise<Limiter>>
 const T0 = Date.parse("2026-05-01T12:00:00Z");
 
 function request(partial: Partial<AcquireRequest>): AcquireRequest {
-  return {
-    keyId: "k1",
-    accountId: 1,
-    rpm: null,
-    concurrency: null,
-    dailyCap: null,
-    reserve: nanos(0),
-    now: T0,
-    ...partial,
-  };
+  return limitRequest(T0, partial);
 }
 
 for (const [name, make] of Object.entries(FACTORIES)) {

@@ -1,10 +1,27 @@
 // Shared set-up for the Redis limiter tests: limiters on the local Redis (127.0.0.1:6379) under a
 // prefix unique to each test and removed after it (SCAN + DEL), and a private redis-server on a
-// spare port for the tests that stop Redis (the shared one on 6379 is never stopped).
+// spare port for the tests that stop Redis (the shared one on 6379 is never stopped); and the
+// admission request the limiter tests start from.
 import { RedisClient } from "bun";
+import { nanos } from "../../src/billing/money.ts";
+import type { AcquireRequest } from "../../src/limits/limiter.ts";
 import { RedisLimiter, type RedisLimiterOptions } from "../../src/limits/redis.ts";
 
 export const REDIS_URL = process.env.MODELGATE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+
+/** An admission of key k1 of account 1 with no limits and nothing reserved, unless `partial` says otherwise. */
+export function limitRequest(now: number, partial: Partial<AcquireRequest>): AcquireRequest {
+  return {
+    keyId: "k1",
+    accountId: 1,
+    rpm: null,
+    concurrency: null,
+    dailyCap: null,
+    reserve: nanos(0),
+    now,
+    ...partial,
+  };
+}
 
 /** A fresh prefix for one test. */
 export function testPrefix(): string {

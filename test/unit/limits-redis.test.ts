@@ -23,7 +23,7 @@ import { openSqliteStore } from "../../src/store/sqlite.ts";
 import type { KeyId } from "../../src/types.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput } from "./billing-fixture.ts";
-import { dropPrefix, keysUnder, PrivateRedis, RedisLimiters } from "./limits-redis-fixture.ts";
+import { dropPrefix, keysUnder, limitRequest, PrivateRedis, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let limiters = new RedisLimiters();
 let privateRedis: PrivateRedis | undefined;
@@ -35,16 +35,7 @@ afterEach(async () => {
 });
 
 function request(partial: Partial<AcquireRequest>): AcquireRequest {
-  return {
-    keyId: "k1",
-    accountId: 1,
-    rpm: null,
-    concurrency: null,
-    dailyCap: null,
-    reserve: nanos(0),
-    now: Date.now(),
-    ...partial,
-  };
+  return limitRequest(Date.now(), partial);
 }
 
 /** Three nodes of one cluster: three limiters on one prefix, each on its own connection. */
