@@ -1,6 +1,7 @@
 // `serve --redis-url --redis-prefix` through the compiled binary: one node whose limits live in
-// Redis (the RPM window outlives the process: a restart on the same store and prefix still refuses),
-// balances and reservations seeded there, a Redis that dies mid-run answered 503
+// Redis (the RPM window outlives the process: a restart on the same store and prefix still refuses;
+// a SIGKILLed node's slot stays leased, then frees itself), balances seeded there, a Redis that dies
+// mid-run answered 503
 // limiter_unavailable, and a Redis unreachable at start refused with a clear message. Several
 // nodes need a shared store (PostgreSQL, not SQLite), so multi-node tests belong to that part.
 import { afterEach, describe, expect, test } from "bun:test";
@@ -21,13 +22,14 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function chat(gw: RunningGateway, secret: string, prompt = "hello"): Promise<Response> {
+function chat(gw: RunningGateway, secret: string, prompt = "hello", stream = false): Promise<Response> {
   return fetch(`${gw.url}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
     body: JSON.stringify({
       model: "modelx-5.4-mini",
       max_tokens: 20,
+      stream,
       messages: [{ role: "user", content: prompt }],
     }),
   });
@@ -87,6 +89,59 @@ describe("serve on Redis", () => {
     expect(Number(after.balance_nanos)).toBeLessThan(Number(before.balance_nanos));
     expect(after.reserved_today_nanos).toBe(0);
   });
+
+  test("SIGKILL of a node holding a concurrency-1 slot: held by its lease, then free, nothing charged", async () => {
+    const { dir, prefix } = scratch();
+    const config = "[redis]\nlease_seconds = 8\n";
+    const first = await startGateway({
+      dir,
+      config,
+      args: ["--redis-url", REDIS_URL, "--redis-prefix", prefix],
+    });
+    cleanups.push(() => first.stop());
+    expect((await first.cli(["accounts", "create", "victim", "--balance", "1"])).code).toBe(0);
+    const { secret } = await createKey(first, [
+      "--account",
+      "victim",
+      "--concurrency",
+      "1",
+      "--name",
+      "victim",
+    ]);
+    await Bun.sleep(1_100); // the key cache polls the store's revision
+    const held = await chat(first, secret, "hold sim:ttft=30000", true);
+    expect(held.status).toBe(200);
+    expect((await balanceOf(first, secret)).in_flight).toBe(1);
+    first.proc.kill("SIGKILL");
+    await first.proc.exited;
+    await held.text().catch(() => "connection closed");
+
+    // The same store and prefix, a new process: the dead one's lease still holds the slot.
+    const second = await startGateway({
+      dir,
+      config,
+      args: ["--redis-url", REDIS_URL, "--redis-prefix", prefix],
+    });
+    cleanups.push(() => second.stop());
+    const refused = await chat(second, secret);
+    expect(refused.status).toBe(429);
+    expect(await errorCode(refused)).toBe("concurrency_limit_exceeded");
+    let status = 429;
+    for (let i = 0; i < 200 && status === 429; i++) {
+      const response = await chat(second, secret);
+      status = response.status;
+      await response.text();
+      if (status === 429) await Bun.sleep(100);
+    }
+    expect(status).toBe(200);
+    const after = await balanceOf(second, secret);
+    expect(after.in_flight).toBe(0);
+    expect(after.reserved_nanos).toBe(0);
+    // Only the request that completed is charged (it is all of today's spending); the killed one
+    // never settled and its reservation is gone.
+    expect(Number(after.spent_today_nanos)).toBeGreaterThan(0);
+    expect(Number(after.balance_nanos) + Number(after.spent_today_nanos)).toBe(1_000_000_000);
+  }, 40_000);
 
   test("Redis killed while serving: 503 limiter_unavailable with Retry-After; restarted empty: serving again", async () => {
     const redis = await PrivateRedis.start();
