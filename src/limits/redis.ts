@@ -103,7 +103,8 @@ export class RedisLimiter implements Limiter {
   readonly #known = new Set<number>();
   readonly #heartbeat: ReturnType<typeof setInterval>;
   #connecting: Promise<void> | undefined;
-  #beating = false;
+  /** The heartbeat running now: a second call (the timer, close) waits for it instead of overlapping. */
+  #beating: Promise<void> | undefined;
   #closed = false;
 
   private constructor(client: RedisClient, options: RedisLimiterOptions) {
@@ -298,40 +299,39 @@ export class RedisLimiter implements Limiter {
    * Renews the leases of the tickets still open (one script per account) and retries deferred
    * releases. Runs on the heartbeat timer; callable directly (tests, shutdown).
    */
-  async beat(): Promise<void> {
-    if (this.#beating || this.#closed) return;
-    this.#beating = true;
-    try {
-      const byAccount = new Map<number, string[]>();
-      const releases: Held[] = [];
-      for (const held of this.#held.values()) {
-        // A deferred release still holds its reservation in Redis: its lease is renewed too.
-        if (held.release) releases.push(held);
-        const ids = byAccount.get(held.ticket.accountId) ?? [];
-        ids.push(held.ticket.id);
-        byAccount.set(held.ticket.accountId, ids);
-      }
-      const steps = [...byAccount].map(([accountId, ids]) => {
-        const keys = this.#keys.account(accountId);
-        return this.#run(
-          SCRIPTS.renew,
-          [keys.account, keys.tickets, keys.leases],
-          [String(this.#leaseMs), ...ids],
-        );
+  beat(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#beating ??= this.#beatOnce().finally(() => {
+      this.#beating = undefined;
+    });
+    return this.#beating;
+  }
+
+  async #beatOnce(): Promise<void> {
+    const byAccount = new Map<number, string[]>();
+    const releases: Held[] = [];
+    for (const held of this.#held.values()) {
+      // A deferred release still holds its reservation in Redis: its lease is renewed too.
+      if (held.release) releases.push(held);
+      const ids = byAccount.get(held.ticket.accountId) ?? [];
+      ids.push(held.ticket.id);
+      byAccount.set(held.ticket.accountId, ids);
+    }
+    const steps = [...byAccount].map(([accountId, ids]) => {
+      const keys = this.#keys.account(accountId);
+      return this.#run(
+        SCRIPTS.renew,
+        [keys.account, keys.tickets, keys.leases],
+        [String(this.#leaseMs), ...ids],
+      );
+    });
+    const results = await Promise.allSettled([...steps, ...releases.map((held) => this.#applyRelease(held))]);
+    const failed = results.find((result) => result.status === "rejected");
+    if (failed?.status === "rejected") {
+      log("warn", "redis limiter: heartbeat could not reach Redis; leases run out unless renewed in time", {
+        error: failed.reason instanceof Error ? failed.reason.message : String(failed.reason),
+        leaseMs: this.#leaseMs,
       });
-      const results = await Promise.allSettled([
-        ...steps,
-        ...releases.map((held) => this.#applyRelease(held)),
-      ]);
-      const failed = results.find((result) => result.status === "rejected");
-      if (failed?.status === "rejected") {
-        log("warn", "redis limiter: heartbeat could not reach Redis; leases run out unless renewed in time", {
-          error: failed.reason instanceof Error ? failed.reason.message : String(failed.reason),
-          leaseMs: this.#leaseMs,
-        });
-      }
-    } finally {
-      this.#beating = false;
     }
   }
 
@@ -341,6 +341,7 @@ export class RedisLimiter implements Limiter {
    */
   async close(): Promise<void> {
     if (this.#closed) return;
+    await this.#beating;
     await this.beat();
     this.#stop();
   }
