@@ -27,12 +27,21 @@ export class BalanceSync {
   async start(dayStart: number, now: number, pollMs: number): Promise<void> {
     this.#revision = await this.#store.revision();
     await this.reload();
-    for (const [keyId, spent] of await this.#store.usage.spentByKeySince(dayStart)) {
-      await this.#limiter.setSpent(keyId, spent, now);
-    }
+    await this.seedSpent(dayStart, now);
     if (pollMs > 0) {
       this.#timer = setInterval(() => void this.poll(), pollMs);
       this.#timer.unref();
+    }
+  }
+
+  /** Sets each key's spending since `dayStart` (at start, and when a shared limiter lost its data). */
+  async seedSpent(dayStart: number, now: number): Promise<void> {
+    const owners = new Map<string, number>(
+      (await this.#store.listKeys()).map((key) => [key.id, key.accountId]),
+    );
+    for (const [keyId, spent] of await this.#store.usage.spentByKeySince(dayStart)) {
+      const accountId = owners.get(keyId);
+      if (accountId !== undefined) await this.#limiter.setSpent(keyId, accountId, spent, now);
     }
   }
 
@@ -61,6 +70,7 @@ export class BalanceSync {
   /** Sets every balance to the stored one minus the debits not yet committed. */
   reload(): Promise<void> {
     return this.#writer.exclusive(async () => {
+      const revision = this.#revision;
       const stored = await this.#store.usage.balances();
       const pending = new Map<number, number>();
       for (const record of this.#writer.queued()) {
@@ -69,7 +79,7 @@ export class BalanceSync {
       // Started without an await in between, so no settlement slips between reading the queue and
       // setting the balances (an in-memory limiter sets them synchronously).
       const updates = [...stored].map(([accountId, balance]) =>
-        this.#limiter.setBalance(accountId, nanos(balance - (pending.get(accountId) ?? 0))),
+        this.#limiter.setBalance(accountId, nanos(balance - (pending.get(accountId) ?? 0)), revision),
       );
       await Promise.all(updates);
     });

@@ -11,12 +11,13 @@
 // Every path releases the concurrency slot and the reservation; settle() is first-call-wins.
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
-import type { Limiter, RateState, Ticket } from "../limits/limiter.ts";
+import { type Limiter, LimiterUnavailableError, type RateState, type Ticket } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
+import { GatewayError } from "../wire/errors.ts";
 import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
@@ -94,6 +95,7 @@ export class LedgerMeter implements Meter {
     this.#sync.stop();
     await this.#writer.close();
     this.#journal?.close();
+    await this.#limiter.close?.();
   }
 
   /** Stores every settled record now (before reading usage from the store). */
@@ -129,14 +131,18 @@ export class LedgerMeter implements Meter {
   async admit(input: AdmitInput): Promise<Admission> {
     const { principal } = input;
     const reserve = this.#pricer.worstCase(input.model, input.worstCase);
-    if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
     const now = this.#now();
-    const result = await this.#limiter.acquire({
-      keyId: principal.keyId,
-      accountId: principal.accountId,
-      ...this.#limits(principal),
-      reserve,
-      now,
+    const result = await limiterCall(async () => {
+      const knew = await this.#limiter.knowsAccount(principal.accountId);
+      if (!knew) await this.#sync.reload();
+      const request = { keyId: principal.keyId, accountId: principal.accountId, ...this.#limits(principal) };
+      const first = await this.#limiter.acquire({ ...request, reserve, now });
+      // A shared limiter that lost the account's balance (Redis restarted empty) reseeds and retries once.
+      if (first.ok || first.refusal !== "insufficient_quota" || !knew) return first;
+      if (await this.#limiter.knowsAccount(principal.accountId)) return first;
+      await this.#sync.reload();
+      await this.#sync.seedSpent(this.#day.start(now), now);
+      return this.#limiter.acquire({ ...request, reserve, now });
     });
     if (!result.ok) {
       throw refusalError(result.refusal, result.facts, result.retryAfterMs, result.rate, {
@@ -207,11 +213,34 @@ export class LedgerMeter implements Meter {
 
   /** The calling key's money figures for GET /v1/dashboard/billing/balance. */
   async balance(principal: MeteredKey): Promise<BalanceView> {
-    if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
     const now = this.#now();
-    const snapshot = await this.#limiter.snapshot(principal.keyId, principal.accountId, now);
-    const rate = await this.#limiter.peek(principal.keyId, this.#limits(principal).rpm, now);
+    const { snapshot, rate } = await limiterCall(async () => {
+      if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
+      const snapshot = await this.#limiter.snapshot(principal.keyId, principal.accountId, now);
+      const rate = await this.#limiter.peek(
+        principal.keyId,
+        principal.accountId,
+        this.#limits(principal).rpm,
+        now,
+      );
+      return { snapshot, rate };
+    });
     return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate) };
+  }
+}
+
+/** Runs limiter steps; a limiter that cannot be reached becomes a 503 the client may retry. */
+async function limiterCall<T>(steps: () => Promise<T>): Promise<T> {
+  try {
+    return await steps();
+  } catch (error) {
+    if (!(error instanceof LimiterUnavailableError)) throw error;
+    log("warn", "limiter unavailable; request refused", { error: error.message });
+    throw new GatewayError(
+      "limiter_unavailable",
+      "The gateway cannot reach its shared limiter (Redis), so it cannot check this key's limits and balance; nothing was charged. Retry shortly; if it persists, the operator must restore Redis.",
+      { retryAfterSeconds: 1 },
+    );
   }
 }
 

@@ -2,6 +2,7 @@
 // SQLite file), the live usage feed and the notifier. A single process builds it beside its
 // gateway; a cluster primary builds only this (src/cluster/primary.ts), so it stays light.
 import type { Config } from "../config/schema.ts";
+import { openLimiter } from "../limits/open.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
@@ -27,6 +28,7 @@ export async function startBilling(
     feed,
     billing: config.billing,
     journalPath: usageJournalPath(config.store.url),
+    limiter: await openLimiter(config),
   });
   await meter.start();
   return { meter, feed, notifier: new Notifier(store, config.admin.notifications) };

@@ -14,6 +14,8 @@ const FLAGS = {
   config: { type: "string" },
   listen: { type: "string" },
   db: { type: "string" },
+  "redis-url": { type: "string" },
+  "redis-prefix": { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
   "trusted-proxy": { type: "string", multiple: true },
@@ -42,6 +44,7 @@ export async function serveCommand(args: string[]): Promise<void> {
     url: listener.url,
     version: VERSION,
     store: config.store.url,
+    limiter: config.redis.url ? `redis, prefix ${config.redis.prefix}` : "memory",
     http2: config.server.http2,
     tls: config.server.tls_cert !== undefined,
   });

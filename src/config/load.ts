@@ -53,6 +53,8 @@ export const SETTINGS: readonly Setting[] = [
   },
   { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
+  { path: ["redis", "url"], env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },
+  { path: ["redis", "prefix"], env: "MODELGATE_REDIS_PREFIX", flag: "redis-prefix", parse: text },
   // `--no-bootstrap` is a flag whose presence means enabled = false.
   { path: ["bootstrap", "enabled"], env: "MODELGATE_BOOTSTRAP", flag: "no-bootstrap", parse: (raw) => !raw },
   { path: ["sim", "seed"], env: "MODELGATE_SIM_SEED", flag: "seed", parse: numberish },

@@ -76,6 +76,20 @@ const StoreSchema = v.strictObject({
   ),
 });
 
+/** The shared limiter of several nodes (docs/cluster.md); without a url the limiter is in memory. */
+const RedisSchema = v.strictObject({
+  url: v.optional(
+    v.pipe(v.string(), v.regex(/^rediss?:\/\/[^\s]+$/, "expected redis://HOST:PORT (or rediss:// for TLS)")),
+  ),
+  /** Nodes with the same store and prefix share limits; one prefix per cluster. */
+  prefix: v.optional(
+    v.pipe(v.string(), v.regex(/^[A-Za-z0-9._:-]+$/, "expected letters, digits, '.', '_', ':' or '-'")),
+    "modelgate",
+  ),
+  /** How long a stopped node's slots and reservations stay held (renewed every third of it while alive). */
+  lease_seconds: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(600)), 15),
+});
+
 const BootstrapSchema = v.strictObject({
   /** On an empty store, create account, group and key `default` at first start. */
   enabled: v.optional(v.boolean(), true),
@@ -157,6 +171,7 @@ const ChannelSchema = v.pipe(
 export const ConfigSchema = v.strictObject({
   server: v.optional(ServerSchema, {}),
   store: v.optional(StoreSchema, {}),
+  redis: v.optional(RedisSchema, {}),
   bootstrap: v.optional(BootstrapSchema, {}),
   sim: v.optional(SimSchema, {}),
   billing: v.optional(BillingSchema, {}),

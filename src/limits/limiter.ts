@@ -1,8 +1,8 @@
 // The limiter seam: per-key requests-per-minute and concurrency, and the money reservation that
 // must fit in the account balance and the key's daily cap — all decided in ONE atomic step, so
-// concurrent requests can never overspend. In memory now (memory.ts); a Redis implementation for
-// several gateway processes implements the same interface and passes the same tests
-// (test/unit/limits-*.test.ts run against a factory).
+// concurrent requests can never overspend. In memory (memory.ts) for one process; on Redis
+// (redis.ts) for several nodes. Both pass the same contract (test/unit/limits-limiter.test.ts runs
+// against a factory).
 import type { Nanos } from "../types.ts";
 
 export const MINUTE_MS = 60_000;
@@ -38,6 +38,8 @@ export type Refusal =
 
 /** What an admitted request holds until it is released. */
 export interface Ticket {
+  /** Unique per admission: the reservation and the slot are keyed by it, and releases are idempotent by it. */
+  id: string;
   keyId: string;
   accountId: number;
   reserved: Nanos;
@@ -75,12 +77,32 @@ export interface Limiter {
   /** Releases the slot and turns the reservation into `cost` (debited and counted as spent). */
   release(ticket: Ticket, cost: Nanos, now: number): Promise<void>;
   /** The RPM window without counting a request (for answers that are not admitted requests). */
-  peek(keyId: string, rpm: number | null, now: number): Promise<RateState>;
+  peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState>;
   snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
   /** Whether the account's balance is known (loaded from the store). */
   knowsAccount(accountId: number): Promise<boolean>;
-  /** Sets an account's balance (at start, and after credits made elsewhere). */
-  setBalance(accountId: number, balance: Nanos): Promise<void>;
-  /** Sets what a key has spent in the billing day that contains `now` (at start). */
-  setSpent(keyId: string, spent: Nanos, now: number): Promise<void>;
+  /**
+   * Sets an account's balance as the store has it at `revision` (at start, and after credits made
+   * elsewhere). A shared limiter applies it only when it holds no balance or an older revision, so
+   * nodes seeding at once converge; the in-memory one always applies it.
+   */
+  setBalance(accountId: number, balance: Nanos, revision: number): Promise<void>;
+  /**
+   * Sets what a key (of `accountId`) has spent in the billing day that contains `now` (at start). A
+   * shared limiter applies it once per billing day, never adding to what it counts.
+   */
+  setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void>;
+  /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
+  close?(): Promise<void>;
+}
+
+/**
+ * The limiter's shared state cannot be reached (Redis down or too slow): the request is not
+ * admitted, nothing is counted, and the client is told to retry (503 `limiter_unavailable`).
+ */
+export class LimiterUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "LimiterUnavailableError";
+  }
 }

@@ -46,6 +46,9 @@ export class MemoryLimiter implements Limiter {
   readonly #accounts = new Map<number, AccountState>();
   readonly #day: BillingDay;
   readonly #windowMs: number;
+  #tickets = 0;
+  /** Tickets admitted and not yet released: a release replayed finds none and changes nothing. */
+  readonly #open = new Set<string>();
 
   constructor(options: MemoryLimiterOptions = {}) {
     this.#day = new BillingDay(options.dayOffsetMinutes ?? 0);
@@ -90,7 +93,13 @@ export class MemoryLimiter implements Limiter {
     key.inFlight++;
     key.reserved += reserve;
     account.reserved += reserve;
-    const ticket: Ticket = { keyId: request.keyId, accountId: request.accountId, reserved: reserve };
+    const ticket: Ticket = {
+      id: String(++this.#tickets),
+      keyId: request.keyId,
+      accountId: request.accountId,
+      reserved: reserve,
+    };
+    this.#open.add(ticket.id);
     return { ok: true, ticket, rate: this.#rate(key, request.rpm, now) };
   }
 
@@ -99,6 +108,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   releaseNow(ticket: Ticket, cost: Nanos, now: number): void {
+    if (!this.#open.delete(ticket.id)) return;
     const key = this.#key(ticket.keyId, now);
     const account = this.#account(ticket.accountId);
     key.inFlight = Math.max(0, key.inFlight - 1);
@@ -108,7 +118,7 @@ export class MemoryLimiter implements Limiter {
     account.balance -= cost;
   }
 
-  async peek(keyId: string, rpm: number | null, now: number): Promise<RateState> {
+  async peek(keyId: string, _accountId: number, rpm: number | null, now: number): Promise<RateState> {
     const key = this.#key(keyId, now);
     key.window.prune(now);
     return this.#rate(key, rpm, now);
@@ -132,13 +142,14 @@ export class MemoryLimiter implements Limiter {
     return this.#accounts.get(accountId)?.loaded === true;
   }
 
-  async setBalance(accountId: number, balance: Nanos): Promise<void> {
+  /** Always applies: this process is the only one counting, so the store's figure is the truth. */
+  async setBalance(accountId: number, balance: Nanos, _revision: number): Promise<void> {
     const account = this.#account(accountId);
     account.balance = balance;
     account.loaded = true;
   }
 
-  async setSpent(keyId: string, spent: Nanos, now: number): Promise<void> {
+  async setSpent(keyId: string, _accountId: number, spent: Nanos, now: number): Promise<void> {
     this.#key(keyId, now).spent = spent;
   }
 

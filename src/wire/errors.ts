@@ -146,6 +146,13 @@ const KINDS = {
     code: "no_healthy_channel",
     level: "warn",
   },
+  limiter_unavailable: {
+    status: 503,
+    openaiType: "server_error",
+    anthropicType: "overloaded_error",
+    code: "limiter_unavailable",
+    level: "error",
+  },
   upstream_timeout: {
     status: 504,
     openaiType: "server_error",

@@ -1,35 +1,35 @@
-// The Limiter contract, run against a factory: the in-memory limiter now, a Redis one later.
-// The RPM window is exact at its edges; the daily cap resets at the billing-day boundary; refusals
-// change nothing; releases turn reservations into spending.
-import { describe, expect, test } from "bun:test";
+// The Limiter contract, run against a factory: the in-memory limiter and the Redis one (on the
+// local Redis, a prefix per test, with the caller's clock so the tests can move time). The RPM
+// window is exact at its edges; the daily cap resets at the billing-day boundary; refusals change
+// nothing; releases turn reservations into spending, once.
+import { afterEach, describe, expect, test } from "bun:test";
 import { nanos } from "../../src/billing/money.ts";
 import type { AcquireRequest, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
+import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";
+
+let redis = new RedisLimiters();
+afterEach(async () => {
+  await redis.cleanup();
+  redis = new RedisLimiters();
+});
 
 const FACTORIES: Record<string, (dayOffsetMinutes?: number) => Promise<Limiter>> = {
   memory: async (dayOffsetMinutes = 0) => new MemoryLimiter({ dayOffsetMinutes }),
+  redis: (dayOffsetMinutes = 0) => redis.make({ dayOffsetMinutes, clock: "caller" }),
 };
 
 const T0 = Date.parse("2026-05-01T12:00:00Z");
 
 function request(partial: Partial<AcquireRequest>): AcquireRequest {
-  return {
-    keyId: "k1",
-    accountId: 1,
-    rpm: null,
-    concurrency: null,
-    dailyCap: null,
-    reserve: nanos(0),
-    now: T0,
-    ...partial,
-  };
+  return limitRequest(T0, partial);
 }
 
 for (const [name, make] of Object.entries(FACTORIES)) {
   describe(`${name} limiter`, () => {
     test("the RPM window is exact at its edges", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000));
+      await limiter.setBalance(1, nanos(1_000), 1);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 }))).ok).toBe(true);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 10 }))).ok).toBe(true);
       const refused = await limiter.acquire(request({ rpm: 2, now: T0 + 59_999 }));
@@ -41,12 +41,12 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_009 }))).ok).toBe(false);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_010 }))).ok).toBe(true);
       // A refused request is not counted: the window holds T0+60000 and T0+60010 only.
-      expect(await limiter.peek("k1", 2, T0 + 120_000)).toEqual({ limit: 2, remaining: 1, resetMs: 10 });
+      expect(await limiter.peek("k1", 1, 2, T0 + 120_000)).toEqual({ limit: 2, remaining: 1, resetMs: 10 });
     });
 
     test("windows are per key", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(0));
+      await limiter.setBalance(1, nanos(0), 1);
       expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(true);
       expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(false);
       expect((await limiter.acquire(request({ keyId: "b", rpm: 1 }))).ok).toBe(true);
@@ -54,7 +54,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("concurrency slots are held until release", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(0));
+      await limiter.setBalance(1, nanos(0), 1);
       const first = await limiter.acquire(request({ concurrency: 1 }));
       if (!first.ok) throw new Error("first must pass");
       expect(await limiter.acquire(request({ concurrency: 1 }))).toMatchObject({
@@ -67,7 +67,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("the daily cap resets at the UTC day boundary; reservations in flight carry over", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000_000));
+      await limiter.setBalance(1, nanos(1_000_000), 1);
       const endOfDay = Date.parse("2026-05-01T23:59:59.999Z");
       const a = await limiter.acquire(
         request({ dailyCap: nanos(100), reserve: nanos(60), now: endOfDay - 5 }),
@@ -102,7 +102,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("a configured day offset moves the boundary (UTC+8 day starts at 16:00 UTC)", async () => {
       const limiter = await make(480);
-      await limiter.setSpent("k1", nanos(100), Date.parse("2026-05-01T15:59:59Z"));
+      await limiter.setSpent("k1", 1, nanos(100), Date.parse("2026-05-01T15:59:59Z"));
       const before = await limiter.snapshot("k1", 1, Date.parse("2026-05-01T15:59:59Z"));
       expect(before.spentToday).toBe(nanos(100));
       expect(new Date(before.dayEnd).toISOString()).toBe("2026-05-01T16:00:00.000Z");
@@ -111,7 +111,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("balance: reservations count until released, then the actual cost is debited", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(100));
+      await limiter.setBalance(1, nanos(100), 1);
       const a = await limiter.acquire(request({ reserve: nanos(70) }));
       if (!a.ok) throw new Error("a must pass");
       expect(await limiter.acquire(request({ reserve: nanos(31) }))).toMatchObject({
@@ -135,8 +135,26 @@ for (const [name, make] of Object.entries(FACTORIES)) {
         ok: false,
         refusal: "insufficient_quota",
       });
-      await limiter.setBalance(7, nanos(5));
+      await limiter.setBalance(7, nanos(5), 1);
       expect(await limiter.knowsAccount(7)).toBe(true);
+    });
+
+    test("a release applied twice changes nothing the second time", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(100), 1);
+      const a = await limiter.acquire(request({ concurrency: 1, dailyCap: nanos(100), reserve: nanos(50) }));
+      if (!a.ok) throw new Error("a must pass");
+      await limiter.release(a.ticket, nanos(30), T0);
+      await limiter.release(a.ticket, nanos(30), T0);
+      expect(await limiter.snapshot("k1", 1, T0)).toMatchObject({
+        balance: 70,
+        accountReserved: 0,
+        spentToday: 30,
+        keyReserved: 0,
+        inFlight: 0,
+      });
+      const b = await limiter.acquire(request({ concurrency: 1, reserve: nanos(70) }));
+      expect(b.ok).toBe(true);
     });
   });
 }

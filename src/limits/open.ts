@@ -1,0 +1,29 @@
+// Chooses the limiter from the configuration: Redis when redis.url is set (several nodes share
+// limits), otherwise none, and the meter keeps its in-memory one.
+
+import { ConfigError } from "../config/load.ts";
+import type { Config } from "../config/schema.ts";
+import { log } from "../log.ts";
+import type { Limiter } from "./limiter.ts";
+import { RedisLimiter } from "./redis.ts";
+
+/** The Redis limiter of `config.redis`, connected; undefined without a Redis URL. */
+export async function openLimiter(config: Config): Promise<Limiter | undefined> {
+  const { url, prefix, lease_seconds } = config.redis;
+  if (url === undefined) return undefined;
+  try {
+    const limiter = await RedisLimiter.connect({
+      url,
+      prefix,
+      leaseMs: lease_seconds * 1000,
+      dayOffsetMinutes: config.billing.day_utc_offset_minutes,
+    });
+    log("info", "limiter on redis", { prefix, lease_seconds });
+    return limiter;
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(
+      `redis.url: cannot reach the shared limiter (${reason}); start Redis or fix --redis-url / MODELGATE_REDIS_URL`,
+    );
+  }
+}

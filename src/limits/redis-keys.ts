@@ -1,0 +1,42 @@
+// Key names of the Redis limiter. Every key of one account carries the `{acct:N}` hash tag, so an
+// account's state sits in one hash slot and each script touches one slot (Redis Cluster can serve
+// it). The prefix separates clusters (and tests) sharing one Redis.
+
+export interface AccountKeys {
+  /** Hash: balance, reservations, revision and the per-key counters. */
+  account: string;
+  /** Hash: open tickets. */
+  tickets: string;
+  /** Sorted set: ticket leases by expiry. */
+  leases: string;
+  /** Sorted set: released ticket ids by release time. */
+  done: string;
+}
+
+export class RedisKeys {
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    if (prefix === "" || /[{}*?[\]\s]/.test(prefix)) {
+      throw new Error(
+        `redis prefix "${prefix}" must be non-empty without braces, wildcards or spaces (e.g. "modelgate")`,
+      );
+    }
+    this.prefix = prefix;
+  }
+
+  account(accountId: number): AccountKeys {
+    const base = `${this.prefix}:{acct:${accountId}}`;
+    return { account: `${base}:a`, tickets: `${base}:t`, leases: `${base}:l`, done: `${base}:d` };
+  }
+
+  /** Sorted set: the key's admissions in the RPM window (in its account's slot). */
+  window(accountId: number, keyId: string): string {
+    return `${this.prefix}:{acct:${accountId}}:w:${keyId}`;
+  }
+
+  /** The SCAN pattern matching every key under the prefix. */
+  get pattern(): string {
+    return `${this.prefix}:*`;
+  }
+}

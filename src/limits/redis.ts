@@ -1,0 +1,442 @@
+// The Redis limiter: the Limiter contract for several gateway nodes sharing one Redis. Each
+// admission and each release is one atomic Lua script (redis-scripts.ts), so nodes admitting at once
+// can never over-admit the RPM window, the concurrency slots or the money.
+//
+// Time: by default every decision uses Redis's clock (TIME inside the script), and the `now`
+// arguments of the interface are ignored, so node clocks do not matter. With `clock: "caller"` the
+// RPM window and the billing day use the `now` passed in (the contract tests' clock); lease expiry
+// always uses Redis time.
+//
+// Leases: a concurrency slot and its reservation are held under a lease that this node's heartbeat
+// renews while the ticket is open. A node that stops (crash, SIGKILL, partition) stops renewing; the
+// next script touching the account frees its slots and reservations once the lease ran out.
+//
+// Failure policy: every call has a deadline (`timeoutMs`); a Redis that is down or slower than that
+// makes acquire/peek/snapshot/knowsAccount throw LimiterUnavailableError (the gateway answers 503
+// `limiter_unavailable`). There is no offline queue and no local fallback. A release that fails is
+// kept and retried by the heartbeat until Redis takes it (releases are idempotent by ticket id).
+import { RedisClient } from "bun";
+import { nanos } from "../billing/money.ts";
+import { log } from "../log.ts";
+import type { Nanos } from "../types.ts";
+import { BillingDay } from "./day.ts";
+import {
+  type AcquireRequest,
+  type AcquireResult,
+  type Limiter,
+  LimiterUnavailableError,
+  type LimitSnapshot,
+  MINUTE_MS,
+  type RateState,
+  type Refusal,
+  type Ticket,
+} from "./limiter.ts";
+import { RedisKeys } from "./redis-keys.ts";
+import { SCRIPTS, type Script } from "./redis-scripts.ts";
+
+/** How long a client refused for concurrency or balance is told to wait (as the memory limiter). */
+const CONCURRENCY_RETRY_MS = 1_000;
+const BALANCE_RETRY_MS = 60_000;
+
+const REFUSALS: Record<number, Refusal> = {
+  1: "rate_limit_exceeded",
+  2: "concurrency_limit_exceeded",
+  3: "insufficient_quota",
+  4: "daily_quota_exceeded",
+};
+
+/** The acquire and snapshot scripts' replies, in order (redis-scripts.ts). */
+const ACQUIRE_REPLY = [
+  "admitted",
+  "refusal",
+  "count",
+  "resetMs",
+  "balance",
+  "reserved",
+  "keyReserved",
+  "spent",
+  "now",
+  "loaded",
+] as const;
+const SNAPSHOT_REPLY = ["balance", "accountReserved", "keyReserved", "inFlight", "spent", "now"] as const;
+
+export interface RedisLimiterOptions {
+  /** redis://[user:password@]host:port[/db] */
+  url: string;
+  /** Namespace of this cluster's keys; nodes with the same prefix share limits. */
+  prefix: string;
+  /** Billing day offset from UTC in minutes. */
+  dayOffsetMinutes?: number;
+  windowMs?: number;
+  /** How long a slot outlives its node's last heartbeat (default 15 s). */
+  leaseMs?: number;
+  /** How often held leases are renewed (default a third of the lease). */
+  heartbeatMs?: number;
+  /** Deadline of every Redis call (default 200 ms, inside the 250 ms the failure policy allows). */
+  timeoutMs?: number;
+  /** How long a released ticket id is remembered so a replayed release changes nothing (default 10 min). */
+  doneMs?: number;
+  /** Whose clock decides windows and days: Redis's (default) or the `now` arguments. */
+  clock?: "redis" | "caller";
+}
+
+interface Held {
+  ticket: Ticket;
+  /** Set once settled: the release still has to reach Redis. */
+  release?: { cost: Nanos; now: number };
+}
+
+export class RedisLimiter implements Limiter {
+  readonly #client: RedisClient;
+  readonly #keys: RedisKeys;
+  readonly #day: BillingDay;
+  readonly #offsetMs: string;
+  readonly #windowMs: number;
+  readonly #leaseMs: number;
+  readonly #timeoutMs: number;
+  readonly #doneMs: number;
+  readonly #callerClock: boolean;
+  readonly #url: string;
+  /** Tickets this node holds (renewed by the heartbeat) and releases not yet applied. */
+  readonly #held = new Map<string, Held>();
+  /** Accounts seen seeded in Redis: knowsAccount answers from here without a round trip. */
+  readonly #known = new Set<number>();
+  readonly #heartbeat: ReturnType<typeof setInterval>;
+  #connecting: Promise<void> | undefined;
+  /** The heartbeat running now: a second call (the timer, close) waits for it instead of overlapping. */
+  #beating: Promise<void> | undefined;
+  #closed = false;
+
+  private constructor(client: RedisClient, options: RedisLimiterOptions) {
+    this.#client = client;
+    this.#url = options.url;
+    this.#keys = new RedisKeys(options.prefix);
+    const offset = options.dayOffsetMinutes ?? 0;
+    this.#day = new BillingDay(offset);
+    this.#offsetMs = String(offset * 60_000);
+    this.#windowMs = options.windowMs ?? MINUTE_MS;
+    this.#leaseMs = options.leaseMs ?? 15_000;
+    this.#timeoutMs = options.timeoutMs ?? 200;
+    this.#doneMs = options.doneMs ?? 600_000;
+    this.#callerClock = options.clock === "caller";
+    this.#heartbeat = setInterval(() => void this.beat(), options.heartbeatMs ?? this.#leaseMs / 3);
+    this.#heartbeat.unref();
+  }
+
+  /** Connects (failing within the deadline when Redis cannot be reached) and starts the heartbeat. */
+  static async connect(options: RedisLimiterOptions): Promise<RedisLimiter> {
+    const timeoutMs = options.timeoutMs ?? 200;
+    const client = new RedisClient(options.url, {
+      enableOfflineQueue: false,
+      autoReconnect: true,
+      connectionTimeout: timeoutMs,
+    });
+    const limiter = new RedisLimiter(client, options);
+    try {
+      await limiter.#deadline(client.connect(), "connecting");
+      await limiter.#deadline(client.send("PING", []), "PING");
+    } catch (error) {
+      limiter.#stop();
+      throw error;
+    }
+    return limiter;
+  }
+
+  get prefix(): string {
+    return this.#keys.prefix;
+  }
+
+  async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    const { accountId, keyId } = request;
+    const keys = this.#keys.account(accountId);
+    const id = crypto.randomUUID();
+    const reply = await this.#run(
+      SCRIPTS.acquire,
+      [keys.account, keys.tickets, keys.leases, this.#keys.window(accountId, keyId)],
+      [
+        id,
+        keyId,
+        limitArg(request.rpm),
+        limitArg(request.concurrency),
+        limitArg(request.dailyCap),
+        String(request.reserve),
+        this.#nowArg(request.now),
+        String(this.#windowMs),
+        String(this.#leaseMs),
+        this.#offsetMs,
+      ],
+    );
+    const r = fields(reply, ACQUIRE_REPLY);
+    if (r.loaded === 1) this.#known.add(accountId);
+    else this.#known.delete(accountId);
+    const rate: RateState = {
+      limit: request.rpm,
+      remaining: request.rpm === null ? null : Math.max(0, request.rpm - r.count),
+      resetMs: r.resetMs,
+    };
+    if (r.admitted === 1) {
+      const ticket: Ticket = { id, keyId, accountId, reserved: request.reserve };
+      this.#held.set(id, { ticket });
+      return { ok: true, ticket, rate };
+    }
+    const refusal = REFUSALS[r.refusal];
+    if (refusal === undefined)
+      throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
+    const facts = { limit: 0, balance: nanos(r.balance), reserved: nanos(r.reserved), spent: nanos(r.spent) };
+    let retryAfterMs = BALANCE_RETRY_MS;
+    if (refusal === "rate_limit_exceeded") {
+      retryAfterMs = r.resetMs;
+      facts.limit = request.rpm ?? 0;
+    } else if (refusal === "concurrency_limit_exceeded") {
+      retryAfterMs = CONCURRENCY_RETRY_MS;
+      facts.limit = request.concurrency ?? 0;
+    } else if (refusal === "insufficient_quota") {
+      facts.limit = r.balance;
+    } else {
+      retryAfterMs = this.#day.end(r.now) - r.now;
+      facts.limit = request.dailyCap ?? 0;
+      facts.reserved = nanos(r.keyReserved);
+    }
+    return { ok: false, refusal, retryAfterMs, rate, facts };
+  }
+
+  /**
+   * Applies the release in Redis; when Redis cannot take it now, keeps it for the heartbeat to retry
+   * (and resolves: the settlement is recorded by the store either way).
+   */
+  async release(ticket: Ticket, cost: Nanos, now: number): Promise<void> {
+    const held = this.#held.get(ticket.id) ?? { ticket };
+    held.release = { cost, now };
+    this.#held.set(ticket.id, held);
+    try {
+      await this.#applyRelease(held);
+    } catch (error) {
+      log("warn", "redis limiter: release deferred to the heartbeat", {
+        ticket: ticket.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+
+  async #applyRelease(held: Held): Promise<void> {
+    const { ticket, release } = held;
+    if (!release) return;
+    const keys = this.#keys.account(ticket.accountId);
+    await this.#run(
+      SCRIPTS.release,
+      [keys.account, keys.tickets, keys.leases, keys.done],
+      [
+        ticket.id,
+        ticket.keyId,
+        String(release.cost),
+        this.#nowArg(release.now),
+        this.#offsetMs,
+        String(this.#doneMs),
+      ],
+    );
+    this.#held.delete(ticket.id);
+  }
+
+  async peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState> {
+    const reply = await this.#run(
+      SCRIPTS.peek,
+      [this.#keys.window(accountId, keyId)],
+      [this.#nowArg(now), String(this.#windowMs)],
+    );
+    const { count, resetMs } = fields(reply, ["count", "resetMs"] as const);
+    return { limit: rpm, remaining: rpm === null ? null : Math.max(0, rpm - count), resetMs };
+  }
+
+  async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
+    const keys = this.#keys.account(accountId);
+    const reply = await this.#run(
+      SCRIPTS.snapshot,
+      [keys.account, keys.tickets, keys.leases],
+      [keyId, this.#nowArg(now), this.#offsetMs],
+    );
+    const r = fields(reply, SNAPSHOT_REPLY);
+    return {
+      balance: nanos(r.balance),
+      accountReserved: nanos(r.accountReserved),
+      spentToday: nanos(r.spent),
+      keyReserved: nanos(r.keyReserved),
+      inFlight: r.inFlight,
+      dayStart: this.#day.start(r.now),
+      dayEnd: this.#day.end(r.now),
+    };
+  }
+
+  async knowsAccount(accountId: number): Promise<boolean> {
+    if (this.#known.has(accountId)) return true;
+    const seeded = await this.#run(null, [this.#keys.account(accountId).account], []);
+    if (seeded === 1) this.#known.add(accountId);
+    return seeded === 1;
+  }
+
+  async setBalance(accountId: number, balance: Nanos, revision: number): Promise<void> {
+    await this.#run(
+      SCRIPTS.setBalance,
+      [this.#keys.account(accountId).account],
+      [String(balance), String(revision)],
+    );
+    this.#known.add(accountId);
+  }
+
+  async setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void> {
+    await this.#run(
+      SCRIPTS.setSpent,
+      [this.#keys.account(accountId).account],
+      [keyId, String(spent), this.#nowArg(now), this.#offsetMs],
+    );
+  }
+
+  /** Tickets this node holds, including settled ones whose release has not reached Redis yet. */
+  get held(): number {
+    return this.#held.size;
+  }
+
+  /**
+   * Renews the leases of the tickets still open (one script per account) and retries deferred
+   * releases. Runs on the heartbeat timer; callable directly (tests, shutdown).
+   */
+  beat(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#beating ??= this.#beatOnce().finally(() => {
+      this.#beating = undefined;
+    });
+    return this.#beating;
+  }
+
+  async #beatOnce(): Promise<void> {
+    const byAccount = new Map<number, string[]>();
+    const releases: Held[] = [];
+    for (const held of this.#held.values()) {
+      // A deferred release still holds its reservation in Redis: its lease is renewed too.
+      if (held.release) releases.push(held);
+      const ids = byAccount.get(held.ticket.accountId) ?? [];
+      ids.push(held.ticket.id);
+      byAccount.set(held.ticket.accountId, ids);
+    }
+    const steps = [...byAccount].map(([accountId, ids]) => {
+      const keys = this.#keys.account(accountId);
+      return this.#run(
+        SCRIPTS.renew,
+        [keys.account, keys.tickets, keys.leases],
+        [String(this.#leaseMs), ...ids],
+      );
+    });
+    const results = await Promise.allSettled([...steps, ...releases.map((held) => this.#applyRelease(held))]);
+    const failed = results.find((result) => result.status === "rejected");
+    if (failed?.status === "rejected") {
+      log("warn", "redis limiter: heartbeat could not reach Redis; leases run out unless renewed in time", {
+        error: failed.reason instanceof Error ? failed.reason.message : String(failed.reason),
+        leaseMs: this.#leaseMs,
+      });
+    }
+  }
+
+  /**
+   * Stops the heartbeat after one last try at the deferred releases, and closes the connection.
+   * Tickets still open are left to their leases.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.#beating;
+    await this.beat();
+    this.#stop();
+  }
+
+  #stop(): void {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    this.#client.close();
+  }
+
+  #nowArg(now: number): string {
+    return this.#callerClock ? String(now) : "";
+  }
+
+  /** Runs a script (or, with null, HEXISTS of the account's revision) within the deadline. */
+  async #run(script: Script | null, keys: string[], args: string[]): Promise<unknown> {
+    if (this.#closed) throw new LimiterUnavailableError("the Redis limiter is closed");
+    if (!this.#client.connected) {
+      this.#reconnect();
+      throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is not connected`);
+    }
+    const call = script
+      ? script.run(this.#client, keys, args)
+      : this.#client.send("HEXISTS", [keys[0] ?? "", "rev"]);
+    return this.#deadline(call, script ? "a limiter script" : "HEXISTS");
+  }
+
+  /** Starts one reconnection attempt in the background (the caller has already failed fast). */
+  #reconnect(): void {
+    if (this.#connecting || this.#closed) return;
+    this.#connecting = this.#client
+      .connect()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#connecting = undefined;
+      });
+  }
+
+  async #deadline<T>(call: Promise<T>, what: string): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new LimiterUnavailableError(
+              `Redis at ${redacted(this.#url)} did not answer ${what} within ${this.#timeoutMs} ms`,
+            ),
+          ),
+        this.#timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([call, late]);
+    } catch (error) {
+      if (error instanceof LimiterUnavailableError) throw error;
+      if (error instanceof Error && isConnectionError(error)) {
+        throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is unreachable: ${error.message}`);
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function limitArg(limit: number | null): string {
+  return limit === null ? "-1" : String(limit);
+}
+
+/** A script reply's integers by name; any other shape is a bug in the script, reported as such. */
+function fields<const K extends readonly string[]>(reply: unknown, names: K): Record<K[number], number> {
+  if (!Array.isArray(reply) || reply.length !== names.length || !reply.every((v) => typeof v === "number")) {
+    throw new Error(
+      `redis limiter: expected ${names.length} integers from a script, got ${JSON.stringify(reply)}`,
+    );
+  }
+  const out: Record<string, number> = {};
+  names.forEach((name, i) => {
+    out[name] = reply[i] ?? 0;
+  });
+  return out as Record<K[number], number>;
+}
+
+function isConnectionError(error: Error): boolean {
+  const code = (error as Error & { code?: unknown }).code;
+  return typeof code === "string" && code.startsWith("ERR_REDIS_") && code !== "ERR_REDIS_SERVER_ERROR";
+}
+
+/** The URL without its password, for messages and logs. */
+function redacted(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparsable url)";
+  }
+}
