@@ -8,6 +8,7 @@ import { RedisClient } from "bun";
 import * as v from "valibot";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
+import { NO_USAGE } from "../../src/billing/meter.ts";
 import { nanos } from "../../src/billing/money.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { loadConfig } from "../../src/config/load.ts";
@@ -386,14 +387,6 @@ describe("Redis down", () => {
     }
   });
 });
-
-const NO_USAGE = {
-  inputTokens: 0,
-  cachedInputTokens: 0,
-  outputTokens: 0,
-  reasoningTokens: 0,
-  generations: 0,
-};
 
 /** A LedgerMeter on a fresh SQLite store, its limiter on the Redis at `url`, with a key capped per day. */
 async function meterOn(url: string, dailyCap = nanos(1e12)) {
