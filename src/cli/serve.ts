@@ -3,7 +3,7 @@
 // started again by it, a worker (src/cluster/, docs/workers.md).
 import { loadConfig } from "../config/load.ts";
 import { startGateway, VERSION } from "../gateway.ts";
-import { log } from "../log.ts";
+import { log, setLogFormat } from "../log.ts";
 import { openStore } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
@@ -18,6 +18,7 @@ const FLAGS = {
   "trusted-proxy": { type: "string", multiple: true },
   "shutdown-deadline": { type: "string" },
   workers: { type: "string" },
+  "log-format": { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
 } as const;
@@ -27,6 +28,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (positionals.length > 0) throw new UsageError(`serve: unexpected argument "${positionals[0]}"`);
   const { config: file, ...flags } = values;
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
+  setLogFormat(config.server.log_format);
   if (process.env.MODELGATE_WORKER !== undefined)
     return (await import("../cluster/worker.ts")).runWorker(config);
   if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);

@@ -52,6 +52,7 @@ export const SETTINGS: readonly Setting[] = [
     parse: numberish,
   },
   { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
+  { path: ["server", "log_format"], env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
   // `--no-bootstrap` is a flag whose presence means enabled = false.
   { path: ["bootstrap", "enabled"], env: "MODELGATE_BOOTSTRAP", flag: "no-bootstrap", parse: (raw) => !raw },
