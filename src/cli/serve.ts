@@ -3,6 +3,7 @@
 // started again by it, a worker (src/cluster/, docs/workers.md).
 import { loadConfig } from "../config/load.ts";
 import { startGateway, VERSION } from "../gateway.ts";
+import { setAccessLog } from "../http/access-log.ts";
 import { log, setLogFormat } from "../log.ts";
 import { openStore } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
@@ -29,6 +30,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   const { config: file, ...flags } = values;
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
   setLogFormat(config.server.log_format);
+  setAccessLog(config.server.access_log);
   if (process.env.MODELGATE_WORKER !== undefined)
     return (await import("../cluster/worker.ts")).runWorker(config);
   if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);

@@ -39,6 +39,12 @@ interface Note {
 
 /** Requests authenticated and not yet written, by request id. */
 const notes = new Map<string, Note>();
+/** `server.access_log`: off, requests still reach the feed but write no line. */
+let writing = true;
+
+export function setAccessLog(on: boolean): void {
+  writing = on;
+}
 
 /** Called once a request's key is known (src/handlers/auth.ts). */
 export function noteKey(ctx: RequestContext, principal: Principal): void {
@@ -139,6 +145,7 @@ function settledNoted(admission: Admission, input: AdmitInput, note: Note): Admi
 }
 
 function write(requestId: string, ended: Ended, note: Note | undefined): void {
+  if (!writing) return;
   const settled = note?.settled;
   const usage = settled?.usage;
   log(ended.status >= 500 ? "warn" : "info", "request", {

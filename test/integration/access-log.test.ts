@@ -233,6 +233,20 @@ async function textRun(extra: string[], env: Record<string, string>, config?: st
   }
 }
 
+test("server.access_log = false writes no line per request", async () => {
+  const gw = await startGateway({ config: "[server]\naccess_log = false\n" });
+  try {
+    expect((await chat(gw, "quiet-401", {}, {})).status).toBe(401);
+    const models = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${gw.key}` } });
+    expect(models.status).toBe(200);
+    await Bun.sleep(200);
+    expect(accessLines(gw)).toEqual([]);
+    expect(gw.logs()).toContain('"msg":"modelgate listening"');
+  } finally {
+    await gw.dispose();
+  }
+});
+
 describe("text access log", () => {
   const cases: [string, string[], Record<string, string>, string | undefined][] = [
     ["--log-format text", ["--log-format", "text"], {}, undefined],
