@@ -2,10 +2,11 @@
 // upstream channels, latency, tokens; the cause of an upstream failure), and every API request
 // that was not billed (refusals, listings) on the live feed beside the settled ones.
 //
-// A request's facts arrive from three places: authentication (the key), the meter (the model, and
-// whether it was admitted), and the edge (status, error). A request that was never admitted is
-// written when the edge ends it; an admitted one when both the edge and its settlement are done —
-// a stream settles after its headers left, and its line then carries the tokens it used.
+// A request's facts arrive from three places: authentication (the key, kept beside the Request
+// object), the meter (the model, and whether it was admitted; kept by request id from admission to
+// the line), and the edge (status, error). A request that was never admitted is written when the
+// edge ends it; an admitted one when both the edge and its settlement are done — a stream settles
+// after its headers left, and its line then carries the tokens it used.
 import type { Principal } from "../auth/keys.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../billing/meter.ts";
@@ -23,21 +24,22 @@ interface Ended {
   /** The error message of a 5xx (an upstream failure's cause); the client saw the same text. */
   cause: string | undefined;
   latencyMs: number;
+  /** `performance.now()` at the end, to add a stream's time until it settled. */
+  at: number;
 }
 
-/** What is known of a request between its authentication and its line. */
+/** What the meter saw of a request, from its admission (or refusal) to its line. */
 interface Note {
-  startedAt: number;
-  keyId: string;
   keyName: string;
-  accountId: number;
   model: string;
   admitted: boolean;
   settled: Settlement | undefined;
   ended: Ended | undefined;
 }
 
-/** Requests authenticated and not yet written, by request id. */
+/** The key of each authenticated request (gone with the request: a WebSocket upgrade never ends at the edge). */
+const principals = new WeakMap<Request, Principal>();
+/** Requests that reached the meter and are not written yet, by request id. */
 const notes = new Map<string, Note>();
 /** `server.access_log`: off, requests still reach the feed but write no line. */
 let writing = true;
@@ -46,18 +48,14 @@ export function setAccessLog(on: boolean): void {
   writing = on;
 }
 
+/** Requests noted by the meter whose line is not written yet (tests check none is left behind). */
+export function pendingLines(): number {
+  return notes.size;
+}
+
 /** Called once a request's key is known (src/handlers/auth.ts). */
 export function noteKey(ctx: RequestContext, principal: Principal): void {
-  notes.set(ctx.requestId, {
-    startedAt: ctx.startedAt,
-    keyId: principal.keyId,
-    keyName: principal.keyName,
-    accountId: principal.accountId,
-    model: "",
-    admitted: false,
-    settled: undefined,
-    ended: undefined,
-  });
+  principals.set(ctx.request, principal);
 }
 
 /** The path of a request URL without parsing it: what follows the authority, before any query. */
@@ -77,13 +75,15 @@ export function requestEnded(
   thrown?: unknown,
 ): void {
   const error = thrown === undefined ? undefined : asGatewayError(thrown);
+  const at = performance.now();
   const ended: Ended = {
     method: ctx.request.method,
     path: pathOf(ctx.request.url),
     status: response.status,
     code: error ? (error.code ?? error.kind) : null,
     cause: error && response.status >= 500 ? error.message : undefined,
-    latencyMs: Math.round(performance.now() - ctx.startedAt),
+    latencyMs: Math.round(at - ctx.startedAt),
+    at,
   };
   const note = notes.get(ctx.requestId);
   if (note?.admitted && note.settled === undefined) {
@@ -91,8 +91,10 @@ export function requestEnded(
     return;
   }
   if (note) notes.delete(ctx.requestId);
-  write(ctx.requestId, ended, note);
-  if (!note?.admitted && ended.path.startsWith("/v1/")) gateway.feed.publish(unbilledEvent(ctx, ended, note));
+  const principal = principals.get(ctx.request);
+  write(ctx.requestId, ended, note, principal);
+  if (!note?.admitted && ended.path.startsWith("/v1/"))
+    gateway.feed.publish(unbilledEvent(ctx, ended, note, principal));
 }
 
 /** A request the edge answered without a router match (404/405): only its line. */
@@ -104,18 +106,24 @@ export function unroutedEnded(request: Request, requestId: string, response: Res
     code,
     cause: undefined,
     latencyMs: 0,
+    at: 0,
   };
-  write(requestId, ended, undefined);
+  write(requestId, ended, undefined, undefined);
 }
 
 /** The meter as the request path sees it: every admission and settlement is noted for the log. */
 export function loggedMeter(meter: Meter): Meter {
   const logged: Meter = {
     admit: async (input) => {
-      const note = notes.get(input.requestId);
-      if (note) note.model = input.model.id;
+      const note: Note = {
+        keyName: input.principal.keyName || input.principal.keyId,
+        model: input.model.id,
+        admitted: false,
+        settled: undefined,
+        ended: undefined,
+      };
+      notes.set(input.requestId, note); // a refusal (429) leaves it to the edge's line
       const admission = await meter.admit(input);
-      if (!note) return admission;
       note.admitted = true;
       return settledNoted(admission, input, note);
     },
@@ -133,18 +141,21 @@ function settledNoted(admission: Admission, input: AdmitInput, note: Note): Admi
       await admission.settle(result);
       if (note.settled !== undefined) return;
       note.settled = result;
-      if (note.ended === undefined) return; // the edge writes it
+      const ended = note.ended;
+      if (ended === undefined) return; // the edge writes it
       if (notes.get(input.requestId) === note) notes.delete(input.requestId);
-      write(
-        input.requestId,
-        { ...note.ended, latencyMs: Math.round(performance.now() - note.startedAt) },
-        note,
-      );
+      const latencyMs = ended.latencyMs + Math.round(performance.now() - ended.at);
+      write(input.requestId, { ...ended, latencyMs }, note, undefined);
     },
   };
 }
 
-function write(requestId: string, ended: Ended, note: Note | undefined): void {
+function write(
+  requestId: string,
+  ended: Ended,
+  note: Note | undefined,
+  principal: Principal | undefined,
+): void {
   if (!writing) return;
   const settled = note?.settled;
   const usage = settled?.usage;
@@ -154,7 +165,7 @@ function write(requestId: string, ended: Ended, note: Note | undefined): void {
     path: ended.path,
     status: ended.status,
     code: ended.code ?? undefined,
-    key: note?.keyName || note?.keyId || undefined,
+    key: note?.keyName || principal?.keyName || principal?.keyId || undefined,
     model: note?.model || undefined,
     channel: settled && settled.channels.length > 0 ? settled.channels.join(",") : undefined,
     latency_ms: ended.latencyMs,
@@ -165,15 +176,20 @@ function write(requestId: string, ended: Ended, note: Note | undefined): void {
   });
 }
 
-function unbilledEvent(ctx: RequestContext, ended: Ended, note: Note | undefined): UsageEvent {
+function unbilledEvent(
+  ctx: RequestContext,
+  ended: Ended,
+  note: Note | undefined,
+  principal: Principal | undefined,
+): UsageEvent {
   return {
     requestId: ctx.requestId,
     at: Date.now(),
     method: ended.method,
     endpoint: ended.path,
-    keyId: note?.keyId ?? "",
-    keyName: note?.keyName ?? "",
-    accountId: note?.accountId ?? 0,
+    keyId: principal?.keyId ?? "",
+    keyName: principal?.keyName ?? "",
+    accountId: principal?.accountId ?? 0,
     model: note?.model ?? "",
     stream: false,
     status: ended.status,
