@@ -127,6 +127,25 @@ beforeAll(() => {
   if (hasTmux) clone = copyRepository();
 });
 
+/** Whether any process of the group `pgid` is left (signal 0 only checks). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGTERM to the group, then SIGKILL to what is left after 20 s. */
+async function stopGroup(pgid: number): Promise<void> {
+  if (!groupAlive(pgid)) return;
+  process.kill(-pgid, "SIGTERM");
+  const deadline = Date.now() + 20_000;
+  while (groupAlive(pgid) && Date.now() < deadline) await Bun.sleep(50);
+  if (groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
+}
+
 afterAll(async () => {
   if (hasTmux) {
     Bun.spawnSync(["tmux", "-S", SOCKET, "kill-session", "-t", SESSION], {
@@ -135,19 +154,12 @@ afterAll(async () => {
     });
   }
   try {
-    if (server && server.exitCode === null) {
-      // `npm start` runs in its own process group (setsid): npm and the gateway stop together.
-      const group = -server.pid;
-      process.kill(group, "SIGTERM");
-      const stopped = await Promise.race([
-        server.exited.then(() => true),
-        Bun.sleep(20_000).then(() => false),
-      ]);
-      if (!stopped) process.kill(group, "SIGKILL");
-    }
+    // `npm start` runs in its own process group (setsid): npm and the gateway it started stop
+    // together; the copy is removed once none of them is left to write into it.
+    if (server) await stopGroup(server.pid);
   } finally {
     rmSync(SOCKET_DIR, { recursive: true, force: true });
-    if (clone) rmSync(clone, { recursive: true, force: true });
+    if (clone) rmSync(clone, { recursive: true, force: true, maxRetries: 5 });
   }
 }, 60_000);
 
