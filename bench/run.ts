@@ -43,7 +43,8 @@ async function buildBinary(dir: string): Promise<string> {
   const outfile = join(dir, "bin", "modelgate");
   say("building the modelgate executable");
   const out = await runBounded(
-    [process.execPath, "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", outfile],
+    // --splitting as `npm run build`: modules imported lazily stay in chunks `serve` never parses.
+    [process.execPath, "build", "--compile", "--splitting", join(ROOT, "src/main.ts"), "--outfile", outfile],
     300_000,
   );
   if (out.code !== 0) throw new Error(`bun build --compile failed:\n${out.stderr}${out.stdout}`);
