@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { freePort, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import { freePort, loadAverage, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import { percentile } from "./stats.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -112,8 +113,8 @@ async function measureOnce(bin: string, dir: string): Promise<MemorySplit> {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+const median = (xs: number[]) => percentile(xs, 50);
+const load = loadAverage;
 
 const dir = mkdtempSync(join(tmpdir(), "modelgate-idle-"));
 try {

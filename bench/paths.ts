@@ -8,13 +8,15 @@ import { ANSWER_TEXT, ANSWERS, type Protocol, STREAM_EVENTS } from "./answers.ts
 import type { Plan } from "./plan.ts";
 import { cpuSecondsPrecise as cpuSeconds, TARGET_CORE } from "./procs.ts";
 import { clientBody, writeBodyFile } from "./requests.ts";
-import { ratio } from "./stats.ts";
+import { percentile, ratio } from "./stats.ts";
 import { timeStreams } from "./streams.ts";
 import {
   type BenchContext,
   type ChannelKind,
   type ModelgateServer,
+  type RunningTarget,
   startModelgateServer,
+  startTarget,
 } from "./targets.ts";
 import { type WrkRequest, wrk } from "./wrk.ts";
 
@@ -79,6 +81,8 @@ export interface PathsReport {
   /** The upstream alone per protocol: the baseline the added figures subtract. */
   direct: Partial<Record<Protocol, Timing>>;
   paths: PathResult[];
+  /** The bare Bun proxy (bun-proxy.ts) on the Chat path, same phases: the runtime's own floor. */
+  floor?: { status: string; figures?: PathFigures };
 }
 
 interface Endpoint {
@@ -174,7 +178,7 @@ async function measurePath(
   };
 }
 
-const mid = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? 0;
+const mid = (xs: number[]) => percentile(xs, 50);
 
 /** The median of each figure over the rounds. */
 function medianTiming(rounds: Timing[]): Timing {
@@ -215,6 +219,7 @@ export async function measurePaths(
   const upstreams = [...new Set(chosen.map((p) => p.upstream))];
   const servers = new Map<Protocol, ModelgateServer>();
   const endpoints = new Map<PathName, Endpoint>();
+  let floor: RunningTarget | undefined;
   try {
     for (const upstream of upstreams) {
       const kind = CHANNEL_KIND[upstream];
@@ -244,6 +249,14 @@ export async function measurePaths(
     if (plan.mode !== "full") return report;
     const directRounds = new Map<Protocol, Timing[]>();
     const pathRounds = new Map<PathName, PathFigures[]>();
+    const floorRounds: PathFigures[] = [];
+    if (chosen.length > 0) {
+      report.floor = { status: "ok" };
+      floor = await startTarget("bun-proxy", ctx).catch((error: unknown) => {
+        if (report.floor) report.floor.status = `error: ${String(error)}`;
+        return undefined;
+      });
+    }
     for (let round = 1; round <= plan.pathRounds; round++) {
       for (const upstream of upstreams) {
         say(`paths, round ${round}: the upstream alone (${upstream})`);
@@ -268,7 +281,18 @@ export async function measurePaths(
           result.status = `error: ${String(error)}`;
         }
       }
+      if (floor !== undefined && report.floor?.status === "ok") {
+        say(`paths, round ${round}: bun-proxy (chat client, chat upstream)`);
+        const endpoint: Endpoint = { url: floor.url, headers: floor.headers, client: "chat" };
+        try {
+          floorRounds.push(await measurePath(endpoint, floor.proc.pid, writeBodyFile(ctx.dir, "chat"), plan));
+        } catch (error) {
+          report.floor.status = `error: ${String(error)}`;
+        }
+      }
     }
+    if (report.floor?.status === "ok" && floorRounds.length > 0)
+      report.floor.figures = medianFigures(floorRounds);
     for (const [upstream, rounds] of directRounds) report.direct[upstream] = medianTiming(rounds);
     for (const result of report.paths) {
       const rounds = pathRounds.get(result.name);
@@ -277,6 +301,7 @@ export async function measurePaths(
     return report;
   } finally {
     for (const server of servers.values()) await server.proc.stop();
+    for (const proc of floor?.owned ?? []) await proc.stop();
   }
 }
 

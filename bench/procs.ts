@@ -156,6 +156,11 @@ export function cpuSecondsPrecise(root: number): number {
   return ns / 1e9;
 }
 
+/** The machine's load average over 1, 5 and 15 minutes, as /proc/loadavg gives it. */
+export function loadAverage(): string {
+  return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}
+
 /** Resident set size of a process tree, in bytes. */
 export function rssBytes(root: number): number {
   let kb = 0;

@@ -12,6 +12,7 @@ import {
   BOTH_CORES,
   freePort,
   LOAD_CORE,
+  loadAverage,
   type Proc,
   pinSelf,
   runBounded,
@@ -37,7 +38,6 @@ const ROOT = resolve(import.meta.dir, "..");
 const startedAt = performance.now();
 const say = (line: string) =>
   console.error(`[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}`);
-const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 async function buildBinary(dir: string): Promise<string> {
   const outfile = join(dir, "bin", "modelgate");

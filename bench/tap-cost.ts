@@ -12,11 +12,13 @@
 // measures both; it adapts to the older API (translateStream returning a stream). --compare runs
 // this tree and OTHER_SRC alternately in N fresh processes each (default 3) and prints the medians
 // side by side with their ratio.
-import { readFileSync } from "node:fs";
+
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createParser } from "eventsource-parser";
 import { ANSWERS, MODEL_ID, type Protocol } from "./answers.ts";
+import { loadAverage } from "./procs.ts";
+import { percentile } from "./stats.ts";
 
 type RelayModule = typeof import("../src/relay/stream.ts");
 type TapModule = typeof import("../src/relay/tap.ts");
@@ -59,11 +61,7 @@ const cpuUs = () => {
   const u = process.cpuUsage();
   return u.user + u.system;
 };
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-};
+const median = (xs: number[]) => percentile(xs, 50);
 
 /** The upstream's body: one event per chunk, each on its own turn (as paced network reads arrive). */
 function body(protocol: Protocol): ReadableStream<Uint8Array> {
@@ -180,7 +178,7 @@ else {
 /** This tree and `other` alternately, `processes` fresh processes each; medians side by side. */
 async function compare(other: string, processes: number): Promise<void> {
   const runs: Record<"this" | "other", Record<string, number>[]> = { this: [], other: [] };
-  const load = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  const load = loadAverage;
   const loadBefore = load();
   for (let i = 0; i < processes; i++) {
     for (const [side, src] of [
