@@ -1,5 +1,6 @@
 // How long and how hard each phase runs: the full run (under 15 minutes) and the smoke mode.
 import { parseArgs } from "node:util";
+import { PATH_NAMES, type PathName } from "./paths.ts";
 import { TARGET_NAMES, type TargetName } from "./targets.ts";
 
 export interface Plan {
@@ -24,14 +25,27 @@ export interface Plan {
   soakRate: number;
   /** Streams kept running per target during the soak. */
   soakStreams: number;
+  /** Client paths measured on their own modelgate per channel kind (paths.ts). */
+  paths: PathName[];
+  /** Length of each path phase (concurrency 1, closed loop), seconds. */
+  pathSeconds: number;
+  /** Streams per path (streamParallel at a time). */
+  pathStreams: number;
+  /** Rounds over every path (medians reported). */
+  pathRounds: number;
 }
 
 export const USAGE = `usage: bun bench/run.ts [--smoke] [--soak-seconds N] [--max-streams N] [--targets a,b,...]
+                       [--paths a,b,...|none] [--path-rounds N]
                        [--bin PATH] [--out DIR]
   --smoke          every target started and answering once (a few seconds), no figures
   --soak-seconds   soak length (default 300)
   --max-streams    most concurrent streams tried per target (default 10000, capped by the open-file limit)
   --targets        subset of ${TARGET_NAMES.join(",")}
+  --paths          client paths through modelgate, native and translated: subset of
+                   ${PATH_NAMES.join(",")}, or none
+                   (default: all, unless --targets is given)
+  --path-rounds    rounds over every path, medians reported (default 1)
   --bin            use this modelgate executable instead of building one
   --out            results folder (default bench/results)`;
 
@@ -59,6 +73,8 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
       "soak-seconds": { type: "string" },
       "max-streams": { type: "string" },
       targets: { type: "string" },
+      paths: { type: "string" },
+      "path-rounds": { type: "string" },
       bin: { type: "string" },
       out: { type: "string" },
     },
@@ -77,6 +93,12 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
       throw new Error(`--targets: unknown target "${t}"; known: ${TARGET_NAMES.join(", ")}`);
   }
   if (!targets.includes("direct")) targets.unshift("direct");
+  const pathList = values.paths ?? (values.targets === undefined ? PATH_NAMES.join(",") : "none");
+  const paths = pathList === "none" ? [] : pathList.split(",").map((p) => p.trim());
+  for (const p of paths) {
+    if (!PATH_NAMES.includes(p as PathName))
+      throw new Error(`--paths: unknown path "${p}"; known: ${PATH_NAMES.join(", ")}, or none`);
+  }
   const maxStreams = streamCap(fileLimit, number("max-streams", values["max-streams"], 10_000));
   const plan: Plan = {
     mode: values.smoke ? "smoke" : "full",
@@ -95,6 +117,10 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
     soakSeconds: number("soak-seconds", values["soak-seconds"], 300),
     soakRate: 250,
     soakStreams: 4,
+    paths: paths as PathName[],
+    pathSeconds: 3,
+    pathStreams: 24,
+    pathRounds: number("path-rounds", values["path-rounds"], 1),
   };
   return { plan, bin: values.bin, out: values.out };
 }

@@ -136,6 +136,31 @@ export function cpuSeconds(root: number): number {
   return ticks / CLOCK_TICKS;
 }
 
+/**
+ * CPU seconds of a process tree at nanosecond resolution: the sum of every live thread's run time
+ * (/proc/PID/task/TID/schedstat). For short phases, where /proc/PID/stat's 10 ms ticks are too
+ * coarse; time of threads that already exited is not in it.
+ */
+export function cpuSecondsPrecise(root: number): number {
+  let ns = 0;
+  for (const pid of processTree(root)) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const first = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0];
+        ns += Number(first ?? 0);
+      }
+    } catch {
+      // The process or thread left between listing and reading.
+    }
+  }
+  return ns / 1e9;
+}
+
+/** The machine's load average over 1, 5 and 15 minutes, as /proc/loadavg gives it. */
+export function loadAverage(): string {
+  return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+}
+
 /** Resident set size of a process tree, in bytes. */
 export function rssBytes(root: number): number {
   let kb = 0;

@@ -1,6 +1,7 @@
 // Turns one run's results into the Markdown table (absolute figures, ratios computed within the
-// run, modelgate against the issue's targets) and the LiteLLM figures quoted beside them.
+// run, modelgate against the issue's targets, every client path native and translated) and the LiteLLM figures quoted beside them.
 import type { TargetFigures } from "./measure.ts";
+import { overNative, type PathResult, type PathsReport } from "./paths.ts";
 import type { Plan } from "./plan.ts";
 import type { ScalingFigures } from "./scaling.ts";
 import type { SoakFigures } from "./soak.ts";
@@ -153,7 +154,59 @@ function scalingSection(results: TargetResult[], direct: TargetFigures | undefin
   ];
 }
 
-export function renderMarkdown(info: RunInfo, results: TargetResult[]): string {
+/** Every client path: added latency and TTFB against the upstream alone, CPU, translated ÷ native. */
+function pathsSection(report: PathsReport | undefined, plan: Plan): string[] {
+  if (!report || report.paths.length === 0) return [];
+  const added = (p: PathResult, pick: (t: { c1: { p50Us: number; p99Us: number } }) => number) => {
+    const direct = report.direct[p.upstream];
+    return p.figures && direct ? pick(p.figures) - pick(direct) : undefined;
+  };
+  const ttfb = (p: PathResult) => {
+    const direct = report.direct[p.upstream];
+    return p.figures && direct ? p.figures.stream.ttfbP50Ms - direct.stream.ttfbP50Ms : undefined;
+  };
+  const row = (name: string, route: string, p: PathResult, ratios: boolean) => {
+    const f = p.figures;
+    const status = p.status.replace(/\s+/g, " ").replaceAll("|", "\\|").slice(0, 160);
+    const over = (pick: (x: NonNullable<PathResult["figures"]>) => number) =>
+      ratios ? fixed(overNative(report, p, pick)) : "–";
+    const cells = [
+      name,
+      route,
+      status,
+      ms(added(p, (t) => t.c1.p50Us)),
+      ms(added(p, (t) => t.c1.p99Us)),
+      int(f?.closed.rps),
+      fixed(f?.closed.cpuUsPerRequest, 1),
+      fixed(f?.streamCpuUsPerEvent, 2),
+      fixed(ttfb(p), 3),
+      over((x) => x.closed.cpuUsPerRequest),
+      over((x) => x.streamCpuUsPerEvent),
+    ];
+    return `| ${cells.join(" | ")} |`;
+  };
+  const rows = report.paths.map((p) => row(p.name, `${p.client} → ${p.upstream}`, p, true));
+  if (report.floor) {
+    const proxy: PathResult = {
+      name: "chat",
+      client: "chat",
+      upstream: "chat",
+      native: "chat",
+      ...report.floor,
+    };
+    rows.push(row("bun-proxy (floor)", "chat → chat, plain Bun proxy", proxy, false));
+  }
+  return [
+    `Every client path, one modelgate per channel kind alone on the target core (phases: warm-up 1 s, concurrency 1 for ${plan.pathSeconds} s, closed loop at ${plan.closedConnections} connections for ${plan.pathSeconds} s, ${plan.pathStreams} streams of 64 events ${plan.streamParallel} at a time; ${plan.pathRounds} round(s) over every path in turn, medians). Added figures subtract the upstream alone on the path the channel calls, measured in this run; CPU is every thread's run time (/proc/PID/task/*/schedstat); stream CPU per event is the target's CPU over the stream phase divided by the upstream events relayed (each stream's request work included); ratios are over the native path of the same client protocol. The last row is the bare Bun proxy (bench/bun-proxy.ts) on the Chat path in the same rounds: the runtime's own cost per request and per streamed event.`,
+    "",
+    "| path | client → upstream | status | added p50 ms (c=1) | added p99 ms (c=1) | req/s closed (c=32) | CPU µs/req | stream CPU µs/event | added TTFB p50 ms | CPU/req ÷ native | CPU/event ÷ native |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    ...rows,
+    "",
+  ];
+}
+
+export function renderMarkdown(info: RunInfo, results: TargetResult[], paths?: PathsReport): string {
   const direct = results.find((r) => r.name === "direct")?.figures;
   const p = info.plan;
   return [
@@ -180,6 +233,7 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[]): string {
     ...ratiosTable(results),
     "",
     ...scalingSection(results, direct),
+    ...pathsSection(paths, p),
     LITELLM,
     "",
   ].join("\n");

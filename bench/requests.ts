@@ -1,8 +1,10 @@
-// The request every target receives, and the probe that checks a target answers it correctly
-// (through the bench upstream: the fixed answer text must come back).
+// The request every target receives (and the same question as a Responses and a Messages request,
+// for the per-path figures), and the probe that checks a target answers it correctly (through the
+// bench upstream: the fixed answer text must come back).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as v from "valibot";
+import type { Protocol } from "./answers.ts";
 import { MODEL } from "./targets.ts";
 
 const MESSAGES = [
@@ -23,10 +25,37 @@ export function holdBody(holdMs: number): string {
   });
 }
 
-/** Writes the non-stream body where wrk reads it; returns the path. */
-export function writeBodyFile(dir: string): string {
-  const file = join(dir, "chat-body.json");
-  writeFileSync(file, CHAT_BODY);
+/** The same question in each client protocol, stream or not. */
+export function clientBody(protocol: Protocol, stream: boolean): string {
+  const system = MESSAGES[0]?.content ?? "";
+  const question = MESSAGES[1]?.content ?? "";
+  const more = stream ? { stream: true } : {};
+  switch (protocol) {
+    case "chat":
+      return stream ? STREAM_BODY : CHAT_BODY;
+    case "responses":
+      return JSON.stringify({
+        model: MODEL,
+        instructions: system,
+        input: question,
+        max_output_tokens: 64,
+        ...more,
+      });
+    case "messages":
+      return JSON.stringify({
+        model: MODEL,
+        system,
+        messages: [{ role: "user", content: question }],
+        max_tokens: 64,
+        ...more,
+      });
+  }
+}
+
+/** Writes a non-stream body where wrk reads it (default: the Chat one); returns the path. */
+export function writeBodyFile(dir: string, protocol: Protocol = "chat"): string {
+  const file = join(dir, `${protocol}-body.json`);
+  writeFileSync(file, clientBody(protocol, false));
   return file;
 }
 

@@ -6,11 +6,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { measureTarget } from "./measure.ts";
+import { measurePaths, type PathsReport } from "./paths.ts";
 import { type Options, parseOptions, USAGE } from "./plan.ts";
 import {
   BOTH_CORES,
   freePort,
   LOAD_CORE,
+  loadAverage,
   type Proc,
   pinSelf,
   runBounded,
@@ -36,13 +38,13 @@ const ROOT = resolve(import.meta.dir, "..");
 const startedAt = performance.now();
 const say = (line: string) =>
   console.error(`[bench ${((performance.now() - startedAt) / 1000).toFixed(0).padStart(4)} s] ${line}`);
-const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 
 async function buildBinary(dir: string): Promise<string> {
   const outfile = join(dir, "bin", "modelgate");
   say("building the modelgate executable");
   const out = await runBounded(
-    [process.execPath, "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", outfile],
+    // --splitting as `npm run build`: modules imported lazily stay in chunks `serve` never parses.
+    [process.execPath, "build", "--compile", "--splitting", join(ROOT, "src/main.ts"), "--outfile", outfile],
     300_000,
   );
   if (out.code !== 0) throw new Error(`bun build --compile failed:\n${out.stderr}${out.stdout}`);
@@ -108,11 +110,11 @@ async function bringUp(name: RunningTarget["name"], ctx: BenchContext, running: 
   return { result, target: undefined };
 }
 
-function writeResults(outDir: string, info: RunInfo, results: TargetResult[]): string {
+function writeResults(outDir: string, info: RunInfo, results: TargetResult[], paths: PathsReport): string {
   mkdirSync(outDir, { recursive: true });
   const stamp = info.date.replace(/[:.]/g, "-");
-  const markdown = renderMarkdown(info, results);
-  const json = JSON.stringify({ info, results }, null, 2);
+  const markdown = renderMarkdown(info, results, paths);
+  const json = JSON.stringify({ info, results, paths }, null, 2);
   const prefix = info.plan.mode === "smoke" ? "smoke-" : "";
   for (const base of [`${prefix}${stamp}`, `${prefix}latest`]) {
     writeFileSync(join(outDir, `${base}.md`), markdown);
@@ -121,7 +123,11 @@ function writeResults(outDir: string, info: RunInfo, results: TargetResult[]): s
   return join(outDir, `${prefix}latest.md`);
 }
 
-async function run(options: Options, ctx: BenchContext, running: RunningTarget[]): Promise<TargetResult[]> {
+async function run(
+  options: Options,
+  ctx: BenchContext,
+  running: RunningTarget[],
+): Promise<{ results: TargetResult[]; paths: PathsReport }> {
   const { plan } = options;
   const bodyFile = writeBodyFile(ctx.dir);
   const up: { result: TargetResult; target: RunningTarget | undefined }[] = [];
@@ -150,6 +156,7 @@ async function run(options: Options, ctx: BenchContext, running: RunningTarget[]
       result.status = `error: ${String(error)}`;
     }
   }
+  const paths = await measurePaths(ctx, plan, say);
   const soakable = up.filter((u) => u.target && u.result.figures && u.result.status === "ok");
   if (plan.mode === "full" && soakable.length > 0) {
     say(`soaking ${soakable.map((u) => u.result.name).join(", ")} for ${plan.soakSeconds} s`);
@@ -162,7 +169,7 @@ async function run(options: Options, ctx: BenchContext, running: RunningTarget[]
     );
     for (const u of soakable) u.result.soak = soaked.get(u.result.name);
   }
-  return up.map((u) => u.result);
+  return { results: up.map((u) => u.result), paths };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -199,7 +206,7 @@ async function main(argv: string[]): Promise<number> {
     };
     const date = new Date().toISOString();
     const loadBefore = loadAverage();
-    const results = await run(options, ctx, running);
+    const { results, paths } = await run(options, ctx, running);
     const direct = results.find((r) => r.name === "direct")?.figures;
     const info: RunInfo = {
       date,
@@ -214,13 +221,17 @@ async function main(argv: string[]): Promise<number> {
         ? `fixed-response Bun server; direct capacity ${Math.round(direct.closed.rps)} req/s closed loop at ${direct.closed.connections} connections, sharing its core with the load generator`
         : "fixed-response Bun server",
     };
-    const file = writeResults(options.out ?? join(import.meta.dir, "results"), info, results);
+    const file = writeResults(options.out ?? join(import.meta.dir, "results"), info, results, paths);
     say(`wrote ${file}`);
     console.log(
       `BENCH_SUMMARY ${JSON.stringify(results.map((r) => ({ name: r.name, status: r.status, streamEvents: r.streamEvents })))}`,
     );
+    console.log(
+      `BENCH_PATHS ${JSON.stringify(paths.paths.map((p) => ({ name: p.name, status: p.status })))}`,
+    );
     const failed = results.filter((r) => r.status !== "ok" && r.status !== "endpoint not available");
-    return failed.length > 0 ? 1 : 0;
+    const pathsFailed = paths.paths.filter((p) => p.status !== "ok");
+    return failed.length + pathsFailed.length > 0 ? 1 : 0;
   } finally {
     await stopAll();
     rmSync(dir, { recursive: true, force: true });

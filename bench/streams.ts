@@ -7,6 +7,8 @@ export interface StreamTarget {
   headers: Record<string, string>;
   /** JSON body of a streaming request (with `"stream": true`). */
   body: string;
+  /** Text only the stream's last event holds (default Chat's `data: [DONE]`, not counted as an event). */
+  end?: string;
 }
 
 export interface StreamTiming {
@@ -18,6 +20,7 @@ export interface StreamTiming {
 }
 
 const DATA = "data:";
+const DONE = "data: [DONE]";
 
 /** One stream: request start to first event, and each event's arrival time. */
 async function timeOne(target: StreamTarget): Promise<{ ttfb: number; gaps: number[]; events: number }> {
@@ -30,22 +33,28 @@ async function timeOne(target: StreamTarget): Promise<{ ttfb: number; gaps: numb
   });
   if (response.status !== 200 || !response.body) throw new Error(`status ${response.status}`);
   const decoder = new TextDecoder();
+  const end = target.end ?? DONE;
   let carry = "";
+  let endCarry = "";
   const stamps: number[] = [];
   let sawDone = false;
   for await (const chunk of response.body) {
     const now = performance.now();
-    const text = carry + decoder.decode(chunk, { stream: true });
+    const piece = decoder.decode(chunk, { stream: true });
+    const text = carry + piece;
     let at = text.indexOf(DATA);
     while (at !== -1) {
-      if (text.startsWith("data: [DONE]", at)) sawDone = true;
-      else stamps.push(now);
+      if (!text.startsWith(DONE, at)) stamps.push(now);
       at = text.indexOf(DATA, at + DATA.length);
     }
     carry = text.slice(-(DATA.length - 1));
+    const seen = endCarry + piece;
+    if (seen.includes(end)) sawDone = true;
+    endCarry = seen.slice(-(end.length - 1));
   }
   const first = stamps[0];
-  if (first === undefined || !sawDone) throw new Error("stream ended without events or [DONE]");
+  if (first === undefined || !sawDone)
+    throw new Error(`stream ended without events or its last event (${end})`);
   const gaps = stamps.slice(1).map((t, i) => t - (stamps[i] ?? t));
   return { ttfb: first - started, gaps, events: stamps.length };
 }

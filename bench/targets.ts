@@ -132,21 +132,46 @@ async function cli(ctx: BenchContext, args: string[]): Promise<string> {
   return out.stdout.trim();
 }
 
-interface ModelgateVariant {
-  name: TargetName;
+/** The channel kinds modelgate speaks to upstreams; the bench upstream answers each. */
+export type ChannelKind = "openai-chat" | "openai-responses" | "anthropic";
+
+export interface ModelgateVariant {
+  /** Names its folder and process log. */
+  label: string;
   /** server.workers: above 1, a primary and that many worker processes share the port. */
   workers: number;
   core: number | string;
+  /** The one channel's protocol (default openai-chat). */
+  kind?: ChannelKind;
 }
 
-async function startModelgate(ctx: BenchContext, variant: ModelgateVariant): Promise<RunningTarget> {
+export interface ModelgateServer {
+  proc: Proc;
+  /** http://127.0.0.1:PORT */
+  base: string;
+  /** The bench key's Authorization header. */
+  headers: Record<string, string>;
+}
+
+/** The channel's base_url: Anthropic channels add /v1/messages themselves, OpenAI ones a path under /v1. */
+function channelBase(ctx: BenchContext, kind: ChannelKind): string {
+  const root = `http://127.0.0.1:${ctx.upstreamPort}`;
+  return kind === "anthropic" ? root : `${root}/v1`;
+}
+
+/** modelgate with its full pipeline and one channel of `kind` to the bench upstream, key made by the CLI. */
+export async function startModelgateServer(
+  ctx: BenchContext,
+  variant: ModelgateVariant,
+): Promise<ModelgateServer> {
   const port = freePort();
-  const dir = join(ctx.dir, variant.name);
+  const kind = variant.kind ?? "openai-chat";
+  const dir = join(ctx.dir, variant.label);
   mkdirSync(dir, { recursive: true });
   const configFile = join(dir, "modelgate.toml");
   writeFileSync(
     configFile,
-    `# modelgate with its full pipeline, one openai-chat channel to the bench upstream.
+    `# modelgate with its full pipeline, one ${kind} channel to the bench upstream.
 [server]
 listen = "127.0.0.1:${port}"
 workers = ${variant.workers}
@@ -160,9 +185,9 @@ url = "sqlite://${join(dir, "modelgate.db")}"
 enabled = false
 
 [[channels]]
-kind = "openai-chat"
+kind = "${kind}"
 name = "bench-upstream"
-base_url = "http://127.0.0.1:${ctx.upstreamPort}/v1"
+base_url = "${channelBase(ctx, kind)}"
 models = ["${MODEL}"]
 `,
   );
@@ -183,17 +208,27 @@ models = ["${MODEL}"]
   const key = await cli(ctx, ["keys", "create", ...keyArgs, ...config]);
   if (!/^sk-/.test(key)) throw new Error(`modelgate keys create printed no key: ${key}`);
   const cmd = [ctx.modelgateBin, "serve", ...config];
-  const proc = spawnPinned({ name: variant.name, cmd, core: variant.core, dir, env: BUN_ENV });
+  const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env: BUN_ENV });
   const base = `http://127.0.0.1:${port}`;
   // Logged once every worker listens (a single process logs it when it listens).
   const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');
   await waitReady(proc, async () => listening() && http(`${base}/healthz`));
+  return { proc, base, headers: { Authorization: `Bearer ${key}` } };
+}
+
+async function startModelgate(
+  ctx: BenchContext,
+  name: TargetName,
+  workers: number,
+  core: number | string,
+): Promise<RunningTarget> {
+  const server = await startModelgateServer(ctx, { label: name, workers, core });
   return {
-    name: variant.name,
-    proc,
-    url: base + CHAT_PATH,
-    headers: { Authorization: `Bearer ${key}` },
-    owned: [proc],
+    name,
+    proc: server.proc,
+    url: server.base + CHAT_PATH,
+    headers: server.headers,
+    owned: [server.proc],
   };
 }
 
@@ -237,10 +272,10 @@ export async function startTarget(name: TargetName, ctx: BenchContext): Promise<
     case "bun-proxy":
       return startBunProxy(ctx);
     case "modelgate":
-      return startModelgate(ctx, { name, workers: 1, core: TARGET_CORE });
+      return startModelgate(ctx, name, 1, TARGET_CORE);
     case "modelgate-1p":
     case "modelgate-2p":
-      return startModelgate(ctx, { name, workers: SCALING_TARGETS.get(name) ?? 1, core: BOTH_CORES });
+      return startModelgate(ctx, name, SCALING_TARGETS.get(name) ?? 1, BOTH_CORES);
     case "portkey":
       return startPortkey(ctx);
     default: {

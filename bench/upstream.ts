@@ -1,75 +1,32 @@
-// The benchmark's upstream: a fixed-response OpenAI Chat Completions server, faster than every
-// target it stands behind. Non-stream requests get one realistic JSON body; `"stream": true` gets
-// 64 SSE chunks 20 ms apart ending with `data: [DONE]`; a request whose `user` is `bench-hold-MS`
-// gets one chunk at once and the rest after MS milliseconds (for holding many streams open).
+// The benchmark's upstream: a fixed-response server speaking OpenAI Chat Completions, OpenAI
+// Responses (`/v1/responses`) and Anthropic Messages (`/v1/messages`), faster than every target it
+// stands behind. Non-stream requests get one realistic answer; `"stream": true` gets the protocol's
+// 64 SSE events 20 ms apart (answers.ts); a request whose `user` is `bench-hold-MS` gets one event at
+// once and the rest after MS milliseconds (for holding many streams open).
 // Run as its own process: `bun bench/upstream.ts PORT`; prints `listening PORT` when ready.
+import { ANSWERS, type Protocol, protocolOfPath, STREAM_EVENTS } from "./answers.ts";
 
-export const STREAM_EVENTS = 64;
+export { STREAM_EVENTS };
 export const STREAM_INTERVAL_MS = 20;
 const HOLD = /"user"\s*:\s*"bench-hold-(\d{1,6})"/;
 const STREAMING = /"stream"\s*:\s*true/;
-
-const created = 1_767_225_600;
-
-const completion = JSON.stringify({
-  id: "chatcmpl-bench0000000000000000000000",
-  object: "chat.completion",
-  created,
-  model: "modelx-5.5",
-  choices: [
-    {
-      index: 0,
-      message: {
-        role: "assistant",
-        content:
-          "The gateway relays this fixed answer so that every target is measured against the same upstream.",
-        refusal: null,
-        annotations: [],
-      },
-      logprobs: null,
-      finish_reason: "stop",
-    },
-  ],
-  usage: {
-    prompt_tokens: 19,
-    completion_tokens: 18,
-    total_tokens: 37,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0 },
-  },
-  service_tier: "default",
-  system_fingerprint: "fp_bench",
-});
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 const encoder = new TextEncoder();
 
-function chunk(index: number, last: boolean): Uint8Array {
-  const delta = index === 0 ? { role: "assistant", content: "" } : last ? {} : { content: ` w${index}` };
-  const body: Record<string, unknown> = {
-    id: "chatcmpl-bench0000000000000000000000",
-    object: "chat.completion.chunk",
-    created,
-    model: "modelx-5.5",
-    system_fingerprint: "fp_bench",
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: last ? "stop" : null }],
-  };
-  if (last) body.usage = { prompt_tokens: 19, completion_tokens: STREAM_EVENTS - 2, total_tokens: 81 };
-  const text = `data: ${JSON.stringify(body)}\n\n${last ? "data: [DONE]\n\n" : ""}`;
-  return encoder.encode(text);
-}
-
-/** The 64 chunks, encoded once: the upstream spends no time building them per request. */
-const CHUNKS: Uint8Array[] = Array.from({ length: STREAM_EVENTS }, (_, i) =>
-  chunk(i, i === STREAM_EVENTS - 1),
-);
+/** Each protocol's events, encoded once: the upstream spends no time building them per request. */
+const CHUNKS: Readonly<Record<Protocol, Uint8Array[]>> = {
+  chat: ANSWERS.chat.events.map((e) => encoder.encode(e)),
+  responses: ANSWERS.responses.events.map((e) => encoder.encode(e)),
+  messages: ANSWERS.messages.events.map((e) => encoder.encode(e)),
+};
 
 /** Streams in flight: GET /stats reports it, so the bench can see whether targets cancel upstream. */
 let activeStreams = 0;
 
 /** A stream that sends chunk 0 now and each next one `gapMs(i)` after the previous. */
-function sseStream(gapMs: (index: number) => number): ReadableStream<Uint8Array> {
+function sseStream(chunks: Uint8Array[], gapMs: (index: number) => number): ReadableStream<Uint8Array> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let wake: (() => void) | undefined;
   let cancelled = false;
@@ -78,14 +35,14 @@ function sseStream(gapMs: (index: number) => number): ReadableStream<Uint8Array>
     async pull(controller) {
       activeStreams++;
       try {
-        for (let i = 0; i < CHUNKS.length && !cancelled; i++) {
+        for (let i = 0; i < chunks.length && !cancelled; i++) {
           if (i > 0) {
             await new Promise<void>((resolve) => {
               wake = resolve;
               timer = setTimeout(resolve, gapMs(i));
             });
           }
-          const bytes = CHUNKS[i];
+          const bytes = chunks[i];
           if (bytes === undefined || cancelled) break;
           controller.write(bytes);
           await controller.flush();
@@ -103,16 +60,14 @@ function sseStream(gapMs: (index: number) => number): ReadableStream<Uint8Array>
   });
 }
 
-/** Streams that hold: chunk 0 at once, the rest together after `holdMs` (or when the client leaves). */
-function holdStream(holdMs: number): ReadableStream<Uint8Array> {
-  return sseStream((i) => (i === 1 ? holdMs : 0));
-}
-
-export function handle(body: string): Response {
-  if (!STREAMING.test(body)) return new Response(completion, { headers: JSON_HEADERS });
+/** The answer to a POST of `body` to `path` (Chat unless the path is Responses' or Messages'). */
+export function handle(body: string, path = "/v1/chat/completions"): Response {
+  const protocol = protocolOfPath(path);
+  if (!STREAMING.test(body)) return new Response(ANSWERS[protocol].answer, { headers: JSON_HEADERS });
   const hold = HOLD.exec(body);
-  const stream = hold?.[1] ? holdStream(Number(hold[1])) : sseStream(() => STREAM_INTERVAL_MS);
-  return new Response(stream, { headers: SSE_HEADERS });
+  const holdMs = hold?.[1] === undefined ? undefined : Number(hold[1]);
+  const gap = holdMs === undefined ? () => STREAM_INTERVAL_MS : (i: number) => (i === 1 ? holdMs : 0);
+  return new Response(sseStream(CHUNKS[protocol], gap), { headers: SSE_HEADERS });
 }
 
 if (import.meta.main) {
@@ -123,7 +78,9 @@ if (import.meta.main) {
     idleTimeout: 0,
     async fetch(request) {
       if (request.method !== "POST") return Response.json({ active_streams: activeStreams });
-      return handle(await request.text());
+      const url = request.url;
+      const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
+      return handle(await request.text(), path);
     },
   });
   console.log(`listening ${server.port}`);

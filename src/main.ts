@@ -2,7 +2,9 @@
 // The modelgate command line: parses the command and hands off to its module.
 // Each command's module is imported only when that command runs: `serve` then never evaluates the
 // terminal UI, and the store commands never load the gateway's request path (tokenizer vocabulary,
-// image codecs), which keeps both start time and resident memory down.
+// image codecs), which keeps both start time and resident memory down. The executable is built with
+// --splitting, so a module imported lazily is a chunk of its own that `serve` never even parses
+// (compiled serve idle RSS 68.0 → 62.2 MB, bench/idle-memory.ts).
 import pkg from "../package.json";
 import { UsageError } from "./cli/args.ts";
 import { ConfigError } from "./config/load.ts";

@@ -1,13 +1,16 @@
 // The benchmark kit's smoke mode inside the suite: every target (direct, nginx, the minimal Bun
 // proxy, modelgate, Portkey, and modelgate with 1 and 2 worker processes on both cores) is started
 // on 127.0.0.1 and answers one non-stream and one stream request through the bench upstream, and
-// wrk drives each for a second. Missing tools are
+// wrk drives each for a second; every client path (Chat, Responses and Messages clients on their own
+// protocol's channel, and the two translated pairs) answers the fixed text and streams to its
+// protocol's last event. Missing tools are
 // installed by the kit (bounded); if that is impossible the test fails saying so.
 import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as v from "valibot";
+import { PATH_NAMES } from "../../bench/paths.ts";
 import { TARGET_NAMES } from "../../bench/targets.ts";
 import { binary } from "../helpers/gateway.ts";
 
@@ -52,6 +55,13 @@ describe("bench --smoke", () => {
         if (["direct", "nginx", "bun-proxy"].includes(target.name)) expect(target.streamEvents).toBe(64);
         else expect(target.streamEvents ?? 0).toBeGreaterThanOrEqual(64);
       }
+      // Every client path, native and translated, answered through its channel kind.
+      const pathsLine = stdout.split("\n").find((l) => l.startsWith("BENCH_PATHS "));
+      const paths = v.parse(
+        v.array(v.object({ name: v.string(), status: v.string() })),
+        JSON.parse(pathsLine?.slice("BENCH_PATHS ".length) ?? "[]"),
+      );
+      expect(paths).toEqual(PATH_NAMES.map((name) => ({ name, status: "ok" })));
       expect(code).toBe(0);
 
       const report = readFileSync(join(out, "smoke-latest.md"), "utf8");

@@ -1,0 +1,143 @@
+// Idle memory of the compiled `serve`, split by what the pages are: the executable file's own pages
+// (Bun's machine code and the embedded bundle), other files (shared libraries), the malloc heap and
+// anonymous mappings (the JS heap, JIT code, allocator arenas), from /proc/PID/smaps and
+// smaps_rollup. Several executables are started alternately, N rounds each, on one config (one
+// openai-chat channel, no requests), and measured 3 s after they log that they listen: the medians
+// side by side with the load average, so builds can be compared in one run.
+//
+//   bun bench/idle-memory.ts --bin PATH [--bin PATH ...] [--rounds N] [--settle-ms MS]
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { freePort, loadAverage, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import { percentile } from "./stats.ts";
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    bin: { type: "string", multiple: true },
+    rounds: { type: "string" },
+    "settle-ms": { type: "string" },
+  },
+  strict: true,
+});
+const bins = values.bin ?? [];
+if (bins.length === 0)
+  throw new Error("--bin: give at least one modelgate executable (bun build --compile src/main.ts)");
+const rounds = Number(values.rounds ?? "3");
+const settleMs = Number(values["settle-ms"] ?? "3000");
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error(`--rounds: expected a whole number ≥ 1, got ${values.rounds}`);
+if (!Number.isFinite(settleMs) || settleMs < 0)
+  throw new Error(`--settle-ms: expected milliseconds, got ${values["settle-ms"]}`);
+
+export interface MemorySplit {
+  rssMb: number;
+  /** Resident pages mapped from the executable file itself. */
+  executableMb: number;
+  /** Of them: machine code (r-x), read-only data (r--), and the writable segment (rw-: data and the embedded bundle, `.bun`). */
+  executableCodeMb: number;
+  executableRodataMb: number;
+  executableRwMb: number;
+  /** Resident pages of other files (shared libraries, locale data). */
+  otherFilesMb: number;
+  /** Anonymous resident memory (smaps_rollup `Anonymous`): heaps, JIT code, arenas, stacks. */
+  anonymousMb: number;
+  /** Of it: the brk heap (`[heap]`). */
+  brkHeapMb: number;
+}
+
+const MB = 1024;
+
+/** Sums smaps' Rss by mapping kind; Anonymous from smaps_rollup. */
+export function memorySplit(pid: number, executable: string): MemorySplit {
+  let path = "";
+  let perms = "";
+  const byPerms = new Map<string, number>();
+  let executableKb = 0;
+  let otherKb = 0;
+  let heapKb = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const header = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      perms = header[1] ?? "";
+      path = header[2] ?? "";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!rss) continue;
+    const kb = Number(rss[1]);
+    if (path === executable) {
+      executableKb += kb;
+      const kind = perms.slice(0, 3);
+      byPerms.set(kind, (byPerms.get(kind) ?? 0) + kb);
+    } else if (path === "[heap]") heapKb += kb;
+    else if (path.startsWith("/") && !path.startsWith("/memfd:")) otherKb += kb;
+  }
+  const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(rollup)?.[1] ?? 0);
+  return {
+    rssMb: field("Rss") / MB,
+    executableMb: executableKb / MB,
+    executableCodeMb: (byPerms.get("r-x") ?? 0) / MB,
+    executableRodataMb: (byPerms.get("r--") ?? 0) / MB,
+    executableRwMb: (byPerms.get("rw-") ?? 0) / MB,
+    otherFilesMb: otherKb / MB,
+    anonymousMb: field("Anonymous") / MB,
+    brkHeapMb: heapKb / MB,
+  };
+}
+
+async function measureOnce(bin: string, dir: string): Promise<MemorySplit> {
+  const port = freePort();
+  const run = mkdtempSync(join(dir, "serve-"));
+  const configFile = join(run, "modelgate.toml");
+  writeFileSync(
+    configFile,
+    `[server]\nlisten = "127.0.0.1:${port}"\n\n[store]\nurl = "sqlite://${join(run, "modelgate.db")}"\n\n[bootstrap]\nenabled = false\n\n[[channels]]\nkind = "openai-chat"\nname = "idle"\nbase_url = "http://127.0.0.1:1/v1"\nmodels = ["modelx-5.5"]\n`,
+  );
+  const proc = spawnPinned({
+    name: "serve",
+    cmd: [bin, "serve", "--config", configFile],
+    core: TARGET_CORE,
+    dir: run,
+  });
+  try {
+    const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');
+    await waitReady(proc, async () => listening());
+    await Bun.sleep(settleMs);
+    return memorySplit(proc.pid, (await runBounded(["readlink", "-f", bin], 5000)).stdout.trim());
+  } finally {
+    await proc.stop();
+  }
+}
+
+const median = (xs: number[]) => percentile(xs, 50);
+const load = loadAverage;
+
+const dir = mkdtempSync(join(tmpdir(), "modelgate-idle-"));
+try {
+  const loadBefore = load();
+  const samples: MemorySplit[][] = bins.map(() => []);
+  for (let r = 0; r < rounds; r++)
+    for (const [i, bin] of bins.entries()) samples[i]?.push(await measureOnce(bin, dir));
+  console.log(
+    `idle memory of \`serve\`, ${settleMs} ms after listening; median of ${rounds} rounds, alternating`,
+  );
+  console.log(`load average ${loadBefore} before, ${load()} after`);
+  console.log(
+    "| executable | RSS MB | executable file MB | of which code (r-x) | read-only data (r--) | data + bundle (rw-) | other files MB | anonymous MB | of which [heap] MB | RSS per round |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|---|---|");
+  for (const [i, bin] of bins.entries()) {
+    const s = samples[i] ?? [];
+    const m = (key: keyof MemorySplit) => median(s.map((x) => x[key])).toFixed(1);
+    const each = s.map((x) => x.rssMb.toFixed(1)).join(", ");
+    console.log(
+      `| ${bin} | ${m("rssMb")} | ${m("executableMb")} | ${m("executableCodeMb")} | ${m("executableRodataMb")} | ${m("executableRwMb")} | ${m("otherFilesMb")} | ${m("anonymousMb")} | ${m("brkHeapMb")} | ${each} |`,
+    );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

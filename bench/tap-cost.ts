@@ -1,0 +1,206 @@
+// What the usage tap and the stream relay cost per streamed event, in isolation: the bench upstream's
+// 64-event stream of each protocol (answers.ts), one event per chunk as the network delivers paced
+// events, pushed through src/relay/stream.ts relayStream with its UsageTap (and with a tap that
+// does nothing, so the difference is the tap's share), through the tap alone on events already
+// parsed, and through src/relay/translated.ts translateStream for the bench's translated pairs.
+// Prints µs of CPU (user + system, this process) per event, the median of the rounds.
+//
+//   bun bench/tap-cost.ts [--src DIR] [--rounds N] [--streams N] [--json]
+//   bun bench/tap-cost.ts --compare OTHER_SRC [--processes N]
+//
+// --src points at another tree's src/ (an older commit checked out elsewhere), so the same script
+// measures both; it adapts to the older API (translateStream returning a stream). --compare runs
+// this tree and OTHER_SRC alternately in N fresh processes each (default 3) and prints the medians
+// side by side with their ratio.
+
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { createParser } from "eventsource-parser";
+import { ANSWERS, MODEL_ID, type Protocol } from "./answers.ts";
+import { loadAverage } from "./procs.ts";
+import { percentile } from "./stats.ts";
+
+type RelayModule = typeof import("../src/relay/stream.ts");
+type TapModule = typeof import("../src/relay/tap.ts");
+type TranslatedModule = typeof import("../src/relay/translated.ts");
+type UsageTap = InstanceType<TapModule["UsageTap"]>;
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    src: { type: "string" },
+    rounds: { type: "string" },
+    streams: { type: "string" },
+    json: { type: "boolean" },
+    compare: { type: "string" },
+    processes: { type: "string" },
+  },
+  strict: true,
+});
+const whole = (name: string, text: string | undefined, fallback: number) => {
+  const n = text === undefined ? fallback : Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a whole number ≥ 1, got "${text}"`);
+  return n;
+};
+const SRC = resolve(values.src ?? resolve(import.meta.dir, "../src"));
+const ROUNDS = whole("rounds", values.rounds, 9);
+const STREAMS = whole("streams", values.streams, 300);
+
+const relay: RelayModule = await import(`${SRC}/relay/stream.ts`);
+const tapModule: TapModule = await import(`${SRC}/relay/tap.ts`);
+const translated: TranslatedModule = await import(`${SRC}/relay/translated.ts`);
+
+const encoder = new TextEncoder();
+const CHUNKS: Record<Protocol, Uint8Array[]> = {
+  chat: ANSWERS.chat.events.map((e) => encoder.encode(e)),
+  responses: ANSWERS.responses.events.map((e) => encoder.encode(e)),
+  messages: ANSWERS.messages.events.map((e) => encoder.encode(e)),
+};
+
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+const median = (xs: number[]) => percentile(xs, 50);
+
+/** The upstream's body: one event per chunk, each on its own turn (as paced network reads arrive). */
+function body(protocol: Protocol): ReadableStream<Uint8Array> {
+  const chunks = CHUNKS[protocol];
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = chunks[i++];
+      if (next === undefined) controller.close();
+      else controller.enqueue(next);
+    },
+  });
+}
+
+async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
+  let bytes = 0;
+  for await (const chunk of stream) bytes += chunk.length;
+  return bytes;
+}
+
+/** A tap that reads nothing (and calls every stream complete): the relay without the tap's work. */
+function idleTap(protocol: Protocol): UsageTap {
+  const tap = new tapModule.UsageTap(protocol);
+  tap.terminal = true;
+  tap.onEvent = () => false;
+  return tap;
+}
+
+async function relayOnce(protocol: Protocol, tap: UsageTap): Promise<void> {
+  let ended = false;
+  const out = relay.relayStream({
+    body: body(protocol),
+    tap,
+    abort: () => undefined,
+    keepaliveMs: 60_000,
+    dropUsageChunk: protocol === "chat",
+    onFirstByte: () => undefined,
+    onEnd: async (outcome) => {
+      ended = outcome === "complete";
+    },
+  });
+  await drain(out);
+  if (!ended) throw new Error(`relayStream did not complete the ${protocol} stream`);
+}
+
+/** The upstream's events parsed once (outside the timing), for the tap alone. */
+function parsedEvents(protocol: Protocol): { event: string | undefined; data: string }[] {
+  const events: { event: string | undefined; data: string }[] = [];
+  const parser = createParser({ onEvent: (e) => events.push({ event: e.event, data: e.data }) });
+  for (const text of ANSWERS[protocol].events) parser.feed(text);
+  return events;
+}
+
+async function translateOnce(from: Protocol, to: Protocol): Promise<void> {
+  const t = { from, to, model: MODEL_ID, inputEstimate: 19, request: { model: MODEL_ID } };
+  const result: unknown = translated.translateStream(t, body(from));
+  // The older API returned the stream itself; the current one returns { body, usage }.
+  const stream =
+    result instanceof ReadableStream
+      ? result
+      : (result as ReturnType<TranslatedModule["translateStream"]>).body;
+  if ((await drain(stream)) === 0) throw new Error(`translateStream ${from} → ${to} wrote nothing`);
+}
+
+/** µs of CPU per upstream event for `run` over STREAMS streams: the median of ROUNDS rounds. */
+async function perEvent(protocol: Protocol, run: () => Promise<void> | void): Promise<number> {
+  const events = CHUNKS[protocol].length;
+  for (let i = 0; i < 50; i++) await run();
+  const rounds: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    Bun.gc(true);
+    const before = cpuUs();
+    for (let i = 0; i < STREAMS; i++) await run();
+    rounds.push((cpuUs() - before) / (STREAMS * events));
+  }
+  return median(rounds);
+}
+
+if (values.compare !== undefined) {
+  await compare(resolve(values.compare), whole("processes", values.processes, 3));
+  process.exit(0);
+}
+
+const figures: Record<string, number> = {};
+const protocols: Protocol[] = ["chat", "responses", "messages"];
+for (const protocol of protocols) {
+  const events = parsedEvents(protocol);
+  figures[`tap alone, ${protocol}`] = await perEvent(protocol, () => {
+    const tap = new tapModule.UsageTap(protocol);
+    for (const e of events) tap.onEvent(e.event, e.data);
+    if (!tap.reported) throw new Error(`the ${protocol} tap read no usage`);
+  });
+  figures[`relay with tap, ${protocol}`] = await perEvent(protocol, () =>
+    relayOnce(protocol, new tapModule.UsageTap(protocol)),
+  );
+  figures[`relay, idle tap, ${protocol}`] = await perEvent(protocol, () =>
+    relayOnce(protocol, idleTap(protocol)),
+  );
+}
+const pairs: [Protocol, Protocol][] = [
+  ["chat", "messages"],
+  ["messages", "chat"],
+  ["responses", "chat"],
+];
+for (const [from, to] of pairs)
+  figures[`translate ${from} → ${to}`] = await perEvent(from, () => translateOnce(from, to));
+
+if (values.json) console.log(JSON.stringify({ src: SRC, rounds: ROUNDS, streams: STREAMS, figures }));
+else {
+  console.log(`µs CPU per upstream event (median of ${ROUNDS} rounds of ${STREAMS} streams), src ${SRC}`);
+  for (const [name, us] of Object.entries(figures)) console.log(`${name.padEnd(32)} ${us.toFixed(3)}`);
+}
+
+/** This tree and `other` alternately, `processes` fresh processes each; medians side by side. */
+async function compare(other: string, processes: number): Promise<void> {
+  const runs: Record<"this" | "other", Record<string, number>[]> = { this: [], other: [] };
+  const load = loadAverage;
+  const loadBefore = load();
+  for (let i = 0; i < processes; i++) {
+    for (const [side, src] of [
+      ["this", SRC],
+      ["other", other],
+    ] as const) {
+      const args = ["--src", src, "--rounds", String(ROUNDS), "--streams", String(STREAMS), "--json"];
+      const child = Bun.spawnSync([process.execPath, import.meta.path, ...args], { stderr: "inherit" });
+      if (child.exitCode !== 0) throw new Error(`tap-cost on ${src} failed (exit ${child.exitCode})`);
+      const parsed = JSON.parse(child.stdout.toString()) as { figures: Record<string, number> };
+      runs[side].push(parsed.figures);
+    }
+  }
+  console.log(
+    `µs CPU per upstream event, median of ${processes} processes × ${ROUNDS} rounds of ${STREAMS} streams,`,
+  );
+  console.log(`alternating; load average ${loadBefore} before, ${load()} after`);
+  console.log(`| measure | ${SRC} | ${other} | this ÷ other |`);
+  console.log("|---|---|---|---|");
+  for (const name of Object.keys(runs.this[0] ?? {})) {
+    const mine = median(runs.this.map((f) => f[name] ?? 0));
+    const theirs = median(runs.other.map((f) => f[name] ?? Number.NaN));
+    console.log(`| ${name} | ${mine.toFixed(3)} | ${theirs.toFixed(3)} | ${(mine / theirs).toFixed(2)} |`);
+  }
+}
