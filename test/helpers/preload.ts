@@ -8,7 +8,17 @@ const dir = join(root, ".tmp", `bin-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 const outfile = join(dir, "modelgate");
 const build = Bun.spawnSync(
-  [process.execPath, "build", "--compile", "--sourcemap", join(root, "src/main.ts"), "--outfile", outfile],
+  // --splitting as `npm run build` ships it: the tests run the layout operators get.
+  [
+    process.execPath,
+    "build",
+    "--compile",
+    "--sourcemap",
+    "--splitting",
+    join(root, "src/main.ts"),
+    "--outfile",
+    outfile,
+  ],
   { cwd: root, stdout: "pipe", stderr: "pipe" },
 );
 if (build.exitCode !== 0) {
