@@ -53,6 +53,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
+  { path: ["store", "journal"], env: "MODELGATE_JOURNAL", flag: "journal", parse: text },
   { path: ["redis", "url"], env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },
   { path: ["redis", "prefix"], env: "MODELGATE_REDIS_PREFIX", flag: "redis-prefix", parse: text },
   // `--no-bootstrap` is a flag whose presence means enabled = false.

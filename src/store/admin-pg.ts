@@ -1,0 +1,273 @@
+// PostgreSQL implementation of the AdminStore (tokens, audit, key edits, usage reads, notifications):
+// the queries of admin-sqlite.ts on the pg twin tables, awaited, with aggregates mapped to numbers
+// (PostgreSQL sums bigints as numeric, which the driver returns as text).
+import { and, desc, eq, gte, sql } from "drizzle-orm";
+import { nanos } from "../billing/money.ts";
+import type {
+  AdminStore,
+  AdminToken,
+  AuditEntry,
+  Delivery,
+  KeyPatch,
+  NewAdminToken,
+  NewChannel,
+  NotificationChannel,
+  UsageAggregate,
+  UsageFilter,
+  UsageGrouping,
+  UsageRow,
+} from "./admin.ts";
+import { type PgDb, selectPgKeys } from "./pg-keys.ts";
+import {
+  adminTokens,
+  apiKeys,
+  auditLog,
+  groups,
+  notificationChannels,
+  notificationDeliveries,
+  storeMeta,
+  usageRecords,
+} from "./schema-pg.ts";
+import { toKeyRecord } from "./sqlite-keys.ts";
+import { type KeyRecord, StoreError } from "./store.ts";
+
+const tokenColumns = {
+  id: adminTokens.id,
+  name: adminTokens.name,
+  prefix: adminTokens.prefix,
+  revoked: adminTokens.revoked,
+  createdAt: adminTokens.createdAt,
+};
+
+export class PgAdminStore implements AdminStore {
+  readonly #db: PgDb;
+
+  constructor(db: PgDb) {
+    this.#db = db;
+  }
+
+  async createAdminToken(token: NewAdminToken): Promise<AdminToken> {
+    const [row] = await this.#db.insert(adminTokens).values(token).returning(tokenColumns);
+    if (row === undefined) throw new Error(`admin token "${token.name}" was not stored`);
+    return row;
+  }
+
+  async findAdminToken(tokenHash: string): Promise<AdminToken | undefined> {
+    const [row] = await this.#db
+      .select(tokenColumns)
+      .from(adminTokens)
+      .where(and(eq(adminTokens.tokenHash, tokenHash), eq(adminTokens.revoked, false)));
+    return row;
+  }
+
+  async revokeAdminToken(id: string): Promise<AdminToken | undefined> {
+    const [row] = await this.#db
+      .update(adminTokens)
+      .set({ revoked: true })
+      .where(eq(adminTokens.id, id))
+      .returning(tokenColumns);
+    return row;
+  }
+
+  async listAdminTokens(): Promise<AdminToken[]> {
+    return this.#db.select(tokenColumns).from(adminTokens).orderBy(adminTokens.createdAt, adminTokens.id);
+  }
+
+  async isApiKeyHash(secretHash: string): Promise<boolean> {
+    const rows = await this.#db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(eq(apiKeys.secretHash, secretHash));
+    return rows.length > 0;
+  }
+
+  async audit(actor: string, action: string, target: string, detail?: Record<string, unknown>) {
+    await this.#db.insert(auditLog).values({ actor, action, target, detail: detail ?? null });
+  }
+
+  async listAudit(limit: number): Promise<AuditEntry[]> {
+    return this.#db.select().from(auditLog).orderBy(desc(auditLog.id)).limit(limit);
+  }
+
+  async getKey(id: string): Promise<KeyRecord> {
+    const [row] = await selectPgKeys(this.#db).where(eq(apiKeys.id, id));
+    if (!row)
+      throw new StoreError("not_found", `key "${id}" does not exist; GET /admin/v1/keys lists the ids`);
+    return toKeyRecord(row);
+  }
+
+  async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {
+    await this.#db.transaction(async (tx) => {
+      const set: Partial<typeof apiKeys.$inferInsert> = {};
+      if (patch.name !== undefined) set.name = patch.name;
+      if (patch.expiresAt !== undefined) set.expiresAt = patch.expiresAt;
+      if (patch.allowIps !== undefined) set.allowIps = patch.allowIps;
+      if (patch.dailyCap !== undefined) set.dailyCapNanos = patch.dailyCap;
+      if (patch.rpm !== undefined) set.rpm = patch.rpm;
+      if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+      if (patch.group !== undefined) {
+        const [group] = await tx.select({ id: groups.id }).from(groups).where(eq(groups.name, patch.group));
+        if (!group) throw new StoreError("not_found", `group "${patch.group}" does not exist`);
+        set.groupId = group.id;
+      }
+      const [row] =
+        Object.keys(set).length === 0
+          ? await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id))
+          : await tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning({ id: apiKeys.id });
+      if (!row) throw new StoreError("not_found", `key "${id}" does not exist`);
+      // The revision gateways poll: a changed key reaches every key cache.
+      await tx
+        .update(storeMeta)
+        .set({ value: sql`${storeMeta.value} + 1` })
+        .where(eq(storeMeta.name, "revision"));
+    });
+    return this.getKey(id);
+  }
+
+  async spending(since: number) {
+    const rows = await this.#db
+      .select({
+        keyId: usageRecords.keyId,
+        accountId: usageRecords.accountId,
+        cost: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number),
+      })
+      .from(usageRecords)
+      .where(gte(usageRecords.createdAt, since))
+      .groupBy(usageRecords.keyId, usageRecords.accountId);
+    const byKey = new Map<string, number>();
+    const byAccount = new Map<number, number>();
+    for (const row of rows) {
+      byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
+      byAccount.set(row.accountId, (byAccount.get(row.accountId) ?? 0) + row.cost);
+    }
+    return { byKey, byAccount };
+  }
+
+  async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
+    const bucket =
+      grouping === "key"
+        ? sql<string>`${usageRecords.keyId}`
+        : grouping === "model"
+          ? sql<string>`${usageRecords.model}`
+          : sql<string>`to_char(to_timestamp(${usageRecords.createdAt} / 1000) at time zone 'UTC', 'YYYY-MM-DD')`;
+    return this.#db
+      .select({
+        bucket,
+        requests: sql<number>`count(*)`.mapWith(Number),
+        errors: sql<number>`sum(case when ${usageRecords.status} >= 400 then 1 else 0 end)`.mapWith(Number),
+        inputTokens: sql<number>`sum(${usageRecords.inputTokens})`.mapWith(Number),
+        outputTokens: sql<number>`sum(${usageRecords.outputTokens})`.mapWith(Number),
+        generations: sql<number>`sum(${usageRecords.generations})`.mapWith(Number),
+        costNanos: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number),
+      })
+      .from(usageRecords)
+      .where(usageWhere(filter))
+      .groupBy(bucket)
+      .orderBy(bucket);
+  }
+
+  async recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+    return this.#db
+      .select({
+        requestId: usageRecords.requestId,
+        keyId: usageRecords.keyId,
+        accountId: usageRecords.accountId,
+        model: usageRecords.model,
+        endpoint: usageRecords.endpoint,
+        stream: usageRecords.stream,
+        status: usageRecords.status,
+        inputTokens: usageRecords.inputTokens,
+        cachedInputTokens: usageRecords.cachedInputTokens,
+        outputTokens: usageRecords.outputTokens,
+        reasoningTokens: usageRecords.reasoningTokens,
+        generations: usageRecords.generations,
+        costNanos: usageRecords.costNanos,
+        latencyMs: usageRecords.latencyMs,
+        ttfbMs: usageRecords.ttfbMs,
+        createdAt: usageRecords.createdAt,
+      })
+      .from(usageRecords)
+      .where(usageWhere(filter))
+      .orderBy(desc(usageRecords.id))
+      .limit(limit);
+  }
+
+  async createChannel(channel: NewChannel): Promise<NotificationChannel> {
+    const [row] = await this.#db
+      .insert(notificationChannels)
+      .values({
+        accountId: channel.accountId,
+        kind: channel.kind,
+        target: channel.target,
+        secret: channel.secret,
+        events: channel.events,
+        balanceThresholdNanos: channel.balanceThreshold,
+      })
+      .returning();
+    if (row === undefined) throw new Error(`notification channel ${channel.target} was not stored`);
+    return toChannel(row);
+  }
+
+  async listChannels(): Promise<NotificationChannel[]> {
+    return (await this.#db.select().from(notificationChannels).orderBy(notificationChannels.id)).map(
+      toChannel,
+    );
+  }
+
+  async disableChannel(id: number): Promise<NotificationChannel> {
+    const [row] = await this.#db
+      .update(notificationChannels)
+      .set({ enabled: false })
+      .where(eq(notificationChannels.id, id))
+      .returning();
+    if (!row) throw new StoreError("not_found", `notification channel ${id} does not exist`);
+    return toChannel(row);
+  }
+
+  async createDelivery(delivery: Pick<Delivery, "id" | "channelId" | "event" | "payload">) {
+    await this.#db.insert(notificationDeliveries).values({ ...delivery, state: "pending" });
+  }
+
+  async updateDelivery(
+    id: string,
+    update: Pick<Delivery, "state" | "attempts" | "lastStatus" | "lastError">,
+  ) {
+    await this.#db
+      .update(notificationDeliveries)
+      .set({ ...update, updatedAt: Date.now() })
+      .where(eq(notificationDeliveries.id, id));
+  }
+
+  async listDeliveries(limit: number, channelId?: number): Promise<Delivery[]> {
+    // Newest first. PostgreSQL has no insertion order (rowid): creation time, then id, decide.
+    return this.#db
+      .select()
+      .from(notificationDeliveries)
+      .where(channelId === undefined ? undefined : eq(notificationDeliveries.channelId, channelId))
+      .orderBy(desc(notificationDeliveries.createdAt), desc(notificationDeliveries.id))
+      .limit(limit);
+  }
+}
+
+function usageWhere(filter: UsageFilter) {
+  return and(
+    gte(usageRecords.createdAt, filter.since),
+    filter.keyId === undefined ? undefined : eq(usageRecords.keyId, filter.keyId),
+    filter.accountId === undefined ? undefined : eq(usageRecords.accountId, filter.accountId),
+    filter.model === undefined ? undefined : eq(usageRecords.model, filter.model),
+  );
+}
+
+function toChannel(row: typeof notificationChannels.$inferSelect): NotificationChannel {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    kind: row.kind,
+    target: row.target,
+    secret: row.secret,
+    events: row.events,
+    balanceThreshold: row.balanceThresholdNanos === null ? null : nanos(row.balanceThresholdNanos),
+    enabled: row.enabled,
+    createdAt: row.createdAt,
+  };
+}
