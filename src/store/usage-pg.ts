@@ -3,9 +3,12 @@
 // node's journal sequence. A batch replayed — by a retry after a COMMIT whose connection dropped,
 // by a journal replay, or by another node — stores one row and one debit per request:
 // - a journaled batch locks this journal's sequence row first and skips the records it covers;
-// - a record whose id is taken by a row with the same key, time, latency and cost is the same
-//   settlement again (nothing is stored); any other holder of the id is a different request that
-//   reused a client-sent id, stored under `id~N` as in SQLite.
+// - every batch writes a settlement token (a store_meta row `settle:UUID`) in its transaction. The
+//   token belongs to the batch array, which the writer passes again on each retry: a retry whose
+//   token is stored returns at once, and a COMMIT whose answer was lost is confirmed by reading
+//   the token back. Tokens are deleted by this store's next transaction once their batch is known.
+// A request id already stored is then a different request that reused a client-sent id, stored
+// under `id~N` as in SQLite.
 
 import { hostname } from "node:os";
 import { and, eq, gte, inArray, like, lt, or, type SQL, type SQLWrapper, sql } from "drizzle-orm";
@@ -15,6 +18,7 @@ import type { PgDb } from "./pg-keys.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
 import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
+import { coveredBy, likeFamily } from "./usage-sqlite.ts";
 
 /** The store_meta row of one node's journal: several nodes share the database, each its own journal. */
 export function journalSeqName(journalPath: string | undefined): string {
@@ -27,6 +31,10 @@ type NewRow = typeof usageRecords.$inferInsert;
 export class PgUsageStore implements UsageStore {
   readonly #db: PgDb;
   readonly #seqName: string;
+  /** The settlement token of each batch array being committed (retries pass the same array). */
+  readonly #tokens = new WeakMap<readonly UsageRecord[], string>();
+  /** Tokens of batches known to be stored: deleted by the next transaction. */
+  readonly #done: string[] = [];
 
   constructor(db: PgDb, seqName: string) {
     this.#db = db;
@@ -35,7 +43,48 @@ export class PgUsageStore implements UsageStore {
 
   async commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]> {
     if (records.length === 0) return [];
-    return this.#db.transaction(async (tx) => {
+    let token = this.#tokens.get(records);
+    if (token === undefined) {
+      token = `settle:${crypto.randomUUID()}`;
+      this.#tokens.set(records, token);
+    }
+    const done = this.#done.splice(0);
+    try {
+      return await this.#commitOnce(records, journalSeq, token, done);
+    } catch (error) {
+      // The COMMIT may have landed with its answer lost (a dropped connection): the token says.
+      const landed = await this.#tokenStored(token).catch(() => false);
+      if (!landed) {
+        this.#done.push(...done);
+        throw error;
+      }
+      this.#done.push(token);
+      return records.map((r) => r.requestId);
+    }
+  }
+
+  async #tokenStored(token: string): Promise<boolean> {
+    const rows = await this.#db
+      .select({ n: storeMeta.name })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, token));
+    return rows.length > 0;
+  }
+
+  async #commitOnce(
+    records: readonly UsageRecord[],
+    journalSeq: number | undefined,
+    token: string,
+    done: string[],
+  ): Promise<string[]> {
+    const ids = await this.#db.transaction(async (tx) => {
+      const claimed = await tx
+        .insert(storeMeta)
+        .values({ name: token, value: Date.now() })
+        .onConflictDoNothing()
+        .returning({ name: storeMeta.name });
+      if (claimed.length === 0) return records.map((r) => r.requestId); // stored by an earlier try
+      if (done.length > 0) await tx.delete(storeMeta).where(inArray(storeMeta.name, done));
       let fresh = records;
       if (journalSeq !== undefined) {
         await tx.insert(storeMeta).values({ name: this.#seqName, value: 0 }).onConflictDoNothing();
@@ -45,10 +94,7 @@ export class PgUsageStore implements UsageStore {
           .from(storeMeta)
           .where(eq(storeMeta.name, this.#seqName))
           .for("update");
-        // The batch's sequence numbers are consecutive and end at journalSeq.
-        const first = journalSeq - records.length + 1;
-        const covered = Math.min(records.length, Math.max(0, (row?.value ?? 0) - first + 1));
-        fresh = records.slice(covered);
+        fresh = records.slice(coveredBy(row?.value ?? 0, journalSeq, records.length));
       }
       const ids = await this.#write(tx, fresh);
       if (journalSeq !== undefined) {
@@ -59,6 +105,8 @@ export class PgUsageStore implements UsageStore {
       }
       return [...records.slice(0, records.length - fresh.length).map((r) => r.requestId), ...ids];
     });
+    this.#done.push(token);
+    return ids;
   }
 
   async journalSeq(): Promise<number> {
@@ -86,11 +134,6 @@ export class PgUsageStore implements UsageStore {
         taken.delete(id); // a second record with the same id in this batch is a reuse
         debited.push({ record, id });
       } else {
-        const stored = await this.#sameSettlement(tx, record);
-        if (stored !== undefined) {
-          ids.push(stored);
-          continue;
-        }
         id = await this.#insertReused(tx, record);
         debited.push({ record, id });
       }
@@ -123,31 +166,13 @@ export class PgUsageStore implements UsageStore {
     return ids;
   }
 
-  /** The stored id of this very settlement (same id family, key, time, latency and cost), if any. */
-  async #sameSettlement(tx: PgDb, record: UsageRecord): Promise<string | undefined> {
-    const [row] = await tx
-      .select({ requestId: usageRecords.requestId })
-      .from(usageRecords)
-      .where(
-        and(
-          idFamily(record.requestId),
-          eq(usageRecords.keyId, record.keyId),
-          eq(usageRecords.createdAt, record.createdAt),
-          eq(usageRecords.latencyMs, record.latencyMs),
-          eq(usageRecords.costNanos, record.costNanos),
-        ),
-      )
-      .limit(1);
-    return row?.requestId;
-  }
-
   /** Stores a different request that reused a client-sent id under `id~N`. */
   async #insertReused(tx: PgDb, record: UsageRecord): Promise<string> {
     const [count] = await tx
       .select({ n: sql<number>`count(*)`.mapWith(Number) })
       .from(usageRecords)
       .where(idFamily(record.requestId));
-    for (let n = count?.n ?? 1; ; n++) {
+    for (let n = (count?.n ?? 1) + 1; ; n++) {
       const id = `${record.requestId}~${n}`;
       const rows = await tx
         .insert(usageRecords)
@@ -230,8 +255,7 @@ export class PgUsageStore implements UsageStore {
 
 /** The request id itself and the `id~N` ids of requests that reused it. */
 function idFamily(id: string) {
-  const escaped = id.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_");
-  return or(eq(usageRecords.requestId, id), like(usageRecords.requestId, `${escaped}~%`));
+  return or(eq(usageRecords.requestId, id), like(usageRecords.requestId, likeFamily(id)));
 }
 
 function toRow(r: UsageRecord, id: string): NewRow {

@@ -37,9 +37,12 @@ export class SqliteUsageStore implements UsageStore {
   constructor(sqlite: Database) {
     this.#sqlite = sqlite;
     this.#commit = sqlite.transaction((records: readonly UsageRecord[], journalSeq: number | undefined) => {
-      const ids = this.#write(records);
+      // A journaled batch skips the records the store already has (their numbers are consecutive
+      // and end at journalSeq), as the PostgreSQL store does: a replayed batch bills nothing twice.
+      const covered = journalSeq === undefined ? 0 : coveredBy(this.#storedSeq(), journalSeq, records.length);
+      const ids = this.#write(records.slice(covered));
       if (journalSeq !== undefined) this.#sqlite.query(SET_JOURNAL_SEQ).run(journalSeq);
-      return ids;
+      return [...records.slice(0, covered).map((r) => r.requestId), ...ids];
     });
   }
 
@@ -49,6 +52,10 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   async journalSeq(): Promise<number> {
+    return this.#storedSeq();
+  }
+
+  #storedSeq(): number {
     const row = this.#sqlite.query("SELECT value FROM store_meta WHERE name = ?").get(USAGE_JOURNAL_SEQ) as {
       value: number;
     } | null;
@@ -80,8 +87,7 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   #reuses(id: string): number {
-    const pattern = `${id.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_")}~%`;
-    const row = this.#sqlite.query(COUNT_REUSES).get(id, pattern) as { n: number } | null;
+    const row = this.#sqlite.query(COUNT_REUSES).get(id, likeFamily(id)) as { n: number } | null;
     return row?.n ?? 1;
   }
 
@@ -155,6 +161,19 @@ export class SqliteUsageStore implements UsageStore {
       costNanos: nanos(Number(r.cost)),
     }));
   }
+}
+
+/**
+ * How many of a journaled batch's first records the store already holds: the batch's numbers are
+ * consecutive and end at `upTo`, and the store holds every number up to `stored`.
+ */
+export function coveredBy(stored: number, upTo: number, count: number): number {
+  return Math.min(count, Math.max(0, stored - (upTo - count)));
+}
+
+/** The LIKE pattern (escape `\\`) of the `id~N` ids of requests that reused a client-sent id. */
+export function likeFamily(id: string): string {
+  return `${id.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_")}~%`;
 }
 
 function recordValues(r: UsageRecord, id: string): (string | number | null)[] {
