@@ -1,0 +1,170 @@
+// Settlement on PostgreSQL when the connection drops right after COMMIT is sent: the server
+// commits, the store never hears it. A loopback proxy between the store and PostgreSQL forwards
+// the COMMIT, swallows the answer and cuts the connection (and can refuse new connections for a
+// while, so the store cannot even ask what happened). Whatever the store does next — confirm,
+// retry the same batch, or replay it from the journal inside a bigger one — one row, one debit.
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Socket, TCPSocketListener } from "bun";
+import { nanos } from "../../src/billing/money.ts";
+import { openStore } from "../../src/store/open.ts";
+import type { Store } from "../../src/store/store.ts";
+import { usageRecord } from "./store-contract.ts";
+import { pgDatabase } from "./store-pg-fixture.ts";
+
+interface Link {
+  upstream: Socket | undefined;
+  pending: Uint8Array[];
+  cut: boolean;
+}
+
+/** A TCP proxy to PostgreSQL that can lose one COMMIT's answer and refuse connections. */
+class CommitCutter {
+  readonly #server: TCPSocketListener<Link>;
+  /** Cut the connection that sends the next COMMIT, after the server had time to apply it. */
+  cutNextCommit = false;
+  /** Close new connections at once, and open ones at their next query. */
+  refuse = false;
+  cuts = 0;
+
+  constructor(target: { hostname: string; port: number }) {
+    this.#server = Bun.listen<Link>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open: (client) => {
+          client.data = { upstream: undefined, pending: [], cut: false };
+          if (this.refuse) {
+            client.end();
+            return;
+          }
+          void Bun.connect({
+            ...target,
+            socket: {
+              data: (_up, bytes) => {
+                if (!client.data.cut) client.write(bytes);
+              },
+              close: () => {
+                client.end();
+              },
+              error: () => {
+                client.end();
+              },
+            },
+          }).then(
+            (up) => {
+              client.data.upstream = up;
+              for (const chunk of client.data.pending.splice(0)) up.write(chunk);
+            },
+            () => {
+              client.end();
+            },
+          );
+        },
+        data: (client, bytes) => {
+          const link = client.data;
+          if (this.refuse) {
+            link.upstream?.end();
+            client.end();
+            return;
+          }
+          if (this.cutNextCommit && Buffer.from(bytes).includes("COMMIT")) {
+            this.cutNextCommit = false;
+            this.cuts++;
+            link.cut = true;
+            setTimeout(() => {
+              link.upstream?.end();
+              client.end();
+            }, 300);
+          }
+          if (link.upstream) link.upstream.write(bytes);
+          else link.pending.push(new Uint8Array(bytes));
+        },
+        close: (client) => {
+          client.data?.upstream?.end();
+        },
+      },
+    });
+  }
+
+  url(database: string): string {
+    const target = new URL(database);
+    target.host = `127.0.0.1:${this.#server.port}`;
+    return target.toString();
+  }
+
+  stop(): void {
+    this.#server.stop(true);
+  }
+}
+
+let open: { store: Store; cutter: CommitCutter } | undefined;
+
+afterEach(async () => {
+  await open?.store.close();
+  open?.cutter.stop();
+  open = undefined;
+});
+
+async function storeBehindCutter() {
+  const database = await pgDatabase();
+  const url = new URL(database);
+  const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
+  const store = await openStore(cutter.url(database));
+  open = { store, cutter };
+  const account = await store.createAccount("acme", nanos(10_000));
+  return { store, cutter, accountId: account.id };
+}
+
+async function ledgerOf(store: Store) {
+  const [total] = await store.usage.totals({});
+  const [account] = await store.listAccounts();
+  const debited: number = total?.costNanos ?? 0;
+  const balance: number | undefined = account?.balance;
+  return { rows: total?.requests ?? 0, debited, balance };
+}
+
+describe("PostgreSQL settlement after a dropped COMMIT", () => {
+  test("the store confirms the lost COMMIT by its settlement token: one row, one debit", async () => {
+    const { store, cutter, accountId } = await storeBehindCutter();
+    cutter.cutNextCommit = true;
+    const batch = [usageRecord(accountId, { requestId: "req_lost_answer" })];
+    expect(await store.usage.commit(batch)).toEqual(["req_lost_answer"]);
+    expect(cutter.cuts).toBe(1);
+    expect(await ledgerOf(store)).toEqual({ rows: 1, debited: 1_000, balance: 9_000 });
+  });
+
+  test("the writer's retry of the same batch, when the store could not ask, stores nothing twice", async () => {
+    const { store, cutter, accountId } = await storeBehindCutter();
+    cutter.cutNextCommit = true;
+    const batch = [usageRecord(accountId, { requestId: "req_retried" })];
+    const attempt = store.usage.commit(batch);
+    // Refuse the confirmation the store tries after the cut.
+    setTimeout(() => {
+      cutter.refuse = true;
+    }, 100);
+    await expect(attempt).rejects.toThrow();
+    expect(cutter.cuts).toBe(1);
+    cutter.refuse = false;
+    expect(await store.usage.commit(batch)).toEqual(["req_retried"]);
+    expect(await store.usage.commit(batch)).toEqual(["req_retried"]);
+    expect(await ledgerOf(store)).toEqual({ rows: 1, debited: 1_000, balance: 9_000 });
+    expect(await store.usage.find("req_retried~2")).toBeUndefined();
+  });
+
+  test("a journaled batch replayed inside a bigger one after the cut stores each record once", async () => {
+    const { store, cutter, accountId } = await storeBehindCutter();
+    const a = usageRecord(accountId, { requestId: "req_a" });
+    const b = usageRecord(accountId, { requestId: "req_b" });
+    cutter.cutNextCommit = true;
+    const attempt = store.usage.commit([a], 1);
+    setTimeout(() => {
+      cutter.refuse = true;
+    }, 100);
+    await expect(attempt).rejects.toThrow();
+    cutter.refuse = false;
+    // The writer takes the oldest logged records again, now with one more (a new array).
+    expect(await store.usage.commit([a, b], 2)).toEqual(["req_a", "req_b"]);
+    expect(await store.usage.journalSeq()).toBe(2);
+    expect(await ledgerOf(store)).toEqual({ rows: 2, debited: 2_000, balance: 8_000 });
+  });
+});
