@@ -121,6 +121,11 @@ export function loadConfig(sources: ConfigSources): Config {
       `server.workers: ${config.server.workers} processes cannot share an in-memory store (sqlite://:memory:); use a SQLite file, or 1 worker`,
     );
   }
+  if (config.server.workers > 1 && !config.store.url.startsWith("sqlite://")) {
+    throw new ConfigError(
+      `server.workers: ${config.server.workers} worker processes run on a SQLite store only; on PostgreSQL run several nodes (plain serve processes, docs/cluster.md), each with 1 worker`,
+    );
+  }
   const names = new Set<string>();
   for (const [i, channel] of config.channels.entries()) {
     if (names.has(channel.name))

@@ -4,7 +4,7 @@
 import { basename, resolve } from "node:path";
 import { openPgStore } from "./pg.ts";
 import { openSqliteStore } from "./sqlite.ts";
-import type { Store } from "./store.ts";
+import { type Store, StoreError } from "./store.ts";
 import { journalSeqName } from "./usage-pg.ts";
 
 export const DEFAULT_DB_URL = "sqlite://modelgate.db";
@@ -16,7 +16,7 @@ const FORMS =
 export function sqlitePathOf(url: string): string {
   if (url === "sqlite://:memory:") return ":memory:";
   if (!url.startsWith("sqlite://") || url.length === "sqlite://".length) {
-    throw new Error(`database URL "${url}" is not supported: ${FORMS}`);
+    throw new StoreError("invalid_url", `database URL "${url}" is not supported: ${FORMS}`);
   }
   return resolve(url.slice("sqlite://".length));
 }
@@ -32,11 +32,14 @@ export function postgresDatabaseOf(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new Error(`database URL "${url}" is not a valid URL: ${FORMS}`);
+    throw new StoreError("invalid_url", `database URL "${url}" is not a valid URL: ${FORMS}`);
   }
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
   if (parsed.hostname === "" || database === "" || database.includes("/")) {
-    throw new Error(`database URL "${url}" names no host or database: use postgres://USER@HOST:PORT/DB`);
+    throw new StoreError(
+      "invalid_url",
+      `database URL "${url}" names no host or database: use postgres://USER@HOST:PORT/DB`,
+    );
   }
   return database;
 }
@@ -46,10 +49,22 @@ export function postgresDatabaseOf(url: string): string {
  * (store.journal), which names this node's journal sequence in a shared PostgreSQL store.
  */
 export async function openStore(url: string, journal?: string): Promise<Store> {
-  const store = isPostgresUrl(url)
-    ? openPgStore(url, { journalSeqName: journalSeqName(usageJournalPath(url, journal)) })
-    : openSqliteStore(sqlitePathOf(url));
-  await store.migrate();
+  if (!isPostgresUrl(url)) {
+    const store = openSqliteStore(sqlitePathOf(url));
+    await store.migrate();
+    return store;
+  }
+  const store = openPgStore(url, { journalSeqName: journalSeqName(usageJournalPath(url, journal)) });
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new StoreError(
+      "unavailable",
+      `cannot open the PostgreSQL store ${storeLabel(url)}: ${cause}; check store.url (--db, MODELGATE_DB), that the server is up, and that the database exists (createdb NAME)`,
+    );
+  }
   return store;
 }
 

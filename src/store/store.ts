@@ -57,10 +57,13 @@ export interface NewKey {
   concurrency: number | null;
 }
 
-/** A failure of the store that the caller can explain: a name that does not exist, or one taken. */
+/**
+ * A failure of the store that the caller can explain: a name that does not exist, or one taken;
+ * at open, a database URL of the wrong form or a database that cannot be reached.
+ */
 export class StoreError extends Error {
   constructor(
-    readonly code: "not_found" | "conflict",
+    readonly code: "not_found" | "conflict" | "invalid_url" | "unavailable",
     message: string,
   ) {
     super(message);
