@@ -3,11 +3,13 @@
 // `accounts`, `groups` and `admin token` read and write the same database. The node's usage
 // journal sits at the documented default (modelgate-DB-usage.log in serve's working directory),
 // and `--journal` points a CLI reader at it. Each test has its own database, dropped after.
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts";
-import { pgDatabase } from "../unit/store-pg-fixture.ts";
+import { dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
+
+afterAll(dropPgDatabases);
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {

@@ -1,7 +1,6 @@
 // PostgreSQL databases for tests: each call makes its own `modelgate_test_<random>` on the server
-// at 127.0.0.1:5432 (user postgres, trust auth, started by scripts/services) and drops it when the
-// test file ends.
-import { afterAll } from "bun:test";
+// at 127.0.0.1:5432 (user postgres, trust auth, started by scripts/services); each test file
+// drops them with `afterAll(dropPgDatabases)` (a shared module's own hook would run for one file).
 import { SQL } from "bun";
 
 export const PG_SERVER = process.env.MODELGATE_TEST_PG ?? "postgres://postgres@127.0.0.1:5432";
@@ -22,10 +21,11 @@ export async function pgDatabase(): Promise<string> {
   return `${PG_SERVER}/${name}`;
 }
 
-afterAll(async () => {
+/** Drops every database this process made. */
+export async function dropPgDatabases(): Promise<void> {
   for (const name of made.splice(0)) {
     await server().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
   await admin?.close();
   admin = undefined;
-});
+}

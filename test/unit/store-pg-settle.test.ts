@@ -3,13 +3,13 @@
 // the COMMIT, swallows the answer and cuts the connection (and can refuse new connections for a
 // while, so the store cannot even ask what happened). Whatever the store does next — confirm,
 // retry the same batch, or replay it from the journal inside a bigger one — one row, one debit.
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import type { Socket, TCPSocketListener } from "bun";
 import { nanos } from "../../src/billing/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
 import { usageRecord } from "./store-contract.ts";
-import { pgDatabase } from "./store-pg-fixture.ts";
+import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
 interface Link {
   upstream: Socket | undefined;
@@ -96,6 +96,8 @@ class CommitCutter {
     this.#server.stop(true);
   }
 }
+
+afterAll(dropPgDatabases);
 
 let open: { store: Store; cutter: CommitCutter } | undefined;
 

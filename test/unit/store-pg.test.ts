@@ -1,5 +1,8 @@
+import { afterAll } from "bun:test";
 import { openStore } from "../../src/store/open.ts";
 import { storeContract } from "./store-contract.ts";
-import { pgDatabase } from "./store-pg-fixture.ts";
+import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
+
+afterAll(dropPgDatabases);
 
 storeContract("PostgreSQL", async () => openStore(await pgDatabase()));
