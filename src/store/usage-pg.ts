@@ -11,22 +11,27 @@
 // under `id~N` as in SQLite.
 
 import { hostname } from "node:os";
-import { and, eq, gte, inArray, like, lt, or, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import type { PgDb } from "./pg-keys.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
 import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
-import { coveredBy, likeFamily } from "./usage-sqlite.ts";
+import {
+  coveredBy,
+  debitsOf,
+  fromUsageRow,
+  INSERT_CHUNK,
+  idFamily,
+  reusedIn,
+  toUsageRow,
+} from "./usage-rows.ts";
 
 /** The store_meta row of one node's journal: several nodes share the database, each its own journal. */
 export function journalSeqName(journalPath: string | undefined): string {
   return journalPath === undefined ? USAGE_JOURNAL_SEQ : `${USAGE_JOURNAL_SEQ}@${hostname()}:${journalPath}`;
 }
-
-type Row = typeof usageRecords.$inferSelect;
-type NewRow = typeof usageRecords.$inferInsert;
 
 export class PgUsageStore implements UsageStore {
   readonly #db: PgDb;
@@ -120,48 +125,29 @@ export class PgUsageStore implements UsageStore {
   /** Inserts the rows in one statement; only the ids already taken are looked at one by one. */
   async #write(tx: PgDb, records: readonly UsageRecord[]): Promise<string[]> {
     if (records.length === 0) return [];
-    const inserted = await tx
-      .insert(usageRecords)
-      .values(records.map((r) => toRow(r, r.requestId)))
-      .onConflictDoNothing({ target: usageRecords.requestId })
-      .returning({ requestId: usageRecords.requestId });
-    const taken = new Set(inserted.map((r) => r.requestId));
-    const ids: string[] = [];
-    const debited: { record: UsageRecord; id: string }[] = [];
-    for (const record of records) {
-      let id = record.requestId;
-      if (taken.has(id)) {
-        taken.delete(id); // a second record with the same id in this batch is a reuse
-        debited.push({ record, id });
-      } else {
-        id = await this.#insertReused(tx, record);
-        debited.push({ record, id });
-      }
-      ids.push(id);
+    const inserted: string[] = [];
+    for (let i = 0; i < records.length; i += INSERT_CHUNK) {
+      const rows = await tx
+        .insert(usageRecords)
+        .values(records.slice(i, i + INSERT_CHUNK).map((r) => toUsageRow(r, r.requestId)))
+        .onConflictDoNothing({ target: usageRecords.requestId })
+        .returning({ requestId: usageRecords.requestId });
+      for (const row of rows) inserted.push(row.requestId);
     }
-    const debits = debited.filter((d) => d.record.costNanos > 0);
-    if (debits.length > 0) {
-      await tx.insert(ledger).values(
-        debits.map(({ record, id }) => ({
-          accountId: record.accountId,
-          amountNanos: -record.costNanos,
-          kind: "debit" as const,
-          requestId: id,
-          note: record.endpoint,
-          createdAt: record.createdAt,
-        })),
-      );
-      const perAccount = new Map<number, number>();
-      for (const { record } of debits) {
-        perAccount.set(record.accountId, (perAccount.get(record.accountId) ?? 0) + record.costNanos);
-      }
-      // In account order, so two nodes settling the same accounts never deadlock.
-      for (const [accountId, cost] of [...perAccount].sort((a, b) => a[0] - b[0])) {
-        await tx
-          .update(accounts)
-          .set({ balanceNanos: sql`${accounts.balanceNanos} - ${cost}` })
-          .where(eq(accounts.id, accountId));
-      }
+    const reused = reusedIn(records, inserted);
+    const ids: string[] = [];
+    for (const [i, record] of records.entries()) {
+      ids.push(reused[i] ? await this.#insertReused(tx, record) : record.requestId);
+    }
+    const { debits, perAccount } = debitsOf(records, ids);
+    for (let i = 0; i < debits.length; i += INSERT_CHUNK) {
+      await tx.insert(ledger).values(debits.slice(i, i + INSERT_CHUNK));
+    }
+    for (const [accountId, cost] of perAccount) {
+      await tx
+        .update(accounts)
+        .set({ balanceNanos: sql`${accounts.balanceNanos} - ${cost}` })
+        .where(eq(accounts.id, accountId));
     }
     return ids;
   }
@@ -171,12 +157,12 @@ export class PgUsageStore implements UsageStore {
     const [count] = await tx
       .select({ n: sql<number>`count(*)`.mapWith(Number) })
       .from(usageRecords)
-      .where(idFamily(record.requestId));
+      .where(idFamily(usageRecords.requestId, record.requestId));
     for (let n = (count?.n ?? 1) + 1; ; n++) {
       const id = `${record.requestId}~${n}`;
       const rows = await tx
         .insert(usageRecords)
-        .values(toRow(record, id))
+        .values(toUsageRow(record, id))
         .onConflictDoNothing({ target: usageRecords.requestId })
         .returning({ requestId: usageRecords.requestId });
       if (rows.length > 0) return id;
@@ -199,7 +185,7 @@ export class PgUsageStore implements UsageStore {
 
   async find(requestId: string): Promise<UsageRecord | undefined> {
     const [row] = await this.#db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
-    return row ? fromRow(row) : undefined;
+    return row ? fromUsageRow(row) : undefined;
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
@@ -251,46 +237,4 @@ export class PgUsageStore implements UsageStore {
       costNanos: nanos(r.cost),
     }));
   }
-}
-
-/** The request id itself and the `id~N` ids of requests that reused it. */
-function idFamily(id: string) {
-  return or(eq(usageRecords.requestId, id), like(usageRecords.requestId, likeFamily(id)));
-}
-
-function toRow(r: UsageRecord, id: string): NewRow {
-  return {
-    requestId: id,
-    keyId: r.keyId,
-    accountId: r.accountId,
-    model: r.model,
-    endpoint: r.endpoint,
-    stream: r.stream,
-    status: r.status,
-    inputTokens: r.inputTokens,
-    cachedInputTokens: r.cachedInputTokens,
-    // A journal line written before these fields existed has none.
-    cacheWriteTokens: r.cacheWriteTokens ?? 0,
-    cacheWrite1hTokens: r.cacheWrite1hTokens ?? 0,
-    outputTokens: r.outputTokens,
-    reasoningTokens: r.reasoningTokens,
-    generations: r.generations,
-    costNanos: r.costNanos,
-    usageSource: r.usageSource,
-    channels: r.channels.join(","),
-    latencyMs: r.latencyMs,
-    ttfbMs: r.ttfbMs,
-    clientAddress: r.clientAddress,
-    endUser: r.endUser,
-    detail: r.detail,
-    createdAt: r.createdAt,
-  };
-}
-
-function fromRow({ id: _serial, ...row }: Row): UsageRecord {
-  return {
-    ...row,
-    costNanos: nanos(row.costNanos),
-    channels: row.channels.split(",").filter((c) => c.length > 0),
-  };
 }
