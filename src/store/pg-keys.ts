@@ -3,26 +3,12 @@
 import { eq } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { accounts, apiKeys, groups } from "./schema-pg.ts";
+import { keyColumnsOf } from "./shapes.ts";
 
 /** The Drizzle database of the PostgreSQL store, or a transaction on it. */
 export type PgDb = PgDatabase<PgQueryResultHKT>;
 
-export const pgKeyColumns = {
-  id: apiKeys.id,
-  name: apiKeys.name,
-  prefix: apiKeys.prefix,
-  account: accounts.name,
-  accountId: apiKeys.accountId,
-  group: groups.name,
-  status: apiKeys.status,
-  expiresAt: apiKeys.expiresAt,
-  allowIps: apiKeys.allowIps,
-  dailyCap: apiKeys.dailyCapNanos,
-  rpm: apiKeys.rpm,
-  concurrency: apiKeys.concurrency,
-  createdAt: apiKeys.createdAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-};
+export const pgKeyColumns = keyColumnsOf(apiKeys, accounts, groups);
 
 /** Keys joined with their account and group names, ready for `.where`/`.orderBy`. */
 export function selectPgKeys(db: PgDb) {

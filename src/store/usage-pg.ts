@@ -11,11 +11,12 @@
 // under `id~N` as in SQLite.
 
 import { hostname } from "node:os";
-import { and, eq, gte, inArray, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import type { PgDb } from "./pg-keys.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
+import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
 import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
@@ -189,52 +190,18 @@ export class PgUsageStore implements UsageStore {
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const offsetSeconds = Math.trunc(dayOffsetMinutes) * 60;
-    const u = usageRecords;
-    const group: SQL<string | null> =
-      groupBy === "model"
-        ? sql`${u.model}`
-        : groupBy === "key"
-          ? sql`${u.keyId}`
-          : groupBy === "day"
-            ? sql`to_char(to_timestamp(${u.createdAt} / 1000 + ${sql.raw(String(offsetSeconds))}) at time zone 'UTC', 'YYYY-MM-DD')`
-            : sql`NULL::text`;
-    const sum = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
-    const where = and(
-      filter.keyId === undefined ? undefined : eq(u.keyId, filter.keyId),
-      filter.account === undefined
-        ? undefined
-        : inArray(
-            u.accountId,
-            this.#db.select({ id: accounts.id }).from(accounts).where(eq(accounts.name, filter.account)),
-          ),
-      filter.since === undefined ? undefined : gte(u.createdAt, filter.since),
-      filter.until === undefined ? undefined : lt(u.createdAt, filter.until),
+    const group = totalsGroup(
+      usageRecords,
+      groupBy,
+      dayOffsetMinutes,
+      (seconds: SQL) => sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`,
     );
     const query = this.#db
-      .select({
-        g: group,
-        requests: sql<number>`count(*)`.mapWith(Number),
-        input: sum(u.inputTokens),
-        cached: sum(u.cachedInputTokens),
-        output: sum(u.outputTokens),
-        reasoning: sum(u.reasoningTokens),
-        generations: sum(u.generations),
-        cost: sum(u.costNanos),
-      })
-      .from(u)
-      .where(where)
+      .select(totalsFields(usageRecords, group))
+      .from(usageRecords)
+      .where(totalsWhere(usageRecords, accounts, filter))
       .$dynamic();
     const rows = groupBy ? await query.groupBy(sql`1`).orderBy(sql`1`) : await query;
-    return rows.map((r) => ({
-      group: r.g === null || r.g === undefined ? null : String(r.g),
-      requests: r.requests,
-      inputTokens: r.input,
-      cachedInputTokens: r.cached,
-      outputTokens: r.output,
-      reasoningTokens: r.reasoning,
-      generations: r.generations,
-      costNanos: nanos(r.cost),
-    }));
+    return rows.map(toTotals);
   }
 }

@@ -8,22 +8,12 @@
 // two dialects stay separate classes.
 
 import type { Database } from "bun:sqlite";
-import {
-  and,
-  eq,
-  getTableColumns,
-  gte,
-  inArray,
-  lt,
-  type Placeholder,
-  type SQL,
-  type SQLWrapper,
-  sql,
-} from "drizzle-orm";
+import { eq, getTableColumns, gte, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
+import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
 import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
@@ -175,53 +165,18 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const offsetSeconds = Math.trunc(dayOffsetMinutes) * 60;
-    const u = usageRecords;
-    const group: SQL<string | null> =
-      groupBy === "model"
-        ? sql`${u.model}`
-        : groupBy === "key"
-          ? sql`${u.keyId}`
-          : groupBy === "day"
-            ? sql`strftime('%Y-%m-%d', ${u.createdAt} / 1000 + ${sql.raw(String(offsetSeconds))}, 'unixepoch')`
-            : sql`NULL`;
-    const sum = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`;
+    const group = totalsGroup(
+      usageRecords,
+      groupBy,
+      dayOffsetMinutes,
+      (seconds: SQL) => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`,
+    );
     const query = this.#db
-      .select({
-        g: group,
-        requests: sql<number>`count(*)`,
-        input: sum(u.inputTokens),
-        cached: sum(u.cachedInputTokens),
-        output: sum(u.outputTokens),
-        reasoning: sum(u.reasoningTokens),
-        generations: sum(u.generations),
-        cost: sum(u.costNanos),
-      })
-      .from(u)
-      .where(
-        and(
-          filter.keyId === undefined ? undefined : eq(u.keyId, filter.keyId),
-          filter.account === undefined
-            ? undefined
-            : inArray(
-                u.accountId,
-                this.#db.select({ id: accounts.id }).from(accounts).where(eq(accounts.name, filter.account)),
-              ),
-          filter.since === undefined ? undefined : gte(u.createdAt, filter.since),
-          filter.until === undefined ? undefined : lt(u.createdAt, filter.until),
-        ),
-      )
+      .select(totalsFields(usageRecords, group))
+      .from(usageRecords)
+      .where(totalsWhere(usageRecords, accounts, filter))
       .$dynamic();
     const rows = groupBy ? query.groupBy(sql`1`).orderBy(sql`1`).all() : query.all();
-    return rows.map((r) => ({
-      group: r.g === null || r.g === undefined ? null : String(r.g),
-      requests: Number(r.requests),
-      inputTokens: Number(r.input),
-      cachedInputTokens: Number(r.cached),
-      outputTokens: Number(r.output),
-      reasoningTokens: Number(r.reasoning),
-      generations: Number(r.generations),
-      costNanos: nanos(Number(r.cost)),
-    }));
+    return rows.map(toTotals);
   }
 }
