@@ -100,6 +100,13 @@ describe("serve on PostgreSQL", () => {
     expect(await gw.stop()).toBe(0);
     // A reader pointed at the node's journal stores nothing twice.
     expect(await usageOf(db, keyId, ["--journal", journal])).toMatchObject({ requests: 1 });
+    // The same store and journal from MODELGATE_DB and MODELGATE_JOURNAL.
+    const fromEnv = await runCli(["usage", "--key", keyId, "--json"], {
+      MODELGATE_DB: db,
+      MODELGATE_JOURNAL: journal,
+    });
+    expect(fromEnv.code).toBe(0);
+    expect((JSON.parse(fromEnv.stdout) as Totals[])[0]).toMatchObject({ requests: 1 });
   });
 
   test("a PostgreSQL URL without a database, a server that does not answer, or --workers is a clear error", async () => {
