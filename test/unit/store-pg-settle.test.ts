@@ -170,3 +170,50 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
     expect(await ledgerOf(store)).toEqual({ rows: 2, debited: 2_000, balance: 8_000 });
   });
 });
+
+describe("PostgreSQL store shared by several nodes", () => {
+  test("nodes starting at once on an empty database migrate it once", async () => {
+    const database = await pgDatabase();
+    const nodes = await Promise.all([0, 1, 2].map((i) => openStore(database, `/tmp/node${i}-usage.log`)));
+    try {
+      await nodes[0]?.createAccount("acme", nanos(1));
+      for (const node of nodes) expect((await node.listAccounts()).map((a) => a.name)).toEqual(["acme"]);
+    } finally {
+      for (const node of nodes) await node.close();
+    }
+  });
+
+  test("three nodes settling the same accounts at once: every debit lands once, balances exact", async () => {
+    const database = await pgDatabase();
+    const nodes = await Promise.all([0, 1, 2].map((i) => openStore(database, `/tmp/node${i}-usage.log`)));
+    try {
+      const a = await nodes[0]?.createAccount("a", nanos(1_000_000));
+      const b = await nodes[0]?.createAccount("b", nanos(1_000_000));
+      if (a === undefined || b === undefined) throw new Error("accounts not created");
+      // Each node's batches touch both accounts, in opposite orders on alternate nodes; each node
+      // numbers its own journal, and every batch is committed twice (a replay).
+      await Promise.all(
+        nodes.map(async (node, n) => {
+          for (let batch = 1; batch <= 10; batch++) {
+            const records = [a.id, b.id, a.id].map((accountId, i) =>
+              usageRecord(n % 2 === 0 ? accountId : accountId === a.id ? b.id : a.id, {
+                requestId: `n${n}b${batch}r${i}`,
+                costNanos: nanos(10 + i),
+              }),
+            );
+            await node.usage.commit(records, batch * 3);
+            await node.usage.commit(records, batch * 3);
+          }
+        }),
+      );
+      const [total] = (await nodes[1]?.usage.totals({})) ?? [];
+      expect(total).toMatchObject({ requests: 90, costNanos: 3 * 10 * (10 + 11 + 12) });
+      const balances = await nodes[2]?.usage.balances();
+      const spent = 2_000_000 - ((balances?.get(a.id) ?? 0) + (balances?.get(b.id) ?? 0));
+      expect(spent).toBe(3 * 10 * (10 + 11 + 12));
+      for (const node of nodes) expect(await node.usage.journalSeq()).toBe(30);
+    } finally {
+      for (const node of nodes) await node.close();
+    }
+  });
+});
