@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts";
-import { dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
+import { CommitCutter, dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
 
@@ -16,8 +16,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function serveOnPg(db: string): Promise<RunningGateway> {
-  const gw = await startGateway({ args: ["--db", db] });
+async function serveOnPg(db: string, args: string[] = []): Promise<RunningGateway> {
+  const gw = await startGateway({ args: ["--db", db, ...args] });
   cleanups.push(() => gw.dispose());
   return gw;
 }
@@ -49,6 +49,12 @@ interface Totals {
 async function usageOf(db: string, keyId: string, extra: string[] = []): Promise<Totals | undefined> {
   const out = await cli(db, ["usage", "--key", keyId, "--json", ...extra]);
   return (JSON.parse(out.stdout) as Totals[])[0];
+}
+
+async function balanceUsd(db: string, account: string): Promise<number> {
+  const out = await cli(db, ["accounts", "list", "--json"]);
+  const accounts = JSON.parse(out.stdout) as { name: string; balance_usd: string }[];
+  return Number(accounts.find((a) => a.name === account)?.balance_usd);
 }
 
 describe("serve on PostgreSQL", () => {
@@ -84,12 +90,7 @@ describe("serve on PostgreSQL", () => {
     expect(totals?.requests).toBe(1);
     const cost = Number(totals?.cost_usd);
     expect(cost).toBeGreaterThan(0);
-    const accounts = JSON.parse((await cli(db, ["accounts", "list", "--json"])).stdout) as {
-      name: string;
-      balance_usd: string;
-    }[];
-    const team = accounts.find((a) => a.name === "team");
-    expect(Number(team?.balance_usd)).toBeCloseTo(5 - cost, 9);
+    expect(await balanceUsd(db, "team")).toBeCloseTo(5 - cost, 9);
 
     const token = await cli(db, ["admin", "token", "create", "--name", "ops"]);
     expect(token.stdout.trim().length).toBeGreaterThan(20);
@@ -107,6 +108,48 @@ describe("serve on PostgreSQL", () => {
     });
     expect(fromEnv.code).toBe(0);
     expect((JSON.parse(fromEnv.stdout) as Totals[])[0]).toMatchObject({ requests: 1 });
+  });
+
+  test("PostgreSQL unreachable while serving: requests go on, usage waits in the journal and is stored once it is back", async () => {
+    const db = await pgDatabase();
+    const url = new URL(db);
+    const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
+    cleanups.push(async () => cutter.stop());
+    const gw = await serveOnPg(cutter.url(db), ["--journal", "node-a.log"]);
+    const start = await balanceUsd(db, "default");
+    const created = await cli(db, ["keys", "create", "--account", "default", "--name", "outage"]);
+    const secret = created.stdout.trim();
+    const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
+    let response = await chat(gw, secret);
+    for (let i = 0; i < 50 && response.status === 401; i++) {
+      await response.text();
+      await Bun.sleep(100);
+      response = await chat(gw, secret);
+    }
+    expect(response.status).toBe(200);
+    await response.json();
+    for (let i = 0; i < 50 && (await usageOf(db, keyId))?.requests !== 1; i++) await Bun.sleep(100);
+    expect((await usageOf(db, keyId))?.requests).toBe(1);
+
+    cutter.refuse = true; // the node loses PostgreSQL: open connections cut, new ones refused
+    for (let i = 0; i < 3; i++) {
+      const during = await chat(gw, secret);
+      expect(during.status).toBe(200);
+      await during.json();
+    }
+    await Bun.sleep(500);
+    expect((await usageOf(db, keyId))?.requests).toBe(1); // stored nowhere but the node's journal
+    expect(existsSync(join(gw.dir, "node-a.log"))).toBe(true);
+
+    cutter.refuse = false;
+    let totals = await usageOf(db, keyId);
+    for (let i = 0; i < 100 && totals?.requests !== 4; i++) {
+      await Bun.sleep(100);
+      totals = await usageOf(db, keyId);
+    }
+    expect(totals?.requests).toBe(4);
+    expect(await gw.stop()).toBe(0);
+    expect(start - (await balanceUsd(db, "default"))).toBeCloseTo(Number(totals?.cost_usd), 9);
   });
 
   test("a PostgreSQL URL without a database, a server that does not answer, or --workers is a clear error", async () => {

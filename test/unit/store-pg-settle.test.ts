@@ -4,98 +4,11 @@
 // while, so the store cannot even ask what happened). Whatever the store does next — confirm,
 // retry the same batch, or replay it from the journal inside a bigger one — one row, one debit.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
-import type { Socket, TCPSocketListener } from "bun";
 import { nanos } from "../../src/billing/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
 import { usageRecord } from "./store-contract.ts";
-import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
-
-interface Link {
-  upstream: Socket | undefined;
-  pending: Uint8Array[];
-  cut: boolean;
-}
-
-/** A TCP proxy to PostgreSQL that can lose one COMMIT's answer and refuse connections. */
-class CommitCutter {
-  readonly #server: TCPSocketListener<Link>;
-  /** Cut the connection that sends the next COMMIT, after the server had time to apply it. */
-  cutNextCommit = false;
-  /** Close new connections at once, and open ones at their next query. */
-  refuse = false;
-  cuts = 0;
-
-  constructor(target: { hostname: string; port: number }) {
-    this.#server = Bun.listen<Link>({
-      hostname: "127.0.0.1",
-      port: 0,
-      socket: {
-        open: (client) => {
-          client.data = { upstream: undefined, pending: [], cut: false };
-          if (this.refuse) {
-            client.end();
-            return;
-          }
-          void Bun.connect({
-            ...target,
-            socket: {
-              data: (_up, bytes) => {
-                if (!client.data.cut) client.write(bytes);
-              },
-              close: () => {
-                client.end();
-              },
-              error: () => {
-                client.end();
-              },
-            },
-          }).then(
-            (up) => {
-              client.data.upstream = up;
-              for (const chunk of client.data.pending.splice(0)) up.write(chunk);
-            },
-            () => {
-              client.end();
-            },
-          );
-        },
-        data: (client, bytes) => {
-          const link = client.data;
-          if (this.refuse) {
-            link.upstream?.end();
-            client.end();
-            return;
-          }
-          if (this.cutNextCommit && Buffer.from(bytes).includes("COMMIT")) {
-            this.cutNextCommit = false;
-            this.cuts++;
-            link.cut = true;
-            setTimeout(() => {
-              link.upstream?.end();
-              client.end();
-            }, 300);
-          }
-          if (link.upstream) link.upstream.write(bytes);
-          else link.pending.push(new Uint8Array(bytes));
-        },
-        close: (client) => {
-          client.data?.upstream?.end();
-        },
-      },
-    });
-  }
-
-  url(database: string): string {
-    const target = new URL(database);
-    target.host = `127.0.0.1:${this.#server.port}`;
-    return target.toString();
-  }
-
-  stop(): void {
-    this.#server.stop(true);
-  }
-}
+import { CommitCutter, dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
 
