@@ -101,7 +101,10 @@ function columnOf(col: SQLiteColumn, table: string): Chain {
   if (col.notNull && !col.primary) builder = builder.notNull();
   if (col.isUnique) builder = builder.unique(col.uniqueName);
   if (col.hasDefault && col.default !== undefined) {
-    builder = builder.default(is(col.default, SQL) ? now : col.default);
+    if (is(col.default, SQL) && col.default !== sqlite.nowMs) {
+      throw new Error(`schema-pg: ${table}.${col.name} has an SQL default with no pg twin; add one here`);
+    }
+    builder = builder.default(col.default === sqlite.nowMs ? now : col.default);
   }
   return builder;
 }

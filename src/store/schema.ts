@@ -2,7 +2,9 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+/** The default of every created_at: now in epoch milliseconds (schema-pg.ts maps it to PostgreSQL's). */
+export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+const now = nowMs;
 
 /** Who pays: an account holds a balance in nano-USD. */
 export const accounts = sqliteTable("accounts", {
