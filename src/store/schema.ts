@@ -1,4 +1,6 @@
-// Drizzle table definitions for the SQLite store; drizzle-kit turns changes here into migrations/.
+// Drizzle table definitions: the one schema of both stores. drizzle-kit turns changes here into
+// migrations/ (SQLite) and, through the pg twin in schema-pg.ts, migrations/pg/ (PostgreSQL):
+// run `drizzle-kit generate` and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 

@@ -41,6 +41,18 @@ function chat(gw: RunningGateway, secret: string): Promise<Response> {
   });
 }
 
+/** Sends a chat request once the gateway's key cache (it follows the store's revision) has the key. */
+async function servedOnceActive(gw: RunningGateway, secret: string): Promise<number> {
+  let response = await chat(gw, secret);
+  for (let i = 0; i < 50 && response.status === 401; i++) {
+    await response.text();
+    await Bun.sleep(100);
+    response = await chat(gw, secret);
+  }
+  await response.text();
+  return response.status;
+}
+
 interface Totals {
   requests: number;
   cost_usd: string;
@@ -72,15 +84,7 @@ describe("serve on PostgreSQL", () => {
     const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
     expect(keyId).not.toBe("");
 
-    // The gateway's key cache follows the store's revision.
-    let response = await chat(gw, secret);
-    for (let i = 0; i < 50 && response.status === 401; i++) {
-      await response.text();
-      await Bun.sleep(100);
-      response = await chat(gw, secret);
-    }
-    expect(response.status).toBe(200);
-    await response.json();
+    expect(await servedOnceActive(gw, secret)).toBe(200);
 
     let totals = await usageOf(db, keyId);
     for (let i = 0; i < 50 && totals?.requests !== 1; i++) {
@@ -120,14 +124,7 @@ describe("serve on PostgreSQL", () => {
     const created = await cli(db, ["keys", "create", "--account", "default", "--name", "outage"]);
     const secret = created.stdout.trim();
     const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
-    let response = await chat(gw, secret);
-    for (let i = 0; i < 50 && response.status === 401; i++) {
-      await response.text();
-      await Bun.sleep(100);
-      response = await chat(gw, secret);
-    }
-    expect(response.status).toBe(200);
-    await response.json();
+    expect(await servedOnceActive(gw, secret)).toBe(200);
     for (let i = 0; i < 50 && (await usageOf(db, keyId))?.requests !== 1; i++) await Bun.sleep(100);
     expect((await usageOf(db, keyId))?.requests).toBe(1);
 
