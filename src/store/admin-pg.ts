@@ -27,9 +27,18 @@ import {
   storeMeta,
   usageRecords,
 } from "./schema-pg.ts";
-import { keyPatchSet, recentColumnsOf, toChannel, tokenColumnsOf, usageWhereOf } from "./shapes.ts";
+import {
+  aggregateFields,
+  keyPatchSet,
+  recentColumnsOf,
+  toChannel,
+  tokenColumnsOf,
+  totalsGroup,
+  usageWhereOf,
+} from "./shapes.ts";
 import { toKeyRecord } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
+import { pgDay } from "./usage-pg.ts";
 
 const tokenColumns = tokenColumnsOf(adminTokens);
 
@@ -132,22 +141,9 @@ export class PgAdminStore implements AdminStore {
   }
 
   async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
-    const bucket =
-      grouping === "key"
-        ? sql<string>`${usageRecords.keyId}`
-        : grouping === "model"
-          ? sql<string>`${usageRecords.model}`
-          : sql<string>`to_char(to_timestamp(${usageRecords.createdAt} / 1000) at time zone 'UTC', 'YYYY-MM-DD')`;
+    const bucket = totalsGroup(usageRecords, grouping, 0, pgDay);
     return this.#db
-      .select({
-        bucket,
-        requests: sql<number>`count(*)`.mapWith(Number),
-        errors: sql<number>`sum(case when ${usageRecords.status} >= 400 then 1 else 0 end)`.mapWith(Number),
-        inputTokens: sql<number>`sum(${usageRecords.inputTokens})`.mapWith(Number),
-        outputTokens: sql<number>`sum(${usageRecords.outputTokens})`.mapWith(Number),
-        generations: sql<number>`sum(${usageRecords.generations})`.mapWith(Number),
-        costNanos: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number),
-      })
+      .select(aggregateFields(usageRecords, bucket))
       .from(usageRecords)
       .where(usageWhereOf(usageRecords, filter))
       .groupBy(bucket)

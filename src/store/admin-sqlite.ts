@@ -25,9 +25,18 @@ import {
   storeMeta,
   usageRecords,
 } from "./schema.ts";
-import { keyPatchSet, recentColumnsOf, toChannel, tokenColumnsOf, usageWhereOf } from "./shapes.ts";
+import {
+  aggregateFields,
+  keyPatchSet,
+  recentColumnsOf,
+  toChannel,
+  tokenColumnsOf,
+  totalsGroup,
+  usageWhereOf,
+} from "./shapes.ts";
 import { selectKeys, toKeyRecord } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
+import { sqliteDay } from "./usage-sqlite.ts";
 
 const tokenColumns = tokenColumnsOf(adminTokens);
 
@@ -133,22 +142,9 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
-    const bucket =
-      grouping === "key"
-        ? sql<string>`${usageRecords.keyId}`
-        : grouping === "model"
-          ? sql<string>`${usageRecords.model}`
-          : sql<string>`strftime('%Y-%m-%d', ${usageRecords.createdAt} / 1000, 'unixepoch')`;
+    const bucket = totalsGroup(usageRecords, grouping, 0, sqliteDay);
     return this.#db
-      .select({
-        bucket,
-        requests: sql<number>`count(*)`,
-        errors: sql<number>`sum(case when ${usageRecords.status} >= 400 then 1 else 0 end)`,
-        inputTokens: sql<number>`sum(${usageRecords.inputTokens})`,
-        outputTokens: sql<number>`sum(${usageRecords.outputTokens})`,
-        generations: sql<number>`sum(${usageRecords.generations})`,
-        costNanos: sql<number>`sum(${usageRecords.costNanos})`,
-      })
+      .select(aggregateFields(usageRecords, bucket))
       .from(usageRecords)
       .where(usageWhereOf(usageRecords, filter))
       .groupBy(bucket)

@@ -207,3 +207,17 @@ export function toTotals(r: {
     costNanos: nanos(r.cost),
   };
 }
+
+/** The columns of the admin API's usage aggregates, grouped by `bucket`. */
+export function aggregateFields(u: Either<"usageRecords">, bucket: SQL<string | null>) {
+  const sum = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
+  return {
+    bucket: sql<string>`${bucket}`,
+    requests: sql<number>`count(*)`.mapWith(Number),
+    errors: sum(sql`case when ${u.status} >= 400 then 1 else 0 end`),
+    inputTokens: sum(u.inputTokens),
+    outputTokens: sum(u.outputTokens),
+    generations: sum(u.generations),
+    costNanos: sum(u.costNanos),
+  };
+}

@@ -34,6 +34,10 @@ export function journalSeqName(journalPath: string | undefined): string {
   return journalPath === undefined ? USAGE_JOURNAL_SEQ : `${USAGE_JOURNAL_SEQ}@${hostname()}:${journalPath}`;
 }
 
+/** YYYY-MM-DD (UTC) of epoch seconds. */
+export const pgDay = (seconds: SQL): SQL =>
+  sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`;
+
 export class PgUsageStore implements UsageStore {
   readonly #db: PgDb;
   readonly #seqName: string;
@@ -190,12 +194,7 @@ export class PgUsageStore implements UsageStore {
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const group = totalsGroup(
-      usageRecords,
-      groupBy,
-      dayOffsetMinutes,
-      (seconds: SQL) => sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`,
-    );
+    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, pgDay);
     const query = this.#db
       .select(totalsFields(usageRecords, group))
       .from(usageRecords)

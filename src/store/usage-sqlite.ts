@@ -74,6 +74,9 @@ function prepareStatements(db: BunSQLiteDatabase) {
   };
 }
 
+/** YYYY-MM-DD (UTC) of epoch seconds. */
+export const sqliteDay = (seconds: SQL): SQL => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`;
+
 export class SqliteUsageStore implements UsageStore {
   readonly #db: BunSQLiteDatabase;
   /** Prepared at the first commit: the tables exist only after migrate(). */
@@ -165,12 +168,7 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const group = totalsGroup(
-      usageRecords,
-      groupBy,
-      dayOffsetMinutes,
-      (seconds: SQL) => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`,
-    );
+    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, sqliteDay);
     const query = this.#db
       .select(totalsFields(usageRecords, group))
       .from(usageRecords)

@@ -223,5 +223,80 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(spending.byAccount.get(account.id)).toBe(2_000);
       await store.close();
     });
+
+    test("admin: tokens, audit, key edits, usage aggregates, recent requests, channels and deliveries", async () => {
+      const store = await open();
+      const admin = store.admin;
+      const token = await admin.createAdminToken({
+        id: "tok_1",
+        name: "ops",
+        prefix: "mga-1",
+        tokenHash: "th1",
+      });
+      expect(token).toMatchObject({ id: "tok_1", name: "ops", revoked: false });
+      expect((await admin.findAdminToken("th1"))?.id).toBe("tok_1");
+      expect((await admin.revokeAdminToken("tok_1"))?.revoked).toBe(true);
+      expect(await admin.findAdminToken("th1")).toBeUndefined();
+      expect((await admin.listAdminTokens()).map((t) => t.id)).toEqual(["tok_1"]);
+
+      await admin.audit("cli", "key.create", "key_x", { rpm: 5 });
+      expect(await admin.listAudit(5)).toMatchObject([{ actor: "cli", target: "key_x", detail: { rpm: 5 } }]);
+
+      const account = await store.createAccount("acme", nanos(10_000));
+      await store.setGroup("all", ["*"]);
+      await store.setGroup("mini", ["modelx-*"]);
+      const input = newKey();
+      await store.createKey(input);
+      expect(await admin.isApiKeyHash(input.secretHash)).toBe(true);
+      const before = await store.revision();
+      const edited = await admin.updateKey(input.id, { group: "mini", rpm: 7, dailyCap: nanos(500) });
+      expect(edited).toMatchObject({ group: "mini", rpm: 7, dailyCap: 500, name: input.name });
+      expect(await store.revision()).toBe(before + 1);
+      await expect(admin.updateKey(input.id, { group: "none" })).rejects.toThrow('group "none"');
+
+      const day = 86_400_000;
+      await store.usage.commit([
+        usageRecord(account.id, { requestId: "u1", keyId: input.id }),
+        usageRecord(account.id, {
+          requestId: "u2",
+          keyId: input.id,
+          status: 500,
+          createdAt: 1_700_000_000_000 + day,
+        }),
+      ]);
+      const byDay = await admin.usage("day", { since: 0 });
+      expect(byDay.map((r) => [r.bucket, r.requests, r.errors, r.costNanos])).toEqual([
+        ["2023-11-14", 1, 0, 1_000],
+        ["2023-11-15", 1, 1, 1_000],
+      ]);
+      expect(await admin.usage("model", { since: 0, keyId: input.id })).toMatchObject([
+        { bucket: "modelx-1", requests: 2, inputTokens: 20, outputTokens: 10 },
+      ]);
+      expect((await admin.recentRequests({ since: 0 }, 1)).map((r) => r.requestId)).toEqual(["u2"]);
+      expect((await admin.spending(0)).byKey.get(input.id)).toBe(2_000);
+
+      const channel = await admin.createChannel({
+        accountId: account.id,
+        kind: "webhook",
+        target: "http://127.0.0.1:9/hook",
+        secret: "s",
+        events: ["balance.low"],
+        balanceThreshold: nanos(100),
+      });
+      expect(channel).toMatchObject({ enabled: true, events: ["balance.low"], balanceThreshold: 100 });
+      expect((await admin.disableChannel(channel.id)).enabled).toBe(false);
+      expect((await admin.listChannels()).map((c) => c.id)).toEqual([channel.id]);
+      await admin.createDelivery({
+        id: "d1",
+        channelId: channel.id,
+        event: "balance.low",
+        payload: { a: 1 },
+      });
+      await admin.updateDelivery("d1", { state: "failed", attempts: 3, lastStatus: 500, lastError: "boom" });
+      expect(await admin.listDeliveries(5, channel.id)).toMatchObject([
+        { id: "d1", state: "failed", attempts: 3, lastStatus: 500, payload: { a: 1 } },
+      ]);
+      await store.close();
+    });
   });
 }
