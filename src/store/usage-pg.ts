@@ -88,13 +88,15 @@ export class PgUsageStore implements UsageStore {
     done: string[],
   ): Promise<string[]> {
     const ids = await this.#db.transaction(async (tx) => {
+      // Tokens of stored batches go, except this batch's own (its presence is what a retry checks).
+      const stale = done.filter((t) => t !== token);
+      if (stale.length > 0) await tx.delete(storeMeta).where(inArray(storeMeta.name, stale));
       const claimed = await tx
         .insert(storeMeta)
         .values({ name: token, value: Date.now() })
         .onConflictDoNothing()
         .returning({ name: storeMeta.name });
       if (claimed.length === 0) return records.map((r) => r.requestId); // stored by an earlier try
-      if (done.length > 0) await tx.delete(storeMeta).where(inArray(storeMeta.name, done));
       let fresh = records;
       if (journalSeq !== undefined) {
         await tx.insert(storeMeta).values({ name: this.#seqName, value: 0 }).onConflictDoNothing();

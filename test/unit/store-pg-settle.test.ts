@@ -4,6 +4,7 @@
 // while, so the store cannot even ask what happened). Whatever the store does next — confirm,
 // retry the same batch, or replay it from the journal inside a bigger one — one row, one debit.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { nanos } from "../../src/billing/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -27,7 +28,7 @@ async function storeBehindCutter() {
   const store = await openStore(cutter.url(database));
   open = { store, cutter };
   const account = await store.createAccount("acme", nanos(10_000));
-  return { store, cutter, accountId: account.id };
+  return { store, cutter, accountId: account.id, database };
 }
 
 async function ledgerOf(store: Store) {
@@ -64,6 +65,17 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
     expect(await store.usage.commit(batch)).toEqual(["req_retried"]);
     expect(await ledgerOf(store)).toEqual({ rows: 1, debited: 1_000, balance: 9_000 });
     expect(await store.usage.find("req_retried~2")).toBeUndefined();
+  });
+
+  test("settlement tokens do not pile up: each commit deletes the tokens of the batches before it", async () => {
+    const { store, accountId, database } = await storeBehindCutter();
+    for (let i = 0; i < 5; i++) await store.usage.commit([usageRecord(accountId, { requestId: `t${i}` })]);
+    const client = new SQL({ url: database, max: 1 });
+    const [row] = (await client`SELECT count(*)::int AS n FROM store_meta WHERE name LIKE 'settle:%'`) as {
+      n: number;
+    }[];
+    await client.close();
+    expect(row?.n).toBe(1);
   });
 
   test("a journaled batch replayed inside a bigger one after the cut stores each record once", async () => {
