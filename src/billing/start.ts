@@ -27,7 +27,7 @@ export async function startBilling(
     store,
     feed,
     billing: config.billing,
-    journalPath: usageJournalPath(config.store.url),
+    journalPath: usageJournalPath(config.store.url, config.store.journal),
     limiter: await openLimiter(config),
   });
   await meter.start();

@@ -7,7 +7,7 @@ const USAGE = `usage:
   modelgate accounts create NAME [--balance USD]
   modelgate accounts credit NAME USD [--note TEXT]
   modelgate accounts list [--json]
-common: --db URL | --config FILE`;
+common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
 function view(account: Account) {
   return {

@@ -7,7 +7,7 @@ const USAGE = `usage:
   modelgate admin token create [--name NAME]   prints a new admin token (shown only once)
   modelgate admin token list [--json]
   modelgate admin token revoke ID              refuses the token from its next request on
-common: --db URL | --config FILE`;
+common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
 const FLAGS = { ...STORE_FLAGS, name: { type: "string" } } as const;
 

@@ -20,6 +20,7 @@ export type Options = NonNullable<ParseArgsConfig["options"]>;
 /** Flags every command that opens the store accepts. */
 export const STORE_FLAGS = {
   db: { type: "string" },
+  journal: { type: "string" },
   config: { type: "string" },
   json: { type: "boolean" },
 } as const satisfies Options;
@@ -33,16 +34,21 @@ export function parse<O extends Options>(args: string[], options: O, command: st
 }
 
 /** Loads the configuration the way `serve` does, so `--db`/`--config`/MODELGATE_DB agree everywhere. */
-export function configFrom(values: { db?: string | undefined; config?: string | undefined }): Config {
+export function configFrom(values: {
+  db?: string | undefined;
+  journal?: string | undefined;
+  config?: string | undefined;
+}): Config {
   return loadConfig({
     file: values.config ?? process.env.MODELGATE_CONFIG,
     env: process.env,
-    flags: { db: values.db },
+    flags: { db: values.db, journal: values.journal },
   });
 }
 
 export async function storeFrom(values: {
   db?: string | undefined;
+  journal?: string | undefined;
   config?: string | undefined;
 }): Promise<Store> {
   return openStoreCaughtUp(configFrom(values));
@@ -53,8 +59,9 @@ export async function storeFrom(values: {
  * its usage journal (src/billing/journal.ts), so balances and usage include every durable record.
  */
 export async function openStoreCaughtUp(config: Config): Promise<Store> {
-  const store = await openStore(config.store.url);
-  const stored = await catchUpJournal(usageJournalPath(config.store.url), store.usage, STORE_BATCH);
+  const store = await openStore(config.store.url, config.store.journal);
+  const journal = usageJournalPath(config.store.url, config.store.journal);
+  const stored = await catchUpJournal(journal, store.usage, STORE_BATCH);
   if (stored) console.error(`stored ${stored} usage records left in the usage journal by a stopped server`);
   return store;
 }

@@ -5,7 +5,7 @@ import { parse, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
 const USAGE = `usage:
   modelgate groups set NAME --models PATTERN[,PATTERN...]   (exact ids or a prefix ending in *)
   modelgate groups list [--json]
-common: --db URL | --config FILE`;
+common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
 export async function groupsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;

@@ -11,7 +11,7 @@ const USAGE = `usage:
   modelgate keys list [--json]
   modelgate keys revoke ID
   modelgate keys enable ID
-common: --db URL | --config FILE`;
+common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 

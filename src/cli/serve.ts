@@ -6,7 +6,7 @@ import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
 import { setAccessLog } from "../http/access-log.ts";
 import { log, setLogFormat } from "../log.ts";
-import { openStore } from "../store/open.ts";
+import { openStore, storeLabel } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
@@ -15,6 +15,7 @@ const FLAGS = {
   config: { type: "string" },
   listen: { type: "string" },
   db: { type: "string" },
+  journal: { type: "string" },
   "redis-url": { type: "string" },
   "redis-prefix": { type: "string" },
   "tls-cert": { type: "string" },
@@ -39,7 +40,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });
   if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);
 
-  const store = await openStore(config.store.url);
+  const store = await openStore(config.store.url, config.store.journal);
   const bootstrapped = await bootstrapIfEnabled(config, store);
   const gateway = await startGateway(config, store);
   const listener = serveHttp(config, gateway);
@@ -47,7 +48,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   log("info", "modelgate listening", {
     url: listener.url,
     version: VERSION,
-    store: config.store.url,
+    store: storeLabel(config.store.url),
     limiter: config.redis.url ? `redis, prefix ${config.redis.prefix}` : "memory",
     http2: config.server.http2,
     tls: config.server.tls_cert !== undefined,

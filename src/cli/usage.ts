@@ -10,7 +10,7 @@ const USAGE = `usage:
   modelgate usage [--key ID] [--account NAME] [--since T] [--until T] [--group-by model|key|day] [--json]
 T is an RFC 3339 time (2026-05-01T12:00:00Z), a date (2026-05-01, UTC midnight) or an age such as
 30m, 24h or 7d (that long before now). --since is inclusive, --until exclusive.
-common: --db URL | --config FILE`;
+common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
 const FLAGS = {
   ...STORE_FLAGS,

@@ -9,7 +9,7 @@ import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "../cli/life
 import { ConfigError } from "../config/load.ts";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
-import { openStore } from "../store/open.ts";
+import { openStore, storeLabel } from "../store/open.ts";
 import { Supervisor } from "./supervisor.ts";
 
 /** How long beyond the workers' own shutdown deadline the primary waits before killing them. */
@@ -37,7 +37,7 @@ function claimPort(listen: string): number {
 export async function runPrimary(config: Config): Promise<void> {
   const workers = config.server.workers;
   const port = claimPort(config.server.listen);
-  const store = await openStore(config.store.url);
+  const store = await openStore(config.store.url, config.store.journal);
   const bootstrapped = await bootstrapIfEnabled(config, store);
   const billing = await startBilling(config, store);
   billing.notifier.start(billing.feed);
@@ -69,7 +69,7 @@ export async function runPrimary(config: Config): Promise<void> {
   log("info", "modelgate listening", {
     url,
     version: pkg.version,
-    store: config.store.url,
+    store: storeLabel(config.store.url),
     http2: config.server.http2,
     tls: config.server.tls_cert !== undefined,
     workers,

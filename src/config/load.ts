@@ -54,6 +54,7 @@ export const SETTINGS: readonly Setting[] = [
   { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
   { path: ["server", "log_format"], env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
+  { path: ["store", "journal"], env: "MODELGATE_JOURNAL", flag: "journal", parse: text },
   { path: ["redis", "url"], env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },
   { path: ["redis", "prefix"], env: "MODELGATE_REDIS_PREFIX", flag: "redis-prefix", parse: text },
   // `--no-bootstrap` is a flag whose presence means enabled = false.
@@ -119,6 +120,11 @@ export function loadConfig(sources: ConfigSources): Config {
   if (config.server.workers > 1 && config.store.url === "sqlite://:memory:") {
     throw new ConfigError(
       `server.workers: ${config.server.workers} processes cannot share an in-memory store (sqlite://:memory:); use a SQLite file, or 1 worker`,
+    );
+  }
+  if (config.server.workers > 1 && !config.store.url.startsWith("sqlite://")) {
+    throw new ConfigError(
+      `server.workers: ${config.server.workers} worker processes run on a SQLite store only; on PostgreSQL run several nodes (plain serve processes, docs/cluster.md), each with 1 worker`,
     );
   }
   const names = new Set<string>();

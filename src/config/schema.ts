@@ -75,9 +75,14 @@ const ServerSchema = v.strictObject({
 
 const StoreSchema = v.strictObject({
   url: v.optional(
-    v.pipe(v.string(), v.startsWith("sqlite://", "expected sqlite://PATH")),
+    v.pipe(
+      v.string(),
+      v.regex(/^(sqlite|postgres|postgresql):\/\//, "expected sqlite://PATH or postgres://USER@HOST:PORT/DB"),
+    ),
     "sqlite://modelgate.db",
   ),
+  /** This node's usage journal; default beside the SQLite file, or modelgate-DB-usage.log for PostgreSQL. */
+  journal: v.optional(v.pipe(v.string(), v.minLength(1, "expected a file path"))),
 });
 
 /** The shared limiter of several nodes (docs/cluster.md); without a url the limiter is in memory. */

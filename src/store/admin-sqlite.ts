@@ -1,7 +1,6 @@
 // SQLite implementation of the AdminStore (tokens, audit, key edits, usage reads, notifications).
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { nanos } from "../billing/money.ts";
 import type {
   AdminStore,
   AdminToken,
@@ -26,16 +25,20 @@ import {
   storeMeta,
   usageRecords,
 } from "./schema.ts";
+import {
+  aggregateFields,
+  keyPatchSet,
+  recentColumnsOf,
+  toChannel,
+  tokenColumnsOf,
+  totalsGroup,
+  usageWhereOf,
+} from "./shapes.ts";
 import { selectKeys, toKeyRecord } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
+import { sqliteDay } from "./usage-sqlite.ts";
 
-const tokenColumns = {
-  id: adminTokens.id,
-  name: adminTokens.name,
-  prefix: adminTokens.prefix,
-  revoked: adminTokens.revoked,
-  createdAt: adminTokens.createdAt,
-};
+const tokenColumns = tokenColumnsOf(adminTokens);
 
 export class SqliteAdminStore implements AdminStore {
   readonly #db: BunSQLiteDatabase;
@@ -98,13 +101,7 @@ export class SqliteAdminStore implements AdminStore {
 
   async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {
     this.#db.transaction((tx) => {
-      const set: Partial<typeof apiKeys.$inferInsert> = {};
-      if (patch.name !== undefined) set.name = patch.name;
-      if (patch.expiresAt !== undefined) set.expiresAt = patch.expiresAt;
-      if (patch.allowIps !== undefined) set.allowIps = patch.allowIps;
-      if (patch.dailyCap !== undefined) set.dailyCapNanos = patch.dailyCap;
-      if (patch.rpm !== undefined) set.rpm = patch.rpm;
-      if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+      const set = keyPatchSet(patch);
       if (patch.group !== undefined) {
         const group = tx.select({ id: groups.id }).from(groups).where(eq(groups.name, patch.group)).get();
         if (!group) throw new StoreError("not_found", `group "${patch.group}" does not exist`);
@@ -145,24 +142,11 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
-    const bucket =
-      grouping === "key"
-        ? sql<string>`${usageRecords.keyId}`
-        : grouping === "model"
-          ? sql<string>`${usageRecords.model}`
-          : sql<string>`strftime('%Y-%m-%d', ${usageRecords.createdAt} / 1000, 'unixepoch')`;
+    const bucket = totalsGroup(usageRecords, grouping, 0, sqliteDay);
     return this.#db
-      .select({
-        bucket,
-        requests: sql<number>`count(*)`,
-        errors: sql<number>`sum(case when ${usageRecords.status} >= 400 then 1 else 0 end)`,
-        inputTokens: sql<number>`sum(${usageRecords.inputTokens})`,
-        outputTokens: sql<number>`sum(${usageRecords.outputTokens})`,
-        generations: sql<number>`sum(${usageRecords.generations})`,
-        costNanos: sql<number>`sum(${usageRecords.costNanos})`,
-      })
+      .select(aggregateFields(usageRecords, bucket))
       .from(usageRecords)
-      .where(usageWhere(filter))
+      .where(usageWhereOf(usageRecords, filter))
       .groupBy(bucket)
       .orderBy(bucket)
       .all();
@@ -170,26 +154,9 @@ export class SqliteAdminStore implements AdminStore {
 
   async recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
     return this.#db
-      .select({
-        requestId: usageRecords.requestId,
-        keyId: usageRecords.keyId,
-        accountId: usageRecords.accountId,
-        model: usageRecords.model,
-        endpoint: usageRecords.endpoint,
-        stream: usageRecords.stream,
-        status: usageRecords.status,
-        inputTokens: usageRecords.inputTokens,
-        cachedInputTokens: usageRecords.cachedInputTokens,
-        outputTokens: usageRecords.outputTokens,
-        reasoningTokens: usageRecords.reasoningTokens,
-        generations: usageRecords.generations,
-        costNanos: usageRecords.costNanos,
-        latencyMs: usageRecords.latencyMs,
-        ttfbMs: usageRecords.ttfbMs,
-        createdAt: usageRecords.createdAt,
-      })
+      .select(recentColumnsOf(usageRecords))
       .from(usageRecords)
-      .where(usageWhere(filter))
+      .where(usageWhereOf(usageRecords, filter))
       .orderBy(desc(usageRecords.id))
       .limit(limit)
       .all();
@@ -256,27 +223,4 @@ export class SqliteAdminStore implements AdminStore {
         .all()
     );
   }
-}
-
-function usageWhere(filter: UsageFilter) {
-  return and(
-    gte(usageRecords.createdAt, filter.since),
-    filter.keyId === undefined ? undefined : eq(usageRecords.keyId, filter.keyId),
-    filter.accountId === undefined ? undefined : eq(usageRecords.accountId, filter.accountId),
-    filter.model === undefined ? undefined : eq(usageRecords.model, filter.model),
-  );
-}
-
-function toChannel(row: typeof notificationChannels.$inferSelect): NotificationChannel {
-  return {
-    id: row.id,
-    accountId: row.accountId,
-    kind: row.kind,
-    target: row.target,
-    secret: row.secret,
-    events: row.events,
-    balanceThreshold: row.balanceThresholdNanos === null ? null : nanos(row.balanceThresholdNanos),
-    enabled: row.enabled,
-    createdAt: row.createdAt,
-  };
 }

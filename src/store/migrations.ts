@@ -1,16 +1,32 @@
-// Migrations embedded in the executable: the compiled binary has no migrations/ folder beside it,
+// Migrations embedded in the executable, SQLite's (migrations/) and PostgreSQL's (migrations/pg/): the compiled binary has no migrations/ folder beside it,
 // so each SQL file is imported as text and applied with drizzle's own migration bookkeeping.
 import { createHash } from "node:crypto";
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_notifications.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_cache_writes.sql" with { type: "text" };
 import journal from "../../migrations/meta/_journal.json";
+import pg0000 from "../../migrations/pg/0000_init.sql" with { type: "text" };
+import pgJournal from "../../migrations/pg/meta/_journal.json";
 
 /** Every migration file by its journal tag. A unit test checks this against migrations/. */
 export const EMBEDDED_SQL: Readonly<Record<string, string>> = {
   "0000_init": m0000,
   "0001_notifications": m0001,
   "0002_cache_writes": m0002,
+};
+
+/** Every PostgreSQL migration file by its journal tag, checked against migrations/pg/ likewise. */
+export const EMBEDDED_PG_SQL: Readonly<Record<string, string>> = {
+  "0000_init": pg0000,
+};
+
+interface Journal {
+  entries: { tag: string; when: number; breakpoints: boolean }[];
+}
+
+const DIALECTS: Record<"sqlite" | "pg", { journal: Journal; sql: Readonly<Record<string, string>> }> = {
+  sqlite: { journal, sql: EMBEDDED_SQL },
+  pg: { journal: pgJournal, sql: EMBEDDED_PG_SQL },
 };
 
 export interface MigrationMeta {
@@ -21,9 +37,10 @@ export interface MigrationMeta {
 }
 
 /** The migrations in journal order, in the form drizzle's dialect `migrate` expects. */
-export function embeddedMigrations(): MigrationMeta[] {
+export function embeddedMigrations(dialect: "sqlite" | "pg" = "sqlite"): MigrationMeta[] {
+  const { journal, sql } = DIALECTS[dialect];
   return journal.entries.map((entry) => {
-    const text = EMBEDDED_SQL[entry.tag];
+    const text = sql[entry.tag];
     if (text === undefined) throw new Error(`migration ${entry.tag} is in the journal but not embedded`);
     return {
       sql: text.split("--> statement-breakpoint"),

@@ -1,30 +1,93 @@
-// Opens the store named by a database URL: `sqlite://PATH` now, `postgres://…` in the cluster issue.
-import { resolve } from "node:path";
+// Opens the store named by a database URL: `sqlite://PATH` (one node's file) or
+// `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (the shared store of a cluster, docs/cluster.md),
+// and says where the node's usage journal lives for each.
+import { basename, resolve } from "node:path";
+import { openPgStore } from "./pg.ts";
 import { openSqliteStore } from "./sqlite.ts";
-import type { Store } from "./store.ts";
+import { type Store, StoreError } from "./store.ts";
+import { journalSeqName } from "./usage-pg.ts";
 
 export const DEFAULT_DB_URL = "sqlite://modelgate.db";
+
+const FORMS =
+  "use sqlite://PATH (e.g. sqlite://modelgate.db or sqlite:///var/lib/modelgate/db.sqlite) or postgres://USER@HOST:PORT/DB";
 
 /** Parses a database URL into the path of a SQLite file; throws a message naming the accepted forms. */
 export function sqlitePathOf(url: string): string {
   if (url === "sqlite://:memory:") return ":memory:";
   if (!url.startsWith("sqlite://") || url.length === "sqlite://".length) {
-    throw new Error(
-      `database URL "${url}" is not supported: use sqlite://PATH (e.g. sqlite://modelgate.db or sqlite:///var/lib/modelgate/db.sqlite)`,
-    );
+    throw new StoreError("invalid_url", `database URL "${url}" is not supported: ${FORMS}`);
   }
   return resolve(url.slice("sqlite://".length));
 }
 
-/** Opens and migrates the store at `url`. */
-export async function openStore(url: string): Promise<Store> {
-  const store = openSqliteStore(sqlitePathOf(url));
-  await store.migrate();
+/** True for a PostgreSQL URL (postgres:// or postgresql://). */
+export function isPostgresUrl(url: string): boolean {
+  return url.startsWith("postgres://") || url.startsWith("postgresql://");
+}
+
+/** The database name of a PostgreSQL URL; throws a message naming the fix when it has no host or name. */
+export function postgresDatabaseOf(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new StoreError("invalid_url", `database URL "${url}" is not a valid URL: ${FORMS}`);
+  }
+  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
+  if (parsed.hostname === "" || database === "" || database.includes("/")) {
+    throw new StoreError(
+      "invalid_url",
+      `database URL "${url}" names no host or database: use postgres://USER@HOST:PORT/DB`,
+    );
+  }
+  return database;
+}
+
+/**
+ * Opens and migrates the store at `url`. `journal` is the configured usage-journal path
+ * (store.journal), which names this node's journal sequence in a shared PostgreSQL store.
+ */
+export async function openStore(url: string, journal?: string): Promise<Store> {
+  if (!isPostgresUrl(url)) {
+    const store = openSqliteStore(sqlitePathOf(url));
+    await store.migrate();
+    return store;
+  }
+  const store = openPgStore(url, { journalSeqName: journalSeqName(usageJournalPath(url, journal)) });
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new StoreError(
+      "unavailable",
+      `cannot open the PostgreSQL store ${storeLabel(url)}: ${cause}; check store.url (--db, MODELGATE_DB), that the server is up, and that the database exists (createdb NAME)`,
+    );
+  }
   return store;
 }
 
-/** The usage journal next to a SQLite file (src/billing/journal.ts); none for an in-memory store. */
-export function usageJournalPath(url: string): string | undefined {
+/**
+ * The node's usage journal (src/billing/journal.ts): `journal` when configured; beside a SQLite
+ * file otherwise; for PostgreSQL `modelgate-DB-usage.log` in the working directory (each node
+ * keeps its own: the journal is what survives a database outage); none for an in-memory store.
+ */
+export function usageJournalPath(url: string, journal?: string): string | undefined {
+  if (journal !== undefined && journal !== "") return resolve(journal);
+  if (isPostgresUrl(url)) return resolve(`modelgate-${basename(postgresDatabaseOf(url))}-usage.log`);
   const path = sqlitePathOf(url);
   return path === ":memory:" ? undefined : `${path}-usage.log`;
+}
+
+/** The URL as logs show it: a PostgreSQL password is replaced by `***`. */
+export function storeLabel(url: string): string {
+  if (!isPostgresUrl(url)) return url;
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
 }

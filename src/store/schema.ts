@@ -1,8 +1,12 @@
-// Drizzle table definitions for the SQLite store; drizzle-kit turns changes here into migrations/.
+// Drizzle table definitions: the one schema of both stores. drizzle-kit turns changes here into
+// migrations/ (SQLite) and, through the pg twin in schema-pg.ts, migrations/pg/ (PostgreSQL):
+// run `drizzle-kit generate` and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+/** The default of every created_at: now in epoch milliseconds (schema-pg.ts maps it to PostgreSQL's). */
+export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+const now = nowMs;
 
 /** Who pays: an account holds a balance in nano-USD. */
 export const accounts = sqliteTable("accounts", {

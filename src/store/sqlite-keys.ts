@@ -5,24 +5,10 @@ import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../billing/money.ts";
 import type { KeyId } from "../types.ts";
 import { accounts, apiKeys, groups } from "./schema.ts";
+import { keyColumnsOf } from "./shapes.ts";
 import type { KeyRecord } from "./store.ts";
 
-export const keyColumns = {
-  id: apiKeys.id,
-  name: apiKeys.name,
-  prefix: apiKeys.prefix,
-  account: accounts.name,
-  accountId: apiKeys.accountId,
-  group: groups.name,
-  status: apiKeys.status,
-  expiresAt: apiKeys.expiresAt,
-  allowIps: apiKeys.allowIps,
-  dailyCap: apiKeys.dailyCapNanos,
-  rpm: apiKeys.rpm,
-  concurrency: apiKeys.concurrency,
-  createdAt: apiKeys.createdAt,
-  lastUsedAt: apiKeys.lastUsedAt,
-};
+export const keyColumns = keyColumnsOf(apiKeys, accounts, groups);
 
 type KeyRow = Omit<KeyRecord, "id" | "dailyCap"> & { id: string; dailyCap: number | null };
 

@@ -42,7 +42,7 @@ export class SqliteStore implements Store {
     this.#sqlite = sqlite;
     this.#db = drizzle({ client: sqlite });
     this.admin = new SqliteAdminStore(this.#db);
-    this.usage = new SqliteUsageStore(sqlite);
+    this.usage = new SqliteUsageStore(this.#db, sqlite);
   }
 
   async migrate(): Promise<void> {

@@ -1,5 +1,6 @@
 // The store interface: everything the gateway and the CLI persist goes through it. SQLite
-// implements it now; a PostgreSQL implementation must pass the same tests (test/unit/store.test.ts).
+// (sqlite.ts) and PostgreSQL (pg.ts) implement it and pass the same contract
+// (test/unit/store-contract.ts, run by store-sqlite.test.ts and store-pg.test.ts).
 import type { KeyId, Nanos } from "../types.ts";
 import type { AdminStore } from "./admin.ts";
 import type { UsageStore } from "./usage.ts";
@@ -57,10 +58,13 @@ export interface NewKey {
   concurrency: number | null;
 }
 
-/** A failure of the store that the caller can explain: a name that does not exist, or one taken. */
+/**
+ * A failure of the store that the caller can explain: a name that does not exist, or one taken;
+ * at open, a database URL of the wrong form or a database that cannot be reached.
+ */
 export class StoreError extends Error {
   constructor(
-    readonly code: "not_found" | "conflict",
+    readonly code: "not_found" | "conflict" | "invalid_url" | "unavailable",
     message: string,
   ) {
     super(message);

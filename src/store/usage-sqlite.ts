@@ -1,220 +1,180 @@
-// The SQLite usage store. The batch write uses prepared bun:sqlite statements rather than the
-// query builder: it is the one hot write path (thousands of rows per second), and one transaction
-// per batch is what makes group commit cheap.
+// The SQLite usage store, on Drizzle like the PostgreSQL one (usage-pg.ts) and sharing its row
+// mapping, debit and replay rules (usage-rows.ts). A batch is one transaction: the usage rows
+// keyed by request id, the ledger debits, the balance changes and the journal sequence. The batch
+// write runs Drizzle statements prepared once with placeholders, in bun:sqlite's own transaction:
+// it is the one hot write path, and building the queries per batch made a 256-record commit 6×
+// slower than the hand-written SQL it replaces (31 against 5 µs a record); prepared, it costs 8 µs
+// a record and 0.05 ms for a lone record (measured). The SQLite transaction is synchronous, so the
+// two dialects stay separate classes.
+
 import type { Database } from "bun:sqlite";
+import { eq, getTableColumns, gte, type Placeholder, type SQL, sql } from "drizzle-orm";
+import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
-import type {
-  UsageFilter,
-  UsageGroupBy,
-  UsageRecord,
-  UsageSourceName,
-  UsageStore,
-  UsageTotals,
-} from "./usage.ts";
+import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
+import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
+import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
+import {
+  coveredBy,
+  debitsOf,
+  fromUsageRow,
+  idFamily,
+  type NewUsageRow,
+  reusedIn,
+  toUsageRow,
+} from "./usage-rows.ts";
 
-const INSERT_RECORD = `INSERT INTO usage_records (request_id, key_id, account_id, model, endpoint, stream,
-  status, input_tokens, cached_input_tokens, cache_write_tokens, cache_write_1h_tokens, output_tokens,
-  reasoning_tokens, generations, cost_nanos, usage_source, channels, latency_ms, ttfb_ms, client_address,
-  end_user, detail, created_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (request_id) DO NOTHING`;
-const INSERT_DEBIT = `INSERT INTO ledger (account_id, amount_nanos, kind, request_id, note, created_at)
-  VALUES (?, ?, 'debit', ?, ?, ?)`;
-const DEBIT_ACCOUNT = "UPDATE accounts SET balance_nanos = balance_nanos - ? WHERE id = ?";
-const SET_JOURNAL_SEQ = `INSERT INTO store_meta (name, value) VALUES ('${USAGE_JOURNAL_SEQ}', ?)
-  ON CONFLICT (name) DO UPDATE SET value = max(value, excluded.value)`;
-const COUNT_REUSES =
-  "SELECT count(*) AS n FROM usage_records WHERE request_id = ? OR request_id LIKE ? ESCAPE '\\'";
+/** Every usage_records column a settlement writes, as a placeholder of the same name. */
+const RECORD_PLACEHOLDERS = Object.fromEntries(
+  Object.keys(getTableColumns(usageRecords))
+    .filter((name) => name !== "id")
+    .map((name) => [name, sql.placeholder(name)]),
+) as { [K in Exclude<keyof NewUsageRow, "id">]-?: Placeholder<K> };
 
-type Row = Record<string, string | number | null>;
+function prepareStatements(db: BunSQLiteDatabase) {
+  const p = sql.placeholder;
+  return {
+    insertRecord: db
+      .insert(usageRecords)
+      .values(RECORD_PLACEHOLDERS)
+      .onConflictDoNothing({ target: usageRecords.requestId })
+      .returning({ requestId: usageRecords.requestId })
+      .prepare(),
+    insertDebit: db
+      .insert(ledger)
+      .values({
+        accountId: p("accountId"),
+        amountNanos: p("amountNanos"),
+        kind: "debit",
+        requestId: p("requestId"),
+        note: p("note"),
+        createdAt: p("createdAt"),
+      })
+      .prepare(),
+    debitAccount: db
+      .update(accounts)
+      .set({ balanceNanos: sql`${accounts.balanceNanos} - ${p("cost")}` })
+      .where(eq(accounts.id, p("accountId")))
+      .prepare(),
+    journalSeq: db
+      .select({ value: storeMeta.value })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, USAGE_JOURNAL_SEQ))
+      .prepare(),
+    setJournalSeq: db
+      .insert(storeMeta)
+      .values({ name: USAGE_JOURNAL_SEQ, value: p("seq") })
+      .onConflictDoUpdate({
+        target: storeMeta.name,
+        set: { value: sql`max(${storeMeta.value}, excluded.value)` },
+      })
+      .prepare(),
+  };
+}
+
+/** YYYY-MM-DD (UTC) of epoch seconds. */
+export const sqliteDay = (seconds: SQL): SQL => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`;
 
 export class SqliteUsageStore implements UsageStore {
-  readonly #sqlite: Database;
-  readonly #commit: (records: readonly UsageRecord[], journalSeq: number | undefined) => string[];
+  readonly #db: BunSQLiteDatabase;
+  /** Prepared at the first commit: the tables exist only after migrate(). */
+  #statements: ReturnType<typeof prepareStatements> | undefined;
 
-  constructor(sqlite: Database) {
+  readonly #sqlite: Database;
+
+  constructor(db: BunSQLiteDatabase, sqlite: Database) {
+    this.#db = db;
     this.#sqlite = sqlite;
-    this.#commit = sqlite.transaction((records: readonly UsageRecord[], journalSeq: number | undefined) => {
-      const ids = this.#write(records);
-      if (journalSeq !== undefined) this.#sqlite.query(SET_JOURNAL_SEQ).run(journalSeq);
-      return ids;
-    });
   }
 
   async commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]> {
     if (records.length === 0) return [];
-    return this.#commit(records, journalSeq);
+    this.#statements ??= prepareStatements(this.#db);
+    const statements = this.#statements;
+    // bun:sqlite's own transaction (its BEGIN and COMMIT cached); the statements run inside it.
+    return this.#sqlite.transaction(() => {
+      // A journaled batch skips the records the store already has, as the PostgreSQL store does.
+      const stored = journalSeq === undefined ? 0 : (statements.journalSeq.get()?.value ?? 0);
+      const covered = journalSeq === undefined ? 0 : coveredBy(stored, journalSeq, records.length);
+      const ids = this.#write(statements, records.slice(covered));
+      if (journalSeq !== undefined) statements.setJournalSeq.run({ seq: journalSeq });
+      return [...records.slice(0, covered).map((r) => r.requestId), ...ids];
+    })();
   }
 
   async journalSeq(): Promise<number> {
-    const row = this.#sqlite.query("SELECT value FROM store_meta WHERE name = ?").get(USAGE_JOURNAL_SEQ) as {
-      value: number;
-    } | null;
+    const row = this.#db
+      .select({ value: storeMeta.value })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, USAGE_JOURNAL_SEQ))
+      .get();
     return row?.value ?? 0;
   }
 
-  #write(records: readonly UsageRecord[]): string[] {
-    // query() caches the compiled statement (the tables exist only after migrate(), so not earlier).
-    const insert = this.#sqlite.query(INSERT_RECORD);
-    const debit = this.#sqlite.query(INSERT_DEBIT);
-    const perAccount = new Map<number, number>();
-    const ids: string[] = [];
+  #write(statements: ReturnType<typeof prepareStatements>, records: readonly UsageRecord[]): string[] {
+    const inserted: string[] = [];
     for (const record of records) {
-      let id = record.requestId;
-      if (insert.run(...recordValues(record, id)).changes === 0) {
-        // A different request reused a client-sent x-request-id: bill it too, under id~N.
-        id = `${id}~${this.#reuses(id) + 1}`;
-        insert.run(...recordValues(record, id));
-      }
-      ids.push(id);
-      if (record.costNanos > 0) {
-        debit.run(record.accountId, -record.costNanos, id, record.endpoint, record.createdAt);
-        perAccount.set(record.accountId, (perAccount.get(record.accountId) ?? 0) + record.costNanos);
-      }
+      const row = statements.insertRecord.get(toUsageRow(record, record.requestId));
+      if (row) inserted.push(row.requestId);
     }
-    const update = this.#sqlite.query(DEBIT_ACCOUNT);
-    for (const [accountId, cost] of perAccount) update.run(cost, accountId);
+    const reused = reusedIn(records, inserted);
+    const ids = records.map((record, i) => (reused[i] ? this.#insertReused(record) : record.requestId));
+    const { debits, perAccount } = debitsOf(records, ids);
+    for (const debit of debits) statements.insertDebit.run(debit);
+    for (const [accountId, cost] of perAccount) statements.debitAccount.run({ accountId, cost });
     return ids;
   }
 
-  #reuses(id: string): number {
-    const pattern = `${id.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_")}~%`;
-    const row = this.#sqlite.query(COUNT_REUSES).get(id, pattern) as { n: number } | null;
-    return row?.n ?? 1;
+  /** Stores a different request that reused a client-sent id under `id~N` (N: its place among the uses). */
+  #insertReused(record: UsageRecord): string {
+    const tx = this.#db;
+    const count = tx
+      .select({ n: sql<number>`count(*)` })
+      .from(usageRecords)
+      .where(idFamily(usageRecords.requestId, record.requestId))
+      .get();
+    for (let n = (count?.n ?? 1) + 1; ; n++) {
+      const id = `${record.requestId}~${n}`;
+      const rows = tx
+        .insert(usageRecords)
+        .values(toUsageRow(record, id))
+        .onConflictDoNothing({ target: usageRecords.requestId })
+        .returning({ requestId: usageRecords.requestId })
+        .all();
+      if (rows.length > 0) return id;
+    }
   }
 
   async balances(): Promise<Map<number, Nanos>> {
-    const rows = this.#sqlite.query("SELECT id, balance_nanos AS b FROM accounts").all() as {
-      id: number;
-      b: number;
-    }[];
+    const rows = this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts).all();
     return new Map(rows.map((r) => [r.id, nanos(r.b)]));
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
-    const rows = this.#sqlite
-      .query(
-        "SELECT key_id AS k, sum(cost_nanos) AS c FROM usage_records WHERE created_at >= ? GROUP BY key_id",
-      )
-      .all(since) as { k: string; c: number }[];
+    const rows = this.#db
+      .select({ k: usageRecords.keyId, c: sql<number>`sum(${usageRecords.costNanos})` })
+      .from(usageRecords)
+      .where(gte(usageRecords.createdAt, since))
+      .groupBy(usageRecords.keyId)
+      .all();
     return new Map(rows.map((r) => [r.k, nanos(r.c)]));
   }
 
   async find(requestId: string): Promise<UsageRecord | undefined> {
-    const row = this.#sqlite
-      .query("SELECT * FROM usage_records WHERE request_id = ?")
-      .get(requestId) as Row | null;
-    return row ? fromRow(row) : undefined;
+    const row = this.#db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId)).get();
+    return row ? fromUsageRow(row) : undefined;
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.keyId !== undefined) {
-      where.push("u.key_id = ?");
-      params.push(filter.keyId);
-    }
-    if (filter.account !== undefined) {
-      where.push("u.account_id = (SELECT id FROM accounts WHERE name = ?)");
-      params.push(filter.account);
-    }
-    if (filter.since !== undefined) {
-      where.push("u.created_at >= ?");
-      params.push(filter.since);
-    }
-    if (filter.until !== undefined) {
-      where.push("u.created_at < ?");
-      params.push(filter.until);
-    }
-    const offsetSeconds = Math.trunc(dayOffsetMinutes) * 60;
-    const group =
-      groupBy === "model"
-        ? "u.model"
-        : groupBy === "key"
-          ? "u.key_id"
-          : groupBy === "day"
-            ? `strftime('%Y-%m-%d', u.created_at / 1000 + ${offsetSeconds}, 'unixepoch')`
-            : "NULL";
-    const sql = `SELECT ${group} AS g, count(*) AS requests, coalesce(sum(u.input_tokens), 0) AS input,
-      coalesce(sum(u.cached_input_tokens), 0) AS cached, coalesce(sum(u.output_tokens), 0) AS output,
-      coalesce(sum(u.reasoning_tokens), 0) AS reasoning, coalesce(sum(u.generations), 0) AS generations,
-      coalesce(sum(u.cost_nanos), 0) AS cost FROM usage_records u
-      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ${groupBy ? "GROUP BY g ORDER BY g" : ""}`;
-    const rows = this.#sqlite.query(sql).all(...params) as Row[];
-    return rows.map((r) => ({
-      group: r.g === null || r.g === undefined ? null : String(r.g),
-      requests: Number(r.requests),
-      inputTokens: Number(r.input),
-      cachedInputTokens: Number(r.cached),
-      outputTokens: Number(r.output),
-      reasoningTokens: Number(r.reasoning),
-      generations: Number(r.generations),
-      costNanos: nanos(Number(r.cost)),
-    }));
+    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, sqliteDay);
+    const query = this.#db
+      .select(totalsFields(usageRecords, group))
+      .from(usageRecords)
+      .where(totalsWhere(usageRecords, accounts, filter))
+      .$dynamic();
+    const rows = groupBy ? query.groupBy(sql`1`).orderBy(sql`1`).all() : query.all();
+    return rows.map(toTotals);
   }
-}
-
-function recordValues(r: UsageRecord, id: string): (string | number | null)[] {
-  return [
-    id,
-    r.keyId,
-    r.accountId,
-    r.model,
-    r.endpoint,
-    r.stream ? 1 : 0,
-    r.status,
-    r.inputTokens,
-    r.cachedInputTokens,
-    // A journal line written before these fields existed has none.
-    r.cacheWriteTokens ?? 0,
-    r.cacheWrite1hTokens ?? 0,
-    r.outputTokens,
-    r.reasoningTokens,
-    r.generations,
-    r.costNanos,
-    r.usageSource,
-    r.channels.join(","),
-    r.latencyMs,
-    r.ttfbMs,
-    r.clientAddress,
-    r.endUser,
-    r.detail === null ? null : JSON.stringify(r.detail),
-    r.createdAt,
-  ];
-}
-
-function fromRow(row: Row): UsageRecord {
-  const num = (name: string) => Number(row[name] ?? 0);
-  const text = (name: string) => (row[name] === null || row[name] === undefined ? null : String(row[name]));
-  const detail = text("detail");
-  return {
-    requestId: String(row.request_id),
-    keyId: String(row.key_id),
-    accountId: num("account_id"),
-    model: String(row.model),
-    endpoint: String(row.endpoint),
-    stream: num("stream") === 1,
-    status: num("status"),
-    inputTokens: num("input_tokens"),
-    cachedInputTokens: num("cached_input_tokens"),
-    cacheWriteTokens: num("cache_write_tokens"),
-    cacheWrite1hTokens: num("cache_write_1h_tokens"),
-    outputTokens: num("output_tokens"),
-    reasoningTokens: num("reasoning_tokens"),
-    generations: num("generations"),
-    costNanos: nanos(num("cost_nanos")),
-    usageSource: String(row.usage_source) as UsageSourceName,
-    channels: String(row.channels ?? "")
-      .split(",")
-      .filter((c) => c.length > 0),
-    latencyMs: num("latency_ms"),
-    ttfbMs: row.ttfb_ms === null ? null : num("ttfb_ms"),
-    clientAddress: text("client_address"),
-    endUser: text("end_user"),
-    detail: detail === null ? null : (JSON.parse(detail) as Record<string, unknown>),
-    createdAt: num("created_at"),
-  };
 }

@@ -1,6 +1,6 @@
 // The usage part of the store: usage records with their ledger debits, written in batches by the
 // billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
-// SQLite implements it (usage-sqlite.ts); a PostgreSQL implementation must pass the same tests.
+// SQLite (usage-sqlite.ts) and PostgreSQL (usage-pg.ts) implement it; they pass the same tests.
 import type { Nanos } from "../types.ts";
 
 /** The store_meta row holding the last usage-journal sequence number the store received. */

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { nanos } from "../../src/billing/money.ts";
 import type { NewKey, Store } from "../../src/store/store.ts";
 import { StoreError } from "../../src/store/store.ts";
+import type { UsageRecord } from "../../src/store/usage.ts";
 import type { KeyId } from "../../src/types.ts";
 
 let counter = 0;
@@ -21,6 +22,47 @@ function newKey(overrides: Partial<NewKey> = {}): NewKey {
     rpm: null,
     concurrency: null,
     ...overrides,
+  };
+}
+
+/** A settled request of account `accountId` on key `key_a`, at a fixed time. */
+export function usageRecord(accountId: number, overrides: Partial<UsageRecord> = {}): UsageRecord {
+  return {
+    requestId: "req_1",
+    keyId: "key_a",
+    accountId,
+    model: "modelx-1",
+    endpoint: "/v1/chat/completions",
+    stream: false,
+    status: 200,
+    inputTokens: 10,
+    cachedInputTokens: 2,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens: 5,
+    reasoningTokens: 1,
+    generations: 0,
+    costNanos: nanos(1_000),
+    usageSource: "reported",
+    channels: ["sim", "backup"],
+    latencyMs: 42,
+    ttfbMs: 7,
+    clientAddress: "127.0.0.1",
+    endUser: null,
+    detail: { quality: "high" },
+    createdAt: 1_700_000_000_000,
+    ...overrides,
+  };
+}
+
+/** Usage rows and debit total of the store's only account. */
+async function settled(store: Store): Promise<{ requests: number; debited: number; balance: number }> {
+  const [total] = await store.usage.totals({});
+  const [account] = await store.listAccounts();
+  return {
+    requests: total?.requests ?? 0,
+    debited: total?.costNanos ?? 0,
+    balance: account?.balance ?? Number.NaN,
   };
 }
 
@@ -112,6 +154,148 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.touchKeys(new Map([[input.id, 1_700_000_000_000]]));
       expect(await store.revision()).toBe(after);
       expect((await store.listKeys())[0]?.lastUsedAt).toBe(1_700_000_000_000);
+      await store.close();
+    });
+
+    test("usage: a settlement is one row and one debit; find gives it back as stored", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      const record = usageRecord(account.id);
+      expect(await store.usage.commit([record])).toEqual(["req_1"]);
+      expect(await store.usage.find("req_1")).toEqual(record);
+      expect(await settled(store)).toEqual({ requests: 1, debited: 1_000, balance: 9_000 });
+      expect((await store.usage.balances()).get(account.id)).toBe(nanos(9_000));
+      expect(await store.usage.spentByKeySince(0)).toEqual(new Map([["key_a", nanos(1_000)]]));
+      await store.close();
+    });
+
+    test("usage: a journaled batch replayed (whole or as the start of a bigger one) bills nothing twice", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      const a = usageRecord(account.id, { requestId: "req_a" });
+      const b = usageRecord(account.id, { requestId: "req_b", createdAt: 1_700_000_000_001 });
+      const c = usageRecord(account.id, { requestId: "req_c", createdAt: 1_700_000_000_002 });
+      await store.usage.commit([a, b], 2);
+      await store.usage.commit([a, b], 2);
+      expect(await store.usage.journalSeq()).toBe(2);
+      expect(await store.usage.commit([a, b, c], 3)).toEqual(["req_a", "req_b", "req_c"]);
+      expect(await store.usage.journalSeq()).toBe(3);
+      expect(await settled(store)).toEqual({ requests: 3, debited: 3_000, balance: 7_000 });
+      await store.close();
+    });
+
+    test("usage: another request reusing a stored id is billed as id~2 (its place among the uses)", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      const record = usageRecord(account.id, { requestId: "client_id" });
+      expect(await store.usage.commit([record])).toEqual(["client_id"]);
+      expect(await store.usage.commit([record])).toEqual(["client_id~2"]);
+      expect(await store.usage.commit([record, record])).toEqual(["client_id~3", "client_id~4"]);
+      expect((await store.usage.find("client_id~4"))?.costNanos).toBe(nanos(1_000));
+      expect(await settled(store)).toEqual({ requests: 4, debited: 4_000, balance: 6_000 });
+      await store.close();
+    });
+
+    test("usage: totals by model, key and day, filtered by account, key and time", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      await store.createAccount("other", nanos(0));
+      const day = 86_400_000;
+      await store.usage.commit([
+        usageRecord(account.id, { requestId: "r1" }),
+        usageRecord(account.id, { requestId: "r2", model: "modelz-2", createdAt: 1_700_000_000_000 + day }),
+        usageRecord(account.id, { requestId: "r3", keyId: "key_b", costNanos: nanos(0) }),
+      ]);
+      const byModel = await store.usage.totals({ account: "acme" }, "model");
+      expect(byModel.map((t) => [t.group, t.requests, t.costNanos as number])).toEqual([
+        ["modelx-1", 2, 1_000],
+        ["modelz-2", 1, 1_000],
+      ]);
+      const byDay = await store.usage.totals({ keyId: "key_a" }, "day");
+      expect(byDay.map((t) => [t.group, t.requests])).toEqual([
+        ["2023-11-14", 1],
+        ["2023-11-15", 1],
+      ]);
+      const [window] = await store.usage.totals({ since: 1_700_000_000_000, until: 1_700_000_000_001 });
+      expect(window).toMatchObject({ group: null, requests: 2, inputTokens: 20, outputTokens: 10 });
+      expect(await store.usage.totals({ account: "other" })).toMatchObject([{ requests: 0, costNanos: 0 }]);
+      const spending = await store.admin.spending(0);
+      expect(spending.byAccount.get(account.id)).toBe(2_000);
+      await store.close();
+    });
+
+    test("admin: tokens, audit, key edits, usage aggregates, recent requests, channels and deliveries", async () => {
+      const store = await open();
+      const admin = store.admin;
+      const token = await admin.createAdminToken({
+        id: "tok_1",
+        name: "ops",
+        prefix: "mga-1",
+        tokenHash: "th1",
+      });
+      expect(token).toMatchObject({ id: "tok_1", name: "ops", revoked: false });
+      expect((await admin.findAdminToken("th1"))?.id).toBe("tok_1");
+      expect((await admin.revokeAdminToken("tok_1"))?.revoked).toBe(true);
+      expect(await admin.findAdminToken("th1")).toBeUndefined();
+      expect((await admin.listAdminTokens()).map((t) => t.id)).toEqual(["tok_1"]);
+
+      await admin.audit("cli", "key.create", "key_x", { rpm: 5 });
+      expect(await admin.listAudit(5)).toMatchObject([{ actor: "cli", target: "key_x", detail: { rpm: 5 } }]);
+
+      const account = await store.createAccount("acme", nanos(10_000));
+      await store.setGroup("all", ["*"]);
+      await store.setGroup("mini", ["modelx-*"]);
+      const input = newKey();
+      await store.createKey(input);
+      expect(await admin.isApiKeyHash(input.secretHash)).toBe(true);
+      const before = await store.revision();
+      const edited = await admin.updateKey(input.id, { group: "mini", rpm: 7, dailyCap: nanos(500) });
+      expect(edited).toMatchObject({ group: "mini", rpm: 7, dailyCap: 500, name: input.name });
+      expect(await store.revision()).toBe(before + 1);
+      await expect(admin.updateKey(input.id, { group: "none" })).rejects.toThrow('group "none"');
+
+      const day = 86_400_000;
+      await store.usage.commit([
+        usageRecord(account.id, { requestId: "u1", keyId: input.id }),
+        usageRecord(account.id, {
+          requestId: "u2",
+          keyId: input.id,
+          status: 500,
+          createdAt: 1_700_000_000_000 + day,
+        }),
+      ]);
+      const byDay = await admin.usage("day", { since: 0 });
+      expect(byDay.map((r) => [r.bucket, r.requests, r.errors, r.costNanos])).toEqual([
+        ["2023-11-14", 1, 0, 1_000],
+        ["2023-11-15", 1, 1, 1_000],
+      ]);
+      expect(await admin.usage("model", { since: 0, keyId: input.id })).toMatchObject([
+        { bucket: "modelx-1", requests: 2, inputTokens: 20, outputTokens: 10 },
+      ]);
+      expect((await admin.recentRequests({ since: 0 }, 1)).map((r) => r.requestId)).toEqual(["u2"]);
+      expect((await admin.spending(0)).byKey.get(input.id)).toBe(2_000);
+
+      const channel = await admin.createChannel({
+        accountId: account.id,
+        kind: "webhook",
+        target: "http://127.0.0.1:9/hook",
+        secret: "s",
+        events: ["balance.low"],
+        balanceThreshold: nanos(100),
+      });
+      expect(channel).toMatchObject({ enabled: true, events: ["balance.low"], balanceThreshold: 100 });
+      expect((await admin.disableChannel(channel.id)).enabled).toBe(false);
+      expect((await admin.listChannels()).map((c) => c.id)).toEqual([channel.id]);
+      await admin.createDelivery({
+        id: "d1",
+        channelId: channel.id,
+        event: "balance.low",
+        payload: { a: 1 },
+      });
+      await admin.updateDelivery("d1", { state: "failed", attempts: 3, lastStatus: 500, lastError: "boom" });
+      expect(await admin.listDeliveries(5, channel.id)).toMatchObject([
+        { id: "d1", state: "failed", attempts: 3, lastStatus: 500, payload: { a: 1 } },
+      ]);
       await store.close();
     });
   });

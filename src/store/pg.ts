@@ -1,0 +1,238 @@
+// The PostgreSQL store: drizzle-orm over Bun's built-in SQL client (drizzle-orm/bun-sql), the
+// tables of schema-pg.ts (the twin of schema.ts), migrations from migrations/pg/ applied at open
+// under an advisory lock so several nodes starting at once migrate once.
+import { SQL } from "bun";
+import { eq, sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/bun-sql";
+import { nanos } from "../billing/money.ts";
+import type { Nanos } from "../types.ts";
+import { PgAdminStore } from "./admin-pg.ts";
+import { embeddedMigrations } from "./migrations.ts";
+import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
+import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
+import { toKeyRecord } from "./sqlite-keys.ts";
+import {
+  type Account,
+  type AuthKeyRecord,
+  type Group,
+  type KeyRecord,
+  type KeyStatus,
+  type NewKey,
+  type Store,
+  StoreError,
+} from "./store.ts";
+import { PgUsageStore } from "./usage-pg.ts";
+
+const REVISION = "revision";
+/** pg_advisory_lock key held while migrating ("modelgate" in ASCII, as a bigint). */
+const MIGRATION_LOCK = 0x6d6f64656c676174n;
+
+export interface PgStoreOptions {
+  /** The store_meta row name of this node's usage-journal sequence (one per journal). */
+  journalSeqName: string;
+  /** Most pooled connections. */
+  maxConnections?: number;
+}
+
+/** Connects to the PostgreSQL database at `url` (postgres://USER[:PASSWORD]@HOST:PORT/DB). */
+export function openPgStore(url: string, options: PgStoreOptions): PgStore {
+  const client = new SQL({ url, max: options.maxConnections ?? 10 });
+  return new PgStore(url, client, options.journalSeqName);
+}
+
+export class PgStore implements Store {
+  readonly #url: string;
+  readonly #client: SQL;
+  readonly #db: PgDb;
+  readonly admin: PgAdminStore;
+  readonly usage: PgUsageStore;
+
+  constructor(url: string, client: SQL, journalSeqName: string) {
+    this.#url = url;
+    this.#client = client;
+    this.#db = drizzle({ client }) as unknown as PgDb;
+    this.admin = new PgAdminStore(this.#db);
+    this.usage = new PgUsageStore(this.#db, journalSeqName);
+  }
+
+  async migrate(): Promise<void> {
+    // One connection holds the session-level lock for the whole migration: nodes starting at once
+    // wait here, and find the migrations applied.
+    const client = new SQL({ url: this.#url, max: 1 });
+    try {
+      await client`SELECT pg_advisory_lock(${MIGRATION_LOCK})`;
+      const db = drizzle({ client }) as unknown as {
+        dialect: { migrate(m: unknown, s: unknown, c: unknown): Promise<void> };
+        session: unknown;
+      };
+      await db.dialect.migrate(embeddedMigrations("pg"), db.session, { migrationsFolder: "" });
+      await client`INSERT INTO store_meta (name, value) VALUES (${REVISION}, 0) ON CONFLICT DO NOTHING`;
+      await client`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
+    } finally {
+      await client.close();
+    }
+  }
+
+  async revision(): Promise<number> {
+    const [row] = await this.#db
+      .select({ value: storeMeta.value })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, REVISION));
+    return row?.value ?? 0;
+  }
+
+  async isEmpty(): Promise<boolean> {
+    const a = await this.#db.select({ id: accounts.id }).from(accounts).limit(1);
+    const k = await this.#db.select({ id: apiKeys.id }).from(apiKeys).limit(1);
+    return a.length === 0 && k.length === 0;
+  }
+
+  async ping(): Promise<void> {
+    await this.#client`SELECT 1`;
+  }
+
+  async close(): Promise<void> {
+    await this.#client.close();
+  }
+
+  /** Runs `fn` in one transaction that also bumps the revision gateways poll. */
+  #change<T>(fn: (tx: PgDb) => Promise<T>): Promise<T> {
+    return this.#db.transaction(async (tx) => {
+      const result = await fn(tx);
+      await tx
+        .update(storeMeta)
+        .set({ value: sql`${storeMeta.value} + 1` })
+        .where(eq(storeMeta.name, REVISION));
+      return result;
+    });
+  }
+
+  async createAccount(name: string, balance: Nanos): Promise<Account> {
+    try {
+      return await this.#change(async (tx) => {
+        const [row] = await tx.insert(accounts).values({ name, balanceNanos: balance }).returning();
+        if (row === undefined) throw new Error(`account "${name}" was not stored`);
+        if (balance > 0) {
+          await tx
+            .insert(ledger)
+            .values({ accountId: row.id, amountNanos: balance, kind: "credit", note: "opening balance" });
+        }
+        return toAccount(row);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new StoreError("conflict", `account "${name}" already exists`);
+      throw error;
+    }
+  }
+
+  async creditAccount(name: string, amount: Nanos, note: string): Promise<Account> {
+    return this.#change(async (tx) => {
+      const [row] = await tx
+        .update(accounts)
+        .set({ balanceNanos: sql`${accounts.balanceNanos} + ${amount}` })
+        .where(eq(accounts.name, name))
+        .returning();
+      if (!row) throw new StoreError("not_found", `account "${name}" does not exist`);
+      await tx.insert(ledger).values({ accountId: row.id, amountNanos: amount, kind: "credit", note });
+      return toAccount(row);
+    });
+  }
+
+  async listAccounts(): Promise<Account[]> {
+    return (await this.#db.select().from(accounts).orderBy(accounts.id)).map(toAccount);
+  }
+
+  async setGroup(name: string, modelPatterns: string[]): Promise<Group> {
+    return this.#change(async (tx) => {
+      const [row] = await tx
+        .insert(groups)
+        .values({ name, modelPatterns })
+        .onConflictDoUpdate({ target: groups.name, set: { modelPatterns } })
+        .returning();
+      if (row === undefined) throw new Error(`group "${name}" was not stored`);
+      return { id: row.id, name: row.name, modelPatterns: row.modelPatterns };
+    });
+  }
+
+  async listGroups(): Promise<Group[]> {
+    return this.#db
+      .select({ id: groups.id, name: groups.name, modelPatterns: groups.modelPatterns })
+      .from(groups)
+      .orderBy(groups.id);
+  }
+
+  async createKey(key: NewKey): Promise<KeyRecord> {
+    await this.#change(async (tx) => {
+      const [account] = await tx
+        .select({ id: accounts.id })
+        .from(accounts)
+        .where(eq(accounts.name, key.account));
+      if (!account) throw new StoreError("not_found", `account "${key.account}" does not exist`);
+      const [group] = await tx.select({ id: groups.id }).from(groups).where(eq(groups.name, key.group));
+      if (!group) throw new StoreError("not_found", `group "${key.group}" does not exist`);
+      await tx.insert(apiKeys).values({
+        id: key.id,
+        accountId: account.id,
+        groupId: group.id,
+        name: key.name,
+        prefix: key.prefix,
+        secretHash: key.secretHash,
+        status: "enabled",
+        expiresAt: key.expiresAt,
+        allowIps: key.allowIps,
+        dailyCapNanos: key.dailyCap,
+        rpm: key.rpm,
+        concurrency: key.concurrency,
+      });
+    });
+    return this.admin.getKey(key.id);
+  }
+
+  async listKeys(): Promise<KeyRecord[]> {
+    return (await selectPgKeys(this.#db).orderBy(apiKeys.createdAt, apiKeys.id)).map(toKeyRecord);
+  }
+
+  async setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord> {
+    await this.#change(async (tx) => {
+      const [row] = await tx
+        .update(apiKeys)
+        .set({ status })
+        .where(eq(apiKeys.id, id))
+        .returning({ id: apiKeys.id });
+      if (!row) {
+        throw new StoreError(
+          "not_found",
+          `key "${id}" does not exist; \`modelgate keys list\` shows the ids`,
+        );
+      }
+    });
+    return this.admin.getKey(id);
+  }
+
+  async loadAuthKeys(): Promise<AuthKeyRecord[]> {
+    const rows = await this.#db
+      .select({ ...pgKeyColumns, secretHash: apiKeys.secretHash, groupModelPatterns: groups.modelPatterns })
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+      .innerJoin(groups, eq(groups.id, apiKeys.groupId));
+    return rows.map((row) => ({
+      ...toKeyRecord(row),
+      secretHash: row.secretHash,
+      groupModelPatterns: row.groupModelPatterns,
+    }));
+  }
+
+  async touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+    if (lastUsed.size === 0) return;
+    // Not a #change: last-used times are informational and must not make every gateway reload.
+    const values = [...lastUsed].map(([id, at]) => sql`(${id}::text, ${at}::bigint)`);
+    await this.#db.execute(
+      sql`UPDATE ${apiKeys} SET last_used_at = v.at FROM (VALUES ${sql.join(values, sql`, `)}) AS v(id, at)
+        WHERE ${apiKeys.id} = v.id`,
+    );
+  }
+}
+
+function toAccount(row: typeof accounts.$inferSelect): Account {
+  return { id: row.id, name: row.name, balance: nanos(row.balanceNanos), createdAt: row.createdAt };
+}

@@ -1,0 +1,223 @@
+// Query shapes both dialects use: which columns make a key as operators see it, an admin token,
+// a recent request; the filter of usage reads; a key patch as column values; a channel row as the
+// API's channel. Each takes the dialect's tables (schema.ts or its twin schema-pg.ts), which have
+// the same columns, so one definition serves the SQLite and the PostgreSQL store.
+import { and, eq, gte, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { nanos } from "../billing/money.ts";
+import type { KeyPatch, NotificationChannel, UsageFilter } from "./admin.ts";
+import type * as sqlite from "./schema.ts";
+import type * as pg from "./schema-pg.ts";
+import type { UsageFilter as TotalsFilter, UsageGroupBy, UsageTotals } from "./usage.ts";
+
+type Either<K extends keyof typeof sqlite & keyof typeof pg> = (typeof sqlite)[K] | (typeof pg)[K];
+
+const KEY_FIELDS = [
+  "id",
+  "name",
+  "prefix",
+  "accountId",
+  "status",
+  "expiresAt",
+  "allowIps",
+  "rpm",
+  "concurrency",
+  "createdAt",
+  "lastUsedAt",
+] as const;
+
+type KeyColumns<K extends Either<"apiKeys">, A extends { name: unknown }, G extends { name: unknown }> = Pick<
+  K,
+  (typeof KEY_FIELDS)[number]
+> & { account: A["name"]; group: G["name"]; dailyCap: K["dailyCapNanos"] };
+
+/** A key joined with its account and group names. */
+export function keyColumnsOf<
+  K extends Either<"apiKeys">,
+  A extends Either<"accounts">,
+  G extends Either<"groups">,
+>(apiKeys: K, accounts: A, groups: G): KeyColumns<K, A, G> {
+  return {
+    id: apiKeys.id,
+    name: apiKeys.name,
+    prefix: apiKeys.prefix,
+    account: accounts.name,
+    accountId: apiKeys.accountId,
+    group: groups.name,
+    status: apiKeys.status,
+    expiresAt: apiKeys.expiresAt,
+    allowIps: apiKeys.allowIps,
+    dailyCap: apiKeys.dailyCapNanos,
+    rpm: apiKeys.rpm,
+    concurrency: apiKeys.concurrency,
+    createdAt: apiKeys.createdAt,
+    lastUsedAt: apiKeys.lastUsedAt,
+  };
+}
+
+/** An admin token without its hash. */
+export function tokenColumnsOf<T extends Either<"adminTokens">>(
+  t: T,
+): Pick<T, "id" | "name" | "prefix" | "revoked" | "createdAt"> {
+  return { id: t.id, name: t.name, prefix: t.prefix, revoked: t.revoked, createdAt: t.createdAt };
+}
+
+const RECENT_FIELDS = [
+  "requestId",
+  "keyId",
+  "accountId",
+  "model",
+  "endpoint",
+  "stream",
+  "status",
+  "inputTokens",
+  "cachedInputTokens",
+  "outputTokens",
+  "reasoningTokens",
+  "generations",
+  "costNanos",
+  "latencyMs",
+  "ttfbMs",
+  "createdAt",
+] as const;
+
+/** A recent request as the admin API lists it. */
+export function recentColumnsOf<U extends Either<"usageRecords">>(
+  u: U,
+): Pick<U, (typeof RECENT_FIELDS)[number]> {
+  return {
+    requestId: u.requestId,
+    keyId: u.keyId,
+    accountId: u.accountId,
+    model: u.model,
+    endpoint: u.endpoint,
+    stream: u.stream,
+    status: u.status,
+    inputTokens: u.inputTokens,
+    cachedInputTokens: u.cachedInputTokens,
+    outputTokens: u.outputTokens,
+    reasoningTokens: u.reasoningTokens,
+    generations: u.generations,
+    costNanos: u.costNanos,
+    latencyMs: u.latencyMs,
+    ttfbMs: u.ttfbMs,
+    createdAt: u.createdAt,
+  };
+}
+
+/** The admin API's usage filter on usage_records. */
+export function usageWhereOf(u: Either<"usageRecords">, filter: UsageFilter) {
+  return and(
+    gte(u.createdAt, filter.since),
+    filter.keyId === undefined ? undefined : eq(u.keyId, filter.keyId),
+    filter.accountId === undefined ? undefined : eq(u.accountId, filter.accountId),
+    filter.model === undefined ? undefined : eq(u.model, filter.model),
+  );
+}
+
+/** The api_keys columns a patch sets (the group is looked up by the caller). */
+export function keyPatchSet(patch: KeyPatch): Partial<typeof sqlite.apiKeys.$inferInsert> {
+  const set: Partial<typeof sqlite.apiKeys.$inferInsert> = {};
+  if (patch.name !== undefined) set.name = patch.name;
+  if (patch.expiresAt !== undefined) set.expiresAt = patch.expiresAt;
+  if (patch.allowIps !== undefined) set.allowIps = patch.allowIps;
+  if (patch.dailyCap !== undefined) set.dailyCapNanos = patch.dailyCap;
+  if (patch.rpm !== undefined) set.rpm = patch.rpm;
+  if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+  return set;
+}
+
+export function toChannel(row: typeof sqlite.notificationChannels.$inferSelect): NotificationChannel {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    kind: row.kind,
+    target: row.target,
+    secret: row.secret,
+    events: row.events,
+    balanceThreshold: row.balanceThresholdNanos === null ? null : nanos(row.balanceThresholdNanos),
+    enabled: row.enabled,
+    createdAt: row.createdAt,
+  };
+}
+
+/**
+ * The grouping of `modelgate usage` totals; `day` formats epoch seconds (shifted by the offset) as
+ * YYYY-MM-DD in the dialect's own function.
+ */
+export function totalsGroup(
+  u: Either<"usageRecords">,
+  groupBy: UsageGroupBy | undefined,
+  dayOffsetMinutes: number,
+  day: (seconds: SQL) => SQL,
+): SQL<string | null> {
+  if (groupBy === "model") return sql<string>`${u.model}`;
+  if (groupBy === "key") return sql<string>`${u.keyId}`;
+  if (groupBy === "day") {
+    const seconds = sql`(${u.createdAt} / 1000 + ${sql.raw(String(Math.trunc(dayOffsetMinutes) * 60))})`;
+    return sql<string>`${day(seconds)}`;
+  }
+  return sql<null>`NULL`;
+}
+
+/** The columns of `modelgate usage` totals, grouped by `group` (a dialect's SQL expression). */
+export function totalsFields(u: Either<"usageRecords">, group: SQL<string | null>) {
+  const sum = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
+  return {
+    g: group,
+    requests: sql<number>`count(*)`.mapWith(Number),
+    input: sum(u.inputTokens),
+    cached: sum(u.cachedInputTokens),
+    output: sum(u.outputTokens),
+    reasoning: sum(u.reasoningTokens),
+    generations: sum(u.generations),
+    cost: sum(u.costNanos),
+  };
+}
+
+/** The filter of `modelgate usage` totals (the account by name). */
+export function totalsWhere(u: Either<"usageRecords">, accounts: Either<"accounts">, filter: TotalsFilter) {
+  return and(
+    filter.keyId === undefined ? undefined : eq(u.keyId, filter.keyId),
+    filter.account === undefined
+      ? undefined
+      : sql`${u.accountId} = (SELECT ${accounts.id} FROM ${accounts} WHERE ${accounts.name} = ${filter.account})`,
+    filter.since === undefined ? undefined : gte(u.createdAt, filter.since),
+    filter.until === undefined ? undefined : lt(u.createdAt, filter.until),
+  );
+}
+
+export function toTotals(r: {
+  g: string | null;
+  requests: number;
+  input: number;
+  cached: number;
+  output: number;
+  reasoning: number;
+  generations: number;
+  cost: number;
+}): UsageTotals {
+  return {
+    group: r.g === null || r.g === undefined ? null : String(r.g),
+    requests: r.requests,
+    inputTokens: r.input,
+    cachedInputTokens: r.cached,
+    outputTokens: r.output,
+    reasoningTokens: r.reasoning,
+    generations: r.generations,
+    costNanos: nanos(r.cost),
+  };
+}
+
+/** The columns of the admin API's usage aggregates, grouped by `bucket`. */
+export function aggregateFields(u: Either<"usageRecords">, bucket: SQL<string | null>) {
+  const sum = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
+  return {
+    bucket: sql<string>`${bucket}`,
+    requests: sql<number>`count(*)`.mapWith(Number),
+    errors: sum(sql`case when ${u.status} >= 400 then 1 else 0 end`),
+    inputTokens: sum(u.inputTokens),
+    outputTokens: sum(u.outputTokens),
+    generations: sum(u.generations),
+    costNanos: sum(u.costNanos),
+  };
+}

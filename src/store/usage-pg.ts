@@ -1,0 +1,208 @@
+// The PostgreSQL usage store, on Drizzle. A settlement batch is ONE transaction: the usage rows
+// keyed by request id (ON CONFLICT DO NOTHING), the ledger debits, the balance changes and this
+// node's journal sequence. A batch replayed — by a retry after a COMMIT whose connection dropped,
+// by a journal replay, or by another node — stores one row and one debit per request:
+// - a journaled batch locks this journal's sequence row first and skips the records it covers;
+// - every batch writes a settlement token (a store_meta row `settle:UUID`) in its transaction. The
+//   token belongs to the batch array, which the writer passes again on each retry: a retry whose
+//   token is stored returns at once, and a COMMIT whose answer was lost is confirmed by reading
+//   the token back. Tokens are deleted by this store's next transaction once their batch is known.
+// A request id already stored is then a different request that reused a client-sent id, stored
+// under `id~N` as in SQLite.
+
+import { hostname } from "node:os";
+import { eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { nanos } from "../billing/money.ts";
+import type { Nanos } from "../types.ts";
+import type { PgDb } from "./pg-keys.ts";
+import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
+import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
+import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
+import { USAGE_JOURNAL_SEQ } from "./usage.ts";
+import {
+  coveredBy,
+  debitsOf,
+  fromUsageRow,
+  INSERT_CHUNK,
+  idFamily,
+  reusedIn,
+  toUsageRow,
+} from "./usage-rows.ts";
+
+/** The store_meta row of one node's journal: several nodes share the database, each its own journal. */
+export function journalSeqName(journalPath: string | undefined): string {
+  return journalPath === undefined ? USAGE_JOURNAL_SEQ : `${USAGE_JOURNAL_SEQ}@${hostname()}:${journalPath}`;
+}
+
+/** YYYY-MM-DD (UTC) of epoch seconds. */
+export const pgDay = (seconds: SQL): SQL =>
+  sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`;
+
+export class PgUsageStore implements UsageStore {
+  readonly #db: PgDb;
+  readonly #seqName: string;
+  /** The settlement token of each batch array being committed (retries pass the same array). */
+  readonly #tokens = new WeakMap<readonly UsageRecord[], string>();
+  /** Tokens of batches known to be stored: deleted by the next transaction. */
+  readonly #done: string[] = [];
+
+  constructor(db: PgDb, seqName: string) {
+    this.#db = db;
+    this.#seqName = seqName;
+  }
+
+  async commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]> {
+    if (records.length === 0) return [];
+    let token = this.#tokens.get(records);
+    if (token === undefined) {
+      token = `settle:${crypto.randomUUID()}`;
+      this.#tokens.set(records, token);
+    }
+    const done = this.#done.splice(0);
+    try {
+      return await this.#commitOnce(records, journalSeq, token, done);
+    } catch (error) {
+      // The COMMIT may have landed with its answer lost (a dropped connection): the token says.
+      const landed = await this.#tokenStored(token).catch(() => false);
+      if (!landed) {
+        this.#done.push(...done);
+        throw error;
+      }
+      this.#done.push(token);
+      return records.map((r) => r.requestId);
+    }
+  }
+
+  async #tokenStored(token: string): Promise<boolean> {
+    const rows = await this.#db
+      .select({ n: storeMeta.name })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, token));
+    return rows.length > 0;
+  }
+
+  async #commitOnce(
+    records: readonly UsageRecord[],
+    journalSeq: number | undefined,
+    token: string,
+    done: string[],
+  ): Promise<string[]> {
+    const ids = await this.#db.transaction(async (tx) => {
+      // Tokens of stored batches go, except this batch's own (its presence is what a retry checks).
+      const stale = done.filter((t) => t !== token);
+      if (stale.length > 0) await tx.delete(storeMeta).where(inArray(storeMeta.name, stale));
+      const claimed = await tx
+        .insert(storeMeta)
+        .values({ name: token, value: Date.now() })
+        .onConflictDoNothing()
+        .returning({ name: storeMeta.name });
+      if (claimed.length === 0) return records.map((r) => r.requestId); // stored by an earlier try
+      let fresh = records;
+      if (journalSeq !== undefined) {
+        await tx.insert(storeMeta).values({ name: this.#seqName, value: 0 }).onConflictDoNothing();
+        // FOR UPDATE: a concurrent commit of the same journal waits, then sees this one's number.
+        const [row] = await tx
+          .select({ value: storeMeta.value })
+          .from(storeMeta)
+          .where(eq(storeMeta.name, this.#seqName))
+          .for("update");
+        fresh = records.slice(coveredBy(row?.value ?? 0, journalSeq, records.length));
+      }
+      const ids = await this.#write(tx, fresh);
+      if (journalSeq !== undefined) {
+        await tx
+          .update(storeMeta)
+          .set({ value: sql`greatest(${storeMeta.value}, ${journalSeq})` })
+          .where(eq(storeMeta.name, this.#seqName));
+      }
+      return [...records.slice(0, records.length - fresh.length).map((r) => r.requestId), ...ids];
+    });
+    this.#done.push(token);
+    return ids;
+  }
+
+  async journalSeq(): Promise<number> {
+    const [row] = await this.#db
+      .select({ value: storeMeta.value })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, this.#seqName));
+    return row?.value ?? 0;
+  }
+
+  /** Inserts the rows in one statement; only the ids already taken are looked at one by one. */
+  async #write(tx: PgDb, records: readonly UsageRecord[]): Promise<string[]> {
+    if (records.length === 0) return [];
+    const inserted: string[] = [];
+    for (let i = 0; i < records.length; i += INSERT_CHUNK) {
+      const rows = await tx
+        .insert(usageRecords)
+        .values(records.slice(i, i + INSERT_CHUNK).map((r) => toUsageRow(r, r.requestId)))
+        .onConflictDoNothing({ target: usageRecords.requestId })
+        .returning({ requestId: usageRecords.requestId });
+      for (const row of rows) inserted.push(row.requestId);
+    }
+    const reused = reusedIn(records, inserted);
+    const ids: string[] = [];
+    for (const [i, record] of records.entries()) {
+      ids.push(reused[i] ? await this.#insertReused(tx, record) : record.requestId);
+    }
+    const { debits, perAccount } = debitsOf(records, ids);
+    for (let i = 0; i < debits.length; i += INSERT_CHUNK) {
+      await tx.insert(ledger).values(debits.slice(i, i + INSERT_CHUNK));
+    }
+    for (const [accountId, cost] of perAccount) {
+      await tx
+        .update(accounts)
+        .set({ balanceNanos: sql`${accounts.balanceNanos} - ${cost}` })
+        .where(eq(accounts.id, accountId));
+    }
+    return ids;
+  }
+
+  /** Stores a different request that reused a client-sent id under `id~N`. */
+  async #insertReused(tx: PgDb, record: UsageRecord): Promise<string> {
+    const [count] = await tx
+      .select({ n: sql<number>`count(*)`.mapWith(Number) })
+      .from(usageRecords)
+      .where(idFamily(usageRecords.requestId, record.requestId));
+    for (let n = (count?.n ?? 1) + 1; ; n++) {
+      const id = `${record.requestId}~${n}`;
+      const rows = await tx
+        .insert(usageRecords)
+        .values(toUsageRow(record, id))
+        .onConflictDoNothing({ target: usageRecords.requestId })
+        .returning({ requestId: usageRecords.requestId });
+      if (rows.length > 0) return id;
+    }
+  }
+
+  async balances(): Promise<Map<number, Nanos>> {
+    const rows = await this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts);
+    return new Map(rows.map((r) => [r.id, nanos(r.b)]));
+  }
+
+  async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
+    const rows = await this.#db
+      .select({ k: usageRecords.keyId, c: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number) })
+      .from(usageRecords)
+      .where(gte(usageRecords.createdAt, since))
+      .groupBy(usageRecords.keyId);
+    return new Map(rows.map((r) => [r.k, nanos(r.c)]));
+  }
+
+  async find(requestId: string): Promise<UsageRecord | undefined> {
+    const [row] = await this.#db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
+    return row ? fromUsageRow(row) : undefined;
+  }
+
+  async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
+    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, pgDay);
+    const query = this.#db
+      .select(totalsFields(usageRecords, group))
+      .from(usageRecords)
+      .where(totalsWhere(usageRecords, accounts, filter))
+      .$dynamic();
+    const rows = groupBy ? await query.groupBy(sql`1`).orderBy(sql`1`) : await query;
+    return rows.map(toTotals);
+  }
+}

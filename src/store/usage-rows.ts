@@ -1,0 +1,102 @@
+// What the SQLite and PostgreSQL usage stores share: a usage record as a row of usage_records
+// (the two dialects' tables infer the same row types, schema-pg.ts being derived from schema.ts)
+// and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
+// and reused request ids.
+import { or, type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import { nanos } from "../billing/money.ts";
+import type { ledger, usageRecords } from "./schema.ts";
+import type { UsageRecord } from "./usage.ts";
+
+export type UsageRow = typeof usageRecords.$inferSelect;
+export type NewUsageRow = typeof usageRecords.$inferInsert;
+export type NewLedgerRow = typeof ledger.$inferInsert;
+
+/**
+ * How many of a journaled batch's first records the store already holds: the batch's numbers are
+ * consecutive and end at `upTo`, and the store holds every number up to `stored`.
+ */
+export function coveredBy(stored: number, upTo: number, count: number): number {
+  return Math.min(count, Math.max(0, stored - (upTo - count)));
+}
+
+/** Most rows per multi-row insert (23 parameters each: under SQLite's and PostgreSQL's limits). */
+export const INSERT_CHUNK = 500;
+
+/** The request id itself and the `id~N` ids of requests that reused it, on the request_id column. */
+export function idFamily(column: SQLWrapper, id: string): SQL | undefined {
+  const pattern = `${id.replaceAll("\\", "\\\\").replaceAll("%", "\\%").replaceAll("_", "\\_")}~%`;
+  return or(sql`${column} = ${id}`, sql`${column} LIKE ${pattern} ESCAPE '\\'`);
+}
+
+export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
+  return {
+    requestId: id,
+    keyId: r.keyId,
+    accountId: r.accountId,
+    model: r.model,
+    endpoint: r.endpoint,
+    stream: r.stream,
+    status: r.status,
+    inputTokens: r.inputTokens,
+    cachedInputTokens: r.cachedInputTokens,
+    // A journal line written before these fields existed has none.
+    cacheWriteTokens: r.cacheWriteTokens ?? 0,
+    cacheWrite1hTokens: r.cacheWrite1hTokens ?? 0,
+    outputTokens: r.outputTokens,
+    reasoningTokens: r.reasoningTokens,
+    generations: r.generations,
+    costNanos: r.costNanos,
+    usageSource: r.usageSource,
+    channels: r.channels.join(","),
+    latencyMs: r.latencyMs,
+    ttfbMs: r.ttfbMs,
+    clientAddress: r.clientAddress,
+    endUser: r.endUser,
+    detail: r.detail,
+    createdAt: r.createdAt,
+  };
+}
+
+export function fromUsageRow({ id: _serial, ...row }: UsageRow): UsageRecord {
+  return {
+    ...row,
+    costNanos: nanos(row.costNanos),
+    channels: row.channels.split(",").filter((c) => c.length > 0),
+  };
+}
+
+/**
+ * After a batch's one multi-row insert (`inserted`: the request ids it stored), which records were
+ * not stored: each is a different request that reused a stored id, to store under `id~N`.
+ */
+export function reusedIn(records: readonly UsageRecord[], inserted: Iterable<string>): boolean[] {
+  const taken = new Set(inserted);
+  return records.map((record) => {
+    if (!taken.has(record.requestId)) return true;
+    taken.delete(record.requestId); // a second record with the same id in this batch is a reuse
+    return false;
+  });
+}
+
+/** The ledger debits of a batch stored under `ids`, and each account's total, in account order. */
+export function debitsOf(
+  records: readonly UsageRecord[],
+  ids: readonly string[],
+): { debits: NewLedgerRow[]; perAccount: [number, number][] } {
+  const debits: NewLedgerRow[] = [];
+  const costs = new Map<number, number>();
+  records.forEach((record, i) => {
+    if (record.costNanos <= 0) return;
+    debits.push({
+      accountId: record.accountId,
+      amountNanos: -record.costNanos,
+      kind: "debit",
+      requestId: ids[i] ?? record.requestId,
+      note: record.endpoint,
+      createdAt: record.createdAt,
+    });
+    costs.set(record.accountId, (costs.get(record.accountId) ?? 0) + record.costNanos);
+  });
+  // In account order, so two nodes settling the same accounts never deadlock.
+  return { debits, perAccount: [...costs].sort((a, b) => a[0] - b[0]) };
+}
