@@ -23,6 +23,8 @@ const FLAGS = {
   workers: { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
+  "otlp-endpoint": { type: "string" },
+  "otlp-sampling-ratio": { type: "string" },
 } as const;
 
 export async function serveCommand(args: string[]): Promise<void> {

@@ -16,7 +16,8 @@ export const UPSTREAM_BUCKETS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ];
 
-function escapeLabel(value: string): string {
+/** A label value escaped for the text format (backslash, quote, newline). */
+export function escapeLabel(value: string): string {
   return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
 }
 

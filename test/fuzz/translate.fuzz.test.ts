@@ -164,16 +164,14 @@ const usage = fc
 
 const replyPart: fc.Arbitrary<IrReplyPart> = fc.oneof(
   text.map((t): IrReplyPart => ({ type: "text", text: t })),
-  fc
-    .record({ id: callId, name, arguments: args })
-    .map(
-      (c): IrReplyPart => ({
-        type: "tool_call",
-        id: c.id,
-        name: c.name,
-        arguments: JSON.stringify(c.arguments),
-      }),
-    ),
+  fc.record({ id: callId, name, arguments: args }).map(
+    (c): IrReplyPart => ({
+      type: "tool_call",
+      id: c.id,
+      name: c.name,
+      arguments: JSON.stringify(c.arguments),
+    }),
+  ),
 );
 
 /** A reply: parts with distinct tool-call ids, text never directly after text (protocols merge those). */
