@@ -1,0 +1,64 @@
+// With `[telemetry]` off the OpenTelemetry module is never imported; with an endpoint it is, once.
+// Also the W3C traceparent check used to pass a client's trace context upstream.
+import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import { TelemetryConfigSchema, tracesUrl } from "../../src/config/telemetry.ts";
+import { type LoadTracer, openTracer } from "../../src/telemetry/open.ts";
+import { clientTraceHeaders } from "../../src/telemetry/propagate.ts";
+
+function countingLoader(): { load: LoadTracer; loads: () => number } {
+  let loads = 0;
+  return {
+    load: async () => {
+      loads++;
+      return import("../../src/telemetry/otel.ts");
+    },
+    loads: () => loads,
+  };
+}
+
+describe("openTracer", () => {
+  test("telemetry off: no tracer and the SDK module is not loaded", async () => {
+    const loader = countingLoader();
+    const tracer = await openTracer(v.parse(TelemetryConfigSchema, {}), "0.0.0", undefined, loader.load);
+    expect(tracer).toBeUndefined();
+    expect(loader.loads()).toBe(0);
+  });
+
+  test("an endpoint loads the SDK once and starts a tracer", async () => {
+    const loader = countingLoader();
+    const config = v.parse(TelemetryConfigSchema, { otlp_endpoint: "http://127.0.0.1:9/" });
+    const tracer = await openTracer(config, "0.0.0", undefined, loader.load);
+    expect(tracer).toBeDefined();
+    expect(loader.loads()).toBe(1);
+    await tracer?.shutdown();
+  });
+
+  test("bad settings are refused naming the field", () => {
+    expect(() => v.parse(TelemetryConfigSchema, { otlp_endpoint: "grpc://x:4317" })).toThrow(/otlp_endpoint/);
+    expect(() => v.parse(TelemetryConfigSchema, { sampling_ratio: 1.5 })).toThrow(/sampling_ratio/);
+    expect(tracesUrl("http://c:4318/")).toBe("http://c:4318/v1/traces");
+    expect(tracesUrl("http://c:4318/v1/traces")).toBe("http://c:4318/v1/traces");
+  });
+});
+
+describe("clientTraceHeaders", () => {
+  const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  test("a valid traceparent is kept with its tracestate", () => {
+    expect(clientTraceHeaders(new Headers({ traceparent: parent, tracestate: "a=1" }))).toEqual({
+      traceparent: parent,
+      tracestate: "a=1",
+    });
+  });
+  test("malformed, all-zero ids and version ff are dropped", () => {
+    for (const bad of [
+      "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+      "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+      "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+      "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      "garbage",
+    ])
+      expect(clientTraceHeaders(new Headers({ traceparent: bad }))).toBeUndefined();
+    expect(clientTraceHeaders(new Headers())).toBeUndefined();
+  });
+});
