@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { chatAnswer, chatChannelToml, chatStreamAnswer, postChat } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
 
@@ -16,36 +17,16 @@ let broken: RecordingUpstream;
 let good: RecordingUpstream;
 let gw: RunningGateway;
 
-function answer(stream: boolean): Response {
-  if (!stream) {
-    return Response.json({
-      id: "c1",
-      object: "chat.completion",
-      created: 1,
-      model: MODEL,
-      choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-      usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
-    });
-  }
-  const chunks = [
-    { choices: [{ index: 0, delta: { role: "assistant", content: "ok" }, finish_reason: null }] },
-    { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
-    { choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } },
-  ];
-  const text = chunks
-    .map(
-      (c) =>
-        `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: MODEL, ...c })}\n\n`,
-    )
-    .join("");
-  return new Response(`${text}data: [DONE]\n\n`, { headers: { "content-type": "text/event-stream" } });
-}
-
 beforeAll(async () => {
   broken = startRecordingUpstream(() => new Response("overloaded", { status: 503 }));
-  good = startRecordingUpstream((r) => answer((r.json as { stream?: boolean }).stream === true));
+  const usage = { prompt_tokens: 7, completion_tokens: 3 };
+  good = startRecordingUpstream((r) =>
+    (r.json as { stream?: boolean }).stream === true
+      ? chatStreamAnswer(MODEL, "ok", usage)
+      : chatAnswer(MODEL, "ok", usage),
+  );
   const channel = (name: string, url: string, priority: number) =>
-    `[[channels]]\nkind = "openai-chat"\nname = "${name}"\nbase_url = "${url}/v1"\nmodels = ["${MODEL}"]\npriority = ${priority}\n`;
+    chatChannelToml(name, url, MODEL, priority);
   gw = await startGateway({
     config: `[bootstrap]\nbalance_usd = "100"\n[metrics]\nmax_key_labels = 1\n[routing]\nbackoff_base_ms = 10\nbackoff_max_ms = 20\n${channel("broken", broken.url, 10)}${channel("good", good.url, 1)}`,
   });
@@ -57,16 +38,7 @@ afterAll(async () => {
 });
 
 function chat(secret: string, stream: boolean, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify({
-      model: MODEL,
-      stream,
-      ...(stream ? { stream_options: { include_usage: true } } : {}),
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
+  return postChat(gw, secret, { model: MODEL, stream, content: "hi", headers });
 }
 
 /** Sample lines of a scrape: metric name with labels → value. */

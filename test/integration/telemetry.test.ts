@@ -3,6 +3,7 @@
 // requests non-stream, streamed and refused. Asserts the span tree, the GenAI attributes, the
 // `traceparent` sent upstream, and that no secret or prompt text reaches a span.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chatAnswer, chatChannelToml, chatStreamAnswer, postChat } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
@@ -17,44 +18,20 @@ let broken: RecordingUpstream;
 let good: RecordingUpstream;
 let gw: RunningGateway;
 
-function chatAnswer(): Response {
-  return Response.json({
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1,
-    model: "upstream-model-7",
-    choices: [
-      { index: 0, message: { role: "assistant", content: "Otters hold hands." }, finish_reason: "stop" },
-    ],
-    usage: {
-      prompt_tokens: 11,
-      completion_tokens: 5,
-      total_tokens: 16,
-      prompt_tokens_details: { cached_tokens: 3 },
-    },
-  });
-}
-
-function chatStream(): Response {
-  const chunk = (delta: object, finish: string | null, usage?: object) =>
-    `data: ${JSON.stringify({ id: "c2", object: "chat.completion.chunk", created: 1, model: "upstream-model-7", choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
-  const text =
-    chunk({ role: "assistant", content: "Hi" }, null) +
-    chunk({}, "stop") +
-    chunk({}, null, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 }) +
-    "data: [DONE]\n\n";
-  return new Response(text, { headers: { "content-type": "text/event-stream" } });
-}
-
 beforeAll(async () => {
   receiver = startOtlpReceiver();
   broken = startRecordingUpstream(() => Response.json({ error: { message: "boom" } }, { status: 500 }));
-  good = startRecordingUpstream((request) => {
-    const body = request.json as { stream?: boolean };
-    return body.stream ? chatStream() : chatAnswer();
-  });
+  good = startRecordingUpstream((request) =>
+    (request.json as { stream?: boolean }).stream
+      ? chatStreamAnswer("upstream-model-7", "Hi", { prompt_tokens: 9, completion_tokens: 2 })
+      : chatAnswer("upstream-model-7", "Otters hold hands.", {
+          prompt_tokens: 11,
+          completion_tokens: 5,
+          prompt_tokens_details: { cached_tokens: 3 },
+        }),
+  );
   const channel = (name: string, url: string, priority: number) =>
-    `[[channels]]\nkind = "openai-chat"\nname = "${name}"\nbase_url = "${url}/v1"\nmodels = ["${MODEL}"]\npriority = ${priority}\nmodel_map = { "${MODEL}" = "upstream-model-7" }\n`;
+    chatChannelToml(name, url, MODEL, priority, "upstream-model-7");
   gw = await startGateway({
     config: `[bootstrap]\nbalance_usd = "100"\n[telemetry]\notlp_endpoint = "${receiver.url}"\nsampling_ratio = 1.0\n[routing]\nbackoff_base_ms = 10\nbackoff_max_ms = 20\n${channel("broken", broken.url, 10)}${channel("good", good.url, 1)}`,
   });
@@ -73,17 +50,7 @@ async function newKey(args: string[]): Promise<{ secret: string; id: string }> {
 }
 
 function chat(secret: string, stream: boolean, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json", ...headers },
-    body: JSON.stringify({
-      model: MODEL,
-      max_tokens: 64,
-      stream,
-      ...(stream ? { stream_options: { include_usage: true } } : {}),
-      messages: [{ role: "user", content: PROMPT }],
-    }),
-  });
+  return postChat(gw, secret, { model: MODEL, stream, content: PROMPT, maxTokens: 64, headers });
 }
 
 /** The spans of one trace, by name; children listed under their parent's id. */
