@@ -8,7 +8,14 @@ import type { UsageEvent } from "../billing/feed.ts";
 import type { CircuitState } from "../upstream/circuit.ts";
 import type { ErrorKind } from "../wire/errors.ts";
 import { GaugeSet } from "./gauge-set.ts";
-import { Counter, Gauge, Histogram, UPSTREAM_BUCKETS } from "./histogram.ts";
+import {
+  Counter,
+  type CounterSeries,
+  Gauge,
+  Histogram,
+  type HistogramSeries,
+  UPSTREAM_BUCKETS,
+} from "./histogram.ts";
 import { BoundedLabel } from "./labels.ts";
 
 /** Circuit states as gauge values: 0 closed, 1 half-open (probing), 2 open. */
@@ -20,6 +27,16 @@ const REFUSAL_KINDS: ReadonlySet<ErrorKind> = new Set([
   "quota_exceeded",
   "limiter_unavailable",
 ]);
+
+/** The series one (model, key, channel) settles into, looked up once per settlement. */
+interface UsageSeries {
+  input: CounterSeries;
+  cachedInput: CounterSeries;
+  output: CounterSeries;
+  reasoning: CounterSeries;
+  cost: CounterSeries;
+  settled: Record<UsageEvent["usageSource"], CounterSeries>;
+}
 
 /** What the traffic metrics read at scrape time. */
 export interface TrafficSources {
@@ -68,6 +85,9 @@ export class TrafficMetrics {
     ["reason"],
   );
   readonly #scraped: (GaugeSet | Gauge)[];
+  readonly #usage = new Map<string, UsageSeries>();
+  readonly #attemptSeries = new Map<string, HistogramSeries>();
+  readonly #ttftSeries = new Map<string, HistogramSeries>();
 
   constructor(maxKeyLabels: number, sources: TrafficSources) {
     this.#keys = new BoundedLabel(maxKeyLabels);
@@ -91,26 +111,53 @@ export class TrafficMetrics {
   /** Counts a settled request's tokens and cost (a usage feed subscriber). */
   settled(event: UsageEvent): void {
     const key = this.#keys.of(event.keyName || event.keyId);
-    const channel = event.channels.at(-1) ?? "none";
-    const model = event.model;
-    if (event.inputTokens > 0) this.#tokens.inc([model, key, channel, "input"], event.inputTokens);
-    if (event.cachedInputTokens > 0)
-      this.#tokens.inc([model, key, channel, "cached_input"], event.cachedInputTokens);
-    if (event.outputTokens > 0) this.#tokens.inc([model, key, channel, "output"], event.outputTokens);
-    if (event.reasoningTokens > 0)
-      this.#tokens.inc([model, key, channel, "reasoning"], event.reasoningTokens);
-    this.#cost.inc([model, key, channel], event.costNanos / 1e9);
-    this.#settled.inc([model, key, channel, event.usageSource]);
+    const series = this.#usageSeries(event.model, key, event.channels.at(-1) ?? "none");
+    series.input.count += event.inputTokens;
+    series.cachedInput.count += event.cachedInputTokens;
+    series.output.count += event.outputTokens;
+    series.reasoning.count += event.reasoningTokens;
+    series.cost.count += event.costNanos / 1e9;
+    series.settled[event.usageSource].count++;
+  }
+
+  #usageSeries(model: string, key: string, channel: string): UsageSeries {
+    const id = `${model}\u0000${key}\u0000${channel}`;
+    let series = this.#usage.get(id);
+    if (series === undefined) {
+      const tokens = (type: string) => this.#tokens.series([model, key, channel, type]);
+      const settled = (source: string) => this.#settled.series([model, key, channel, source]);
+      series = {
+        input: tokens("input"),
+        cachedInput: tokens("cached_input"),
+        output: tokens("output"),
+        reasoning: tokens("reasoning"),
+        cost: this.#cost.series([model, key, channel]),
+        settled: { reported: settled("reported"), estimated: settled("estimated"), none: settled("none") },
+      };
+      this.#usage.set(id, series);
+    }
+    return series;
   }
 
   /** One upstream attempt ended: `outcome` is `ok` or its error kind. */
   attempt(channel: string, outcome: string, seconds: number): void {
-    this.#attempts.observe([channel, outcome], seconds);
+    const id = `${channel}\u0000${outcome}`;
+    let series = this.#attemptSeries.get(id);
+    if (series === undefined) {
+      series = this.#attempts.series([channel, outcome]);
+      this.#attemptSeries.set(id, series);
+    }
+    this.#attempts.observeIn(series, seconds);
   }
 
   /** A streamed answer's first byte arrived `seconds` after its attempt was sent. */
   firstToken(channel: string, seconds: number): void {
-    this.#ttft.observe([channel], seconds);
+    let series = this.#ttftSeries.get(channel);
+    if (series === undefined) {
+      series = this.#ttft.series([channel]);
+      this.#ttftSeries.set(channel, series);
+    }
+    this.#ttft.observeIn(series, seconds);
   }
 
   /** An error answer went out; refusals are counted by reason as well. */

@@ -151,7 +151,9 @@ export async function callChannels(
       model: lease.channel.upstreamModel(watch.model),
       provider: PROVIDER[made.protocol],
     };
-    return watched(called, (traceHeaders) => attemptText(lease, { ...made, traceHeaders }, env));
+    return watched(called, (traceHeaders) =>
+      attemptText(lease, traceHeaders === undefined ? made : { ...made, traceHeaders }, env),
+    );
   };
   const won = await failover(channels, attempt, {
     policy: env.routing,

@@ -18,11 +18,15 @@ export function describeRequest(trace: RequestTrace | undefined, view: TextView,
 }
 
 /** Runs `admit` inside an `admission` span (failed with the refusal's kind when refused). */
-export async function tracedAdmission(
+export function tracedAdmission(
   trace: RequestTrace | undefined,
   admit: () => Promise<Admission>,
 ): Promise<Admission> {
-  if (trace === undefined) return admit();
+  // Untraced: the admission's own promise, no extra async frame.
+  return trace === undefined ? admit() : admitInSpan(trace, admit);
+}
+
+async function admitInSpan(trace: RequestTrace, admit: () => Promise<Admission>): Promise<Admission> {
   const span = trace.child("admission");
   try {
     return await admit();
