@@ -2,6 +2,7 @@
 // Also the W3C traceparent check used to pass a client's trace context upstream.
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
+import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { TelemetryConfigSchema, tracesUrl } from "../../src/config/telemetry.ts";
 import { type LoadTracer, openTracer } from "../../src/telemetry/open.ts";
 import { clientTraceHeaders } from "../../src/telemetry/propagate.ts";
@@ -60,5 +61,24 @@ describe("clientTraceHeaders", () => {
     ])
       expect(clientTraceHeaders(new Headers({ traceparent: bad }))).toBeUndefined();
     expect(clientTraceHeaders(new Headers())).toBeUndefined();
+  });
+});
+
+describe("telemetry settings from the environment and flags", () => {
+  test("MODELGATE_OTLP_ENDPOINT and MODELGATE_OTLP_SAMPLING_RATIO set [telemetry]", () => {
+    const env = { MODELGATE_OTLP_ENDPOINT: "http://collector:4318", MODELGATE_OTLP_SAMPLING_RATIO: "0.25" };
+    const config = loadConfig({ env, flags: {} });
+    expect(config.telemetry.otlp_endpoint).toBe("http://collector:4318");
+    expect(config.telemetry.sampling_ratio).toBe(0.25);
+    expect(loadConfig({ env: {}, flags: {} }).telemetry.otlp_endpoint).toBeUndefined();
+  });
+
+  test("--otlp-endpoint works; a ratio out of range is refused naming the setting", () => {
+    const config = loadConfig({ env: {}, flags: { "otlp-endpoint": "http://c:4318" } });
+    expect(config.telemetry.otlp_endpoint).toBe("http://c:4318");
+    expect(() => loadConfig({ env: { MODELGATE_OTLP_SAMPLING_RATIO: "2" }, flags: {} })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { MODELGATE_OTLP_SAMPLING_RATIO: "2" }, flags: {} })).toThrow(
+      /sampling_ratio/,
+    );
   });
 });
