@@ -76,6 +76,7 @@ export function App({ api, feed, initial = "keys", columns = 80, rows = 24, prob
             onModal={setModal}
             onFeedState={onFeedState}
             height={body}
+            width={columns}
           />
         </Box>
       </Box>

@@ -57,6 +57,8 @@ export const RequestEvent = v.object({
   cost_nanos: v.number(),
   latency_ms: v.number(),
   ttfb_ms: v.nullable(v.number()),
+  /** Set on a request refused before billing (absent from gateways older than the field). */
+  error_code: v.optional(v.nullable(v.string()), null),
 });
 export type RequestEvent = v.InferOutput<typeof RequestEvent>;
 
@@ -64,9 +66,16 @@ export const ListOf = <S extends v.GenericSchema>(item: S) => v.object({ data: v
 
 export const ApiError = v.object({ error: v.object({ message: v.string() }) });
 
-/** Money for display: nano-USD as dollars with 2 to 4 decimals. */
+/**
+ * Money for display: nano-USD as dollars with 2 decimals from $1, 4 below, and below $0.01 as many
+ * as two significant digits need (`$0.000021`), so a real small cost never shows as `$0.0000`.
+ */
 export function usd(nanos: number | null): string {
   if (nanos === null) return "-";
   const dollars = nanos / 1e9;
-  return `$${dollars.toFixed(Math.abs(dollars) < 1 && dollars !== 0 ? 4 : 2)}`;
+  const size = Math.abs(dollars);
+  if (size >= 1 || dollars === 0) return `$${dollars.toFixed(2)}`;
+  if (size >= 0.01) return `$${dollars.toFixed(4)}`;
+  const decimals = Math.min(9, 1 - Math.floor(Math.log10(size)));
+  return `$${dollars.toFixed(decimals).replace(/(\.\d*?[1-9])0+$/, "$1")}`;
 }

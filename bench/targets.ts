@@ -150,6 +150,8 @@ async function startModelgate(ctx: BenchContext, variant: ModelgateVariant): Pro
 [server]
 listen = "127.0.0.1:${port}"
 workers = ${variant.workers}
+# Like nginx's \`access_log off\` above: no line per request.
+access_log = false
 
 [store]
 url = "sqlite://${join(dir, "modelgate.db")}"

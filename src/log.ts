@@ -1,4 +1,6 @@
-// Structured log lines on stderr. Never pass secrets or prompt text here.
+// Structured log lines on stderr: JSON for a collector, or `key=value` text for a person at a
+// terminal (`server.log_format`, `--log-format`, MODELGATE_LOG_FORMAT). Never pass secrets or
+// prompt text here.
 
 type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -6,8 +8,20 @@ let threshold: number = ORDER.info;
 /** Fields every line of this process carries (a cluster worker's number). */
 let processFields: Record<string, unknown> = {};
 
+export type LogFormat = "text" | "json";
+let format: LogFormat = "json";
+
 export function setLogLevel(level: Level): void {
   threshold = ORDER[level];
+}
+
+/** `auto` is text when stderr is a terminal and JSON otherwise (a pipe, a file, journald). */
+export function setLogFormat(choice: LogFormat | "auto"): void {
+  format = choice === "auto" ? (process.stderr.isTTY ? "text" : "json") : choice;
+}
+
+export function logFormat(): LogFormat {
+  return format;
 }
 
 /** Adds fields to every later line of this process, after each line's own fields. */
@@ -15,10 +29,25 @@ export function setLogFields(fields: Record<string, unknown>): void {
   processFields = fields;
 }
 
-/** Writes one JSON line: `{"t":…,"level":…,"msg":…,…fields}`. */
+/** Writes one line: JSON `{"t":…,"level":…,"msg":…,…fields}` or `T LEVEL msg key=value…`. */
 export function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
   if (ORDER[level] < threshold) return;
+  const t = new Date().toISOString();
   process.stderr.write(
-    `${JSON.stringify({ t: new Date().toISOString(), level, msg, ...fields, ...processFields })}\n`,
+    format === "json"
+      ? `${JSON.stringify({ t, level, msg, ...fields, ...processFields })}\n`
+      : `${t} ${level.toUpperCase().padEnd(5)} ${msg}${textFields(fields)}${textFields(processFields)}\n`,
   );
+}
+
+/** ` key=value` pairs; values with spaces, quotes or `=` are JSON-quoted, absent ones skipped. */
+export function textFields(fields: Record<string, unknown>): string {
+  let out = "";
+  for (const name in fields) {
+    const value = fields[name];
+    if (value === undefined) continue;
+    const shown = typeof value === "string" ? value : JSON.stringify(value);
+    out += ` ${name}=${shown === "" || /[\s"=]/.test(shown) ? JSON.stringify(shown) : shown}`;
+  }
+  return out;
 }

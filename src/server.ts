@@ -10,6 +10,7 @@ import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
+import { unroutedEnded } from "./http/access-log.ts";
 import { requestIdOf } from "./http/context.ts";
 import { type Handler, type RouteMeter, runHandler } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
@@ -66,7 +67,10 @@ export function createApp(gateway: Gateway): App {
       allowed.length > 0
         ? methodNotAllowedError(request.method, pathname, allowed)
         : notFoundError(request.method, pathname);
-    return errorResponse(error, protocolOfPath(pathname), requestIdOf(request));
+    const requestId = requestIdOf(request);
+    const response = errorResponse(error, protocolOfPath(pathname), requestId);
+    unroutedEnded(request, requestId, response, error.code ?? error.kind);
+    return response;
   });
   const routes = gateway.config.metrics.enabled ? [...ROUTES, metricsRoute(metrics, gateway)] : ROUTES;
   for (const route of routes) {

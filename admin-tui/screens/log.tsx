@@ -1,5 +1,6 @@
-// Live request log: tails the admin event feed; f sets filters (key, model, status), x clears
-// them, p pauses (new requests are kept, not shown), ↑/↓ scroll back.
+// Live request log: tails the admin event feed — every API request, refusals marked `✗` with their
+// error code; columns sized to the terminal so endpoint and model are never cut. f sets filters
+// (key, model, status), x clears them, p pauses (new requests are kept, not shown), ↑/↓ scroll back.
 import { Box, Text, useInput } from "ink";
 import { useEffect, useState } from "react";
 import type { FeedSource, FeedState } from "../feed.ts";
@@ -13,10 +14,11 @@ interface Props {
   onModal: (open: boolean) => void;
   onFeedState: (state: FeedState) => void;
   height: number;
+  /** Terminal columns the rows must fit in. */
+  width: number;
 }
 
 const KEEP = 1000;
-export const HEADER = `${"TIME".padEnd(8)} ST  ${"ENDPOINT".padEnd(12)} ${"KEY".padEnd(8)} ${"MODEL".padEnd(16)} ${"IN/OUT".padStart(9)} ${"COST".padStart(8)} ${"LAT".padStart(6)}`;
 
 interface Filters {
   key: string;
@@ -32,17 +34,86 @@ function matches(e: RequestEvent, f: Filters): boolean {
   );
 }
 
-/** One request in 77 columns: time, status, endpoint, key, model, tokens in/out (or images), cost, latency. */
-export function line(e: RequestEvent): string {
-  const time = e.at.slice(11, 19);
-  const tokens = e.generations > 0 ? `${e.generations} img` : `${e.input_tokens}/${e.output_tokens}`;
-  const endpoint = e.endpoint.replace("/v1/", "").slice(0, 12).padEnd(12);
-  const keyName = (e.key_name || e.key_id).slice(0, 8).padEnd(8);
-  const model = e.model.slice(0, 16).padEnd(16);
-  return `${time} ${String(e.status).padEnd(3)} ${endpoint} ${keyName} ${model} ${tokens.slice(0, 9).padStart(9)} ${usd(e.cost_nanos).padStart(8)} ${`${e.latency_ms}ms`.padStart(6)}`;
+/** The API endpoints by a whole short name (never cut); any other path shows what follows /v1/. */
+const ENDPOINTS: Record<string, string> = {
+  "/v1/dashboard/billing/balance": "balance",
+  "/v1/messages/count_tokens": "count_tokens",
+  "/v1/images/generations": "images",
+};
+
+export function endpointName(path: string): string {
+  return ENDPOINTS[path] ?? (path.startsWith("/v1/models/") ? "models" : path.replace(/^\/v1\//, ""));
 }
 
-export function LogScreen({ feed, active, onModal, onFeedState, height }: Props) {
+/** A request refused before billing: it carries the error code instead of tokens and cost. */
+export const refused = (e: RequestEvent): boolean => (e.error_code ?? null) !== null && e.status >= 400;
+
+/**
+ * Column widths for the rows shown: endpoint, model, tokens, cost and error codes whole; the key
+ * name takes what is left of the width (cut with `…`).
+ */
+export interface Layout {
+  endpoint: number;
+  tokens: number;
+  key: number;
+  model: number;
+  cost: number;
+}
+
+const FIXED = 8 + 4 + 6 + 7; // time, status + mark, latency, the seven gaps
+
+/** A token count in at most four characters: 9999, 123k, 1.2M. */
+function count(n: number): string {
+  if (n < 10_000) return String(n);
+  return n < 999_500 ? `${Math.round(n / 1000)}k` : `${(n / 1e6).toFixed(1)}M`;
+}
+
+const tokensOf = (e: RequestEvent): string =>
+  e.generations > 0 ? `${e.generations} img` : `${count(e.input_tokens)}/${count(e.output_tokens)}`;
+
+/** Latency in at most six characters: 950ms, 12.3s. */
+const latencyOf = (ms: number): string => (ms < 10_000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`);
+
+export function layout(events: readonly RequestEvent[], width: number): Layout {
+  const widest = (min: number, cell: (e: RequestEvent) => string) =>
+    events.reduce((w, e) => Math.max(w, cell(e).length), min);
+  const endpoint = widest(8, (e) => endpointName(e.endpoint));
+  const tokens = widest(6, (e) => (refused(e) ? "" : tokensOf(e)));
+  const codes = widest(0, (e) => (refused(e) ? (e.error_code ?? "") : ""));
+  const cost = Math.max(
+    widest(5, (e) => (refused(e) ? "" : usd(e.cost_nanos))),
+    codes - tokens - 1,
+  );
+  const keyWanted = widest(3, (e) => e.key_name || e.key_id || "-");
+  const room = width - FIXED - endpoint - tokens - cost;
+  const model = widest(5, (e) => e.model || "-");
+  return { endpoint, key: Math.max(1, Math.min(keyWanted, room - model)), model, tokens, cost };
+}
+
+/** Cuts a cell to its width, marking the cut with `…`. */
+function fit(text: string, width: number): string {
+  if (text.length <= width) return text.padEnd(width);
+  return width <= 1 ? "…".slice(0, width) : `${text.slice(0, width - 1)}…`;
+}
+
+export function header(l: Layout): string {
+  return `${"TIME".padEnd(8)} ST   ${fit("ENDPOINT", l.endpoint)} ${fit("KEY", l.key)} ${fit("MODEL", l.model)} ${"IN/OUT".padStart(l.tokens)} ${"COST".padStart(l.cost)} ${"LAT".padStart(6)}`;
+}
+
+/**
+ * One request: time, status (`✗` marks a refusal), endpoint, key, model, tokens in/out (or
+ * images) and cost — or, for a refusal, its error code in their place — and latency.
+ */
+export function line(e: RequestEvent, l: Layout): string {
+  const time = e.at.slice(11, 19);
+  const status = `${e.status}${refused(e) ? "✗" : " "}`;
+  const spent = refused(e)
+    ? fit(e.error_code ?? "", l.tokens + 1 + l.cost)
+    : `${tokensOf(e).padStart(l.tokens)} ${usd(e.cost_nanos).padStart(l.cost)}`;
+  return `${time} ${status.padEnd(4)} ${fit(endpointName(e.endpoint), l.endpoint)} ${fit(e.key_name || e.key_id || "-", l.key)} ${fit(e.model || "-", l.model)} ${spent} ${latencyOf(e.latency_ms).padStart(6)}`;
+}
+
+export function LogScreen({ feed, active, onModal, onFeedState, height, width }: Props) {
   const [events, setEvents] = useState<RequestEvent[]>([]);
   const [paused, setPaused] = useState(false);
   const [frozen, setFrozen] = useState<RequestEvent[]>([]);
@@ -94,6 +165,8 @@ export function LogScreen({ feed, active, onModal, onFeedState, height }: Props)
   const maxScroll = Math.max(0, source.length - rows);
   const offset = Math.min(scroll, maxScroll);
   const shown = source.slice(Math.max(0, source.length - rows - offset), source.length - offset);
+  const columns = layout(shown, width);
+  const refusals = source.filter(refused).length;
   const summary = [
     filters.key && `key~${filters.key}`,
     filters.model && `model~${filters.model}`,
@@ -105,15 +178,16 @@ export function LogScreen({ feed, active, onModal, onFeedState, height }: Props)
     <Box flexDirection="column">
       <Text>
         <Text bold>{paused ? "PAUSED" : "LIVE"}</Text> {source.length} request(s)
+        {refusals > 0 ? `, ${refusals} refused` : ""}
         {summary ? ` · filter ${summary}` : ""}
         {offset > 0 ? ` · scrolled back ${offset}` : ""}
         {paused && events.length > frozen.length ? ` · ${events.length - frozen.length} new` : ""}
       </Text>
-      <Text dimColor>{HEADER}</Text>
+      <Text dimColor>{header(columns)}</Text>
       {shown.length === 0 ? <Text dimColor>waiting for requests…</Text> : null}
       {shown.map((e) => (
         <Text key={e.request_id} color={e.status >= 400 ? "red" : undefined}>
-          {line(e)}
+          {line(e, columns)}
         </Text>
       ))}
     </Box>

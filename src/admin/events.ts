@@ -1,4 +1,5 @@
-// GET /admin/v1/events: settled requests as server-sent events, live from the gateway's feed.
+// GET /admin/v1/events: every API request as server-sent events, live from the gateway's feed
+// (settled ones, and refused or unbilled ones with their error code).
 // Backpressure: each reader has a bounded queue; a reader whose queue is full (it stopped
 // reading) is sent a final `dropped` event and disconnected. Publishing never waits on a reader.
 import type { UsageEvent } from "../billing/feed.ts";
@@ -36,6 +37,7 @@ export function eventRecord(e: UsageEvent) {
     ttfb_ms: e.ttfbMs,
     channels: e.channels,
     client_address: e.clientAddress,
+    error_code: e.errorCode ?? null,
   };
 }
 

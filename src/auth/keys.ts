@@ -1,6 +1,8 @@
 // Authentication against an in-memory copy of the keys, looked up by SHA-256 of the secret.
 // The copy is reloaded when the store's revision changes (polled), so a revoked key is refused
 // within one poll interval without a database query per request.
+
+import { ADMIN_TOKEN_PREFIX } from "../admin/tokens.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyId, Nanos } from "../types.ts";
@@ -130,7 +132,13 @@ export class KeyCache {
   }
 
   /** Checks a presented secret and client address; returns the principal or throws 401/403. */
-  authenticate(secret: string | undefined, client: Address | undefined): Principal {
+  authenticate(presented: Presented | string | undefined, client: Address | undefined): Principal {
+    const secret: Presented | undefined =
+      typeof presented === "string"
+        ? presented
+          ? { kind: "secret", value: presented }
+          : undefined
+        : presented;
     if (!secret) {
       throw new GatewayError(
         "invalid_api_key",
@@ -138,11 +146,19 @@ export class KeyCache {
         { code: "missing_api_key" },
       );
     }
-    const entry = this.#byHash.get(hashSecret(secret));
+    if (secret.kind === "malformed") throw malformedAuthorization(secret.scheme);
+    const entry = this.#byHash.get(hashSecret(secret.value));
     if (!entry) {
+      if (secret.value.startsWith(ADMIN_TOKEN_PREFIX)) {
+        throw new GatewayError(
+          "invalid_api_key",
+          `This is an admin token (${redact(secret.value)}), not an API key: admin tokens open /admin/v1 and \`modelgate tui\`, not /v1. Send an API key (sk-...); \`modelgate keys create --account NAME\` makes one.`,
+          { code: "admin_token_not_api_key" },
+        );
+      }
       throw new GatewayError(
         "invalid_api_key",
-        `Incorrect API key provided: ${redact(secret)}. Check the key you sent.`,
+        `Incorrect API key provided: ${redact(secret.value)}. Check the key you sent.`,
       );
     }
     if (entry.status === "revoked") {
@@ -210,12 +226,35 @@ function logRefreshError(error: unknown): void {
   );
 }
 
-/** The secret a request presents: `Authorization: Bearer …` first, then `x-api-key`. */
-export function presentedSecret(headers: Headers): string | undefined {
+/**
+ * What a request presents: `Authorization: Bearer …` first, then `x-api-key`. An Authorization
+ * header that is not `Bearer TOKEN` (a bare `sk-…`, `Basic …`) is `malformed` unless x-api-key
+ * carries a key, so the answer can say what was wrong instead of "no key".
+ */
+export type Presented = { kind: "secret"; value: string } | { kind: "malformed"; scheme: string };
+
+export function presentedSecret(headers: Headers): Presented | undefined {
   const authorization = headers.get("authorization");
   if (authorization) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    if (match?.[1]) return match[1];
+    if (match?.[1]) return { kind: "secret", value: match[1] };
   }
-  return headers.get("x-api-key")?.trim() || undefined;
+  const apiKey = headers.get("x-api-key")?.trim();
+  if (apiKey) return { kind: "secret", value: apiKey };
+  if (!authorization?.trim()) return undefined;
+  return { kind: "malformed", scheme: authorization.trim().split(/\s+/)[0] ?? "" };
+}
+
+function malformedAuthorization(scheme: string): GatewayError {
+  const bare = /^(sk-|mga-)/.test(scheme);
+  const what = bare
+    ? "The Authorization header carries the key without the `Bearer ` prefix."
+    : /^bearer$/i.test(scheme)
+      ? "The Authorization header says `Bearer` but no key follows it."
+      : `The Authorization header uses the scheme \`${scheme.slice(0, 20)}\`, which this gateway does not accept.`;
+  return new GatewayError(
+    "invalid_api_key",
+    `${what} Send \`Authorization: Bearer sk-...\` (or \`x-api-key: sk-...\`).`,
+    { code: "malformed_authorization" },
+  );
 }

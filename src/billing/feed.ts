@@ -1,5 +1,7 @@
-// The live feed of settled requests: the admin event stream, the terminal UI's log and the
-// notifications all subscribe here. Publishing never waits for a subscriber.
+// The live feed of requests: settled ones (published by the meter) and the API requests that were
+// never billed, refusals included (published by the access log, src/http/access-log.ts). The admin
+// event stream, the terminal UI's log and the notifications subscribe here. Publishing never
+// waits for a subscriber.
 
 export interface UsageEvent {
   requestId: string;
@@ -23,6 +25,8 @@ export interface UsageEvent {
   ttfbMs: number | null;
   channels: string[];
   clientAddress: string | null;
+  /** The error code of a request refused before billing (`invalid_api_key`, `rate_limit_exceeded`, …). */
+  errorCode?: string | null;
 }
 
 type Listener = (event: UsageEvent) => void;

@@ -2,17 +2,22 @@
 // and announcing its secrets, and stopping once on SIGINT/SIGTERM. `serve` alone and the cluster
 // primary (which loads no request path) use it; the HTTP side is serving.ts.
 import { type Bootstrapped, bootstrapStore } from "../admin/bootstrap.ts";
-import { parseUsd } from "../billing/money.ts";
+import { formatUsd, parseUsd } from "../billing/money.ts";
 import type { Config } from "../config/schema.ts";
 import type { Store } from "../store/store.ts";
+import type { Nanos } from "../types.ts";
 import { UsageError } from "./args.ts";
 
+/** What a first start created: the new secrets and the default account's opening balance. */
+export type BootstrapResult = Bootstrapped & { balance: Nanos };
+
 /** Creates the defaults on an empty store when bootstrap is enabled; the new secrets, if any. */
-export async function bootstrapIfEnabled(config: Config, store: Store): Promise<Bootstrapped | undefined> {
+export async function bootstrapIfEnabled(config: Config, store: Store): Promise<BootstrapResult | undefined> {
   if (!config.bootstrap.enabled) return undefined;
   const balance = parseUsd(config.bootstrap.balance_usd);
   if (!balance.ok) throw new UsageError(`bootstrap.balance_usd: ${balance.message}`);
-  return bootstrapStore(store, balance.value);
+  const created = await bootstrapStore(store, balance.value);
+  return created && { ...created, balance: balance.value };
 }
 
 /** Runs `stop` once on the first SIGINT or SIGTERM, then exits 0. */
@@ -28,12 +33,12 @@ export function stopOnSignal(stop: (signal: string) => Promise<void>): void {
   process.on("SIGTERM", () => void once("SIGTERM"));
 }
 
-export function announceBootstrap(secrets: Bootstrapped, url: string): void {
+export function announceBootstrap(secrets: BootstrapResult, url: string): void {
   const base = url.replace("://0.0.0.0:", "://127.0.0.1:").replace("://[::]:", "://[::1]:");
   process.stderr.write(
     `${[
       "",
-      "First start on an empty store: created account `default` (balance from bootstrap.balance_usd),",
+      `First start on an empty store: created account \`default\` with ${formatUsd(secrets.balance)} USD (bootstrap.balance_usd),`,
       "group `default` (all models) and this API key. It is shown only once; keep it now:",
       "",
       `    ${secrets.secret}`,

@@ -4,7 +4,8 @@
 import { loadConfig } from "../config/load.ts";
 import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
-import { log } from "../log.ts";
+import { setAccessLog } from "../http/access-log.ts";
+import { log, setLogFormat } from "../log.ts";
 import { openStore } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
@@ -21,6 +22,7 @@ const FLAGS = {
   "trusted-proxy": { type: "string", multiple: true },
   "shutdown-deadline": { type: "string" },
   workers: { type: "string" },
+  "log-format": { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
   "otlp-endpoint": { type: "string" },
@@ -32,6 +34,8 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (positionals.length > 0) throw new UsageError(`serve: unexpected argument "${positionals[0]}"`);
   const { config: file, ...flags } = values;
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
+  setLogFormat(config.server.log_format);
+  setAccessLog(config.server.access_log);
   if (process.env.MODELGATE_WORKER !== undefined)
     return (await import("../cluster/worker.ts")).runWorker(config);
   for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });

@@ -2,6 +2,7 @@
 // the gateway after it. `serve` alone and each cluster worker use it (lifecycle.ts has the rest).
 import type { Config } from "../config/schema.ts";
 import { type Gateway, stopGateway } from "../gateway.ts";
+import { loggedMeter } from "../http/access-log.ts";
 import { type Listener, type ListenOptions, listen } from "../http/listener.ts";
 import { socketRoute } from "../http/websocket.ts";
 import { log } from "../log.ts";
@@ -9,8 +10,10 @@ import { createApp } from "../server.ts";
 
 /** The gateway's HTTP app (and the Responses WebSocket mode) on its listener. */
 export function serveHttp(config: Config, gateway: Gateway, options?: ListenOptions): Listener {
-  const app = createApp(gateway);
-  return listen(config, (request) => app.handle(request), socketRoute(gateway), options);
+  // Requests see the meter through the access log, which notes admissions and settlements.
+  const serving: Gateway = { ...gateway, meter: loggedMeter(gateway.meter) };
+  const app = createApp(serving);
+  return listen(config, (request) => app.handle(request), socketRoute(serving), options);
 }
 
 /** Stops accepting, finishes in-flight requests up to the shutdown deadline, then stops the gateway. */

@@ -52,6 +52,7 @@ export const SETTINGS: readonly Setting[] = [
     parse: numberish,
   },
   { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
+  { path: ["server", "log_format"], env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
   { path: ["redis", "url"], env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },
   { path: ["redis", "prefix"], env: "MODELGATE_REDIS_PREFIX", flag: "redis-prefix", parse: text },

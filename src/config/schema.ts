@@ -68,6 +68,10 @@ const ServerSchema = v.strictObject({
   trusted_proxies: v.optional(v.array(Cidr), []),
   /** Processes serving HTTP on the one port (reusePort); above 1, a primary keeps the limits (docs/workers.md). */
   workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64)), 1),
+  /** Log lines (access log included): `text` for a person, `json` for a collector, `auto` = text on a terminal. */
+  log_format: v.optional(v.picklist(["auto", "text", "json"], "expected auto, text or json"), "auto"),
+  /** One log line per request (src/http/access-log.ts). */
+  access_log: v.optional(v.boolean(), true),
 });
 
 const StoreSchema = v.strictObject({

@@ -6,6 +6,7 @@ import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { asGatewayError, type ErrorProtocol, errorResponse, GatewayError } from "../wire/errors.ts";
+import { requestEnded } from "./access-log.ts";
 import { buildContext, type RequestContext } from "./context.ts";
 
 export type Handler = (
@@ -43,13 +44,16 @@ export async function runHandler(
     ctx.trace = gateway.tracer.begin(request, meter.route, ctx.requestId);
   meter?.metrics.started();
   let response: Response;
+  let error: unknown;
   try {
     response = await handler(ctx, gateway, params);
     response.headers.set("x-request-id", ctx.requestId);
   } catch (thrown) {
+    error = thrown;
     response = failure(thrown, ctx, protocol, gateway);
   }
   if (meter) measure(meter, ctx, response, gateway);
+  requestEnded(ctx, gateway, response, error);
   ctx.trace?.finish(response.status);
   return response;
 }

@@ -6,6 +6,9 @@
 import type { Nanos } from "../types.ts";
 
 export const MINUTE_MS = 60_000;
+/** How long a client refused for concurrency, or for its balance or daily cap, is told to wait. */
+export const CONCURRENCY_RETRY_MS = 1_000;
+export const BALANCE_RETRY_MS = 60_000;
 
 export interface AcquireRequest {
   keyId: string;

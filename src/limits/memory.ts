@@ -7,6 +7,8 @@ import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  BALANCE_RETRY_MS,
+  CONCURRENCY_RETRY_MS,
   type Limiter,
   type LimitSnapshot,
   MINUTE_MS,
@@ -15,10 +17,6 @@ import {
   type Ticket,
 } from "./limiter.ts";
 import { SlidingWindow } from "./window.ts";
-
-/** How long a client refused for concurrency or balance is told to wait. */
-const CONCURRENCY_RETRY_MS = 1_000;
-const BALANCE_RETRY_MS = 60_000;
 
 interface KeyState {
   window: SlidingWindow;

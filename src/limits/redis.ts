@@ -23,6 +23,8 @@ import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  BALANCE_RETRY_MS,
+  CONCURRENCY_RETRY_MS,
   type Limiter,
   LimiterUnavailableError,
   type LimitSnapshot,
@@ -33,10 +35,6 @@ import {
 } from "./limiter.ts";
 import { RedisKeys } from "./redis-keys.ts";
 import { SCRIPTS, type Script } from "./redis-scripts.ts";
-
-/** How long a client refused for concurrency or balance is told to wait (as the memory limiter). */
-const CONCURRENCY_RETRY_MS = 1_000;
-const BALANCE_RETRY_MS = 60_000;
 
 const REFUSALS: Record<number, Refusal> = {
   1: "rate_limit_exceeded",

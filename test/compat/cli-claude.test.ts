@@ -1,4 +1,4 @@
-// Claude Code (`@anthropic-ai/claude-code`, installed as a dev dependency) headless against the
+// Claude Code (`@anthropic-ai/claude-code`, installed in test/compat/clis/) headless against the
 // gateway: ANTHROPIC_BASE_URL is the gateway root (no /v1); the key goes in ANTHROPIC_AUTH_TOKEN
 // (Bearer) or ANTHROPIC_API_KEY (x-api-key). It runs once with a messages-family model on an
 // Anthropic upstream and once with a modelx text model on a Responses upstream (translated), each

@@ -1,4 +1,4 @@
-// Codex (`@openai/codex`, installed as a dev dependency; its binary ships inside the npm package)
+// Codex (`@openai/codex`, installed in test/compat/clis/; its binary ships inside the npm package)
 // non-interactive (`codex exec`) against the gateway through a custom model provider with
 // base_url = gateway /v1 and wire_api = "responses". It runs over HTTP streaming with a modelz
 // model on an Anthropic upstream (translated), and over the WebSocket mode

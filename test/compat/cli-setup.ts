@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
-export const BIN = resolve(import.meta.dir, "../../node_modules/.bin");
+/** The coding CLIs live in their own install (test/compat/clis/, `npm ci` there; scripts/test runs it). */
+export const BIN = resolve(import.meta.dir, "clis/node_modules/.bin");
 
 export interface Sandbox {
   home: string;

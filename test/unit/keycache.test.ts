@@ -122,9 +122,40 @@ describe("KeyCache", () => {
 });
 
 describe("presented secret", () => {
+  const secret = (value: string) => ({ kind: "secret" as const, value });
   test("Bearer first, then x-api-key", () => {
-    expect(presentedSecret(new Headers({ authorization: "Bearer sk-a", "x-api-key": "sk-b" }))).toBe("sk-a");
-    expect(presentedSecret(new Headers({ "x-api-key": "sk-b" }))).toBe("sk-b");
-    expect(presentedSecret(new Headers({ authorization: "Basic abc" }))).toBeUndefined();
+    expect(presentedSecret(new Headers({ authorization: "Bearer sk-a", "x-api-key": "sk-b" }))).toEqual(
+      secret("sk-a"),
+    );
+    expect(presentedSecret(new Headers({ "x-api-key": "sk-b" }))).toEqual(secret("sk-b"));
+    expect(presentedSecret(new Headers({ authorization: "Basic abc", "x-api-key": "sk-b" }))).toEqual(
+      secret("sk-b"),
+    );
+    expect(presentedSecret(new Headers({}))).toBeUndefined();
+  });
+
+  test("an Authorization header that is not `Bearer TOKEN` is reported as such, with the fix", async () => {
+    const cache = new KeyCache(store, { now: () => now });
+    await cache.refresh();
+    const refusal = (authorization: string) =>
+      failure(() => cache.authenticate(presentedSecret(new Headers({ authorization })), local));
+    const bare = refusal("sk-abcdefghijklmnopqrstuvwxyz");
+    expect([bare.status, bare.code]).toEqual([401, "malformed_authorization"]);
+    expect(bare.message).toContain("without the `Bearer ` prefix");
+    expect(bare.message).toContain("Authorization: Bearer sk-...");
+    expect(bare.message).not.toContain("abcdefghijklmnopqrstuvwxyz");
+    expect(refusal("Basic dXNlcjpwYXNz").message).toContain("the scheme `Basic`");
+    expect(refusal("Bearer").message).toContain("no key follows it");
+  });
+
+  test("an admin token sent to /v1 is named as an admin token", async () => {
+    const cache = new KeyCache(store, { now: () => now });
+    await cache.refresh();
+    const token = "mga-0123456789abcdefghijklmnopqrstuvwxyzABCDEFG";
+    const error = failure(() => cache.authenticate(token, local));
+    expect([error.status, error.code]).toEqual([401, "admin_token_not_api_key"]);
+    expect(error.message).toContain("This is an admin token");
+    expect(error.message).toContain("modelgate keys create");
+    expect(error.message).not.toContain(token);
   });
 });

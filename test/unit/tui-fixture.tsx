@@ -151,6 +151,7 @@ export function requestEvent(overrides: Partial<RequestEvent> = {}): RequestEven
     cost_nanos: 1_250_000,
     latency_ms: 42,
     ttfb_ms: null,
+    error_code: null,
     ...overrides,
   };
 }

@@ -37,17 +37,97 @@ test("each request is a line: time, status, endpoint, key, model, tokens, cost, 
       endpoint: "/v1/images/generations",
       model: "modelx-image-2",
       generations: 4,
-      status: 429,
-      cost_nanos: 0,
+      cost_nanos: 160_000_000,
       latency_ms: 3,
     }),
   );
   const frame = await shows(ui, "2 request(s)");
   expect(frame).toContain("LIVE");
-  expect(frame).toContain("ENDPOINT");
+  expect(frame).not.toContain("refused");
+  const header = lines(ui).find((l) => l.startsWith("TIME"));
+  expect(header).toBe("TIME     ST   ENDPOINT         KEY     MODEL          IN/OUT    COST    LAT");
   const [chat, image] = rows(ui);
-  expect(chat).toBe("10:01:07 200 chat/complet ci-bot   modelx-5.5           12/34  $0.0013   42ms");
-  expect(image).toBe("10:01:08 429 images/gener default  modelx-image-2       4 img    $0.00    3ms");
+  expect(chat).toBe("10:01:07 200  chat/completions ci-bot  modelx-5.5      12/34 $0.0013   42ms");
+  expect(image).toBe("10:01:08 200  images           default modelx-image-2  4 img $0.1600    3ms");
+  expectFits(ui);
+});
+
+test("refused requests are marked ✗ with their error code, and counted", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  feed.push(
+    requestEvent({
+      at: "2026-11-21T10:02:00.000Z",
+      key_id: "",
+      key_name: "",
+      model: "",
+      status: 401,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost_nanos: 0,
+      latency_ms: 0,
+      error_code: "missing_api_key",
+    }),
+  );
+  feed.push(
+    requestEvent({
+      at: "2026-11-21T10:02:01.000Z",
+      key_name: "ci-bot",
+      model: "modelx-5.4-mini",
+      status: 429,
+      cost_nanos: 0,
+      latency_ms: 1,
+      error_code: "rate_limit_exceeded",
+    }),
+  );
+  feed.push(requestEvent({ at: "2026-11-21T10:02:02.000Z", status: 502, cost_nanos: 0 }));
+  const frame = await shows(ui, "3 request(s), 2 refused");
+  const [unauthorized, limited, failed] = rows(ui);
+  expect(unauthorized).toBe(
+    "10:02:00 401✗ chat/completions -      -               missing_api_key        0ms",
+  );
+  expect(limited).toBe("10:02:01 429✗ chat/completions ci-bot modelx-5.4-mini rate_limit_exceeded    1ms");
+  // An upstream failure after admission was billed (nothing): not a refusal, but shown red as an error.
+  expect(failed).toStartWith("10:02:02 502  chat/completions");
+  expect(frame).toContain("$0.00");
+  expectFits(ui);
+  await press(ui, "f");
+  await shows(ui, "Filter the log");
+  await press(ui, KEYS.enter);
+  await press(ui, KEYS.enter);
+  await type(ui, "401");
+  await press(ui, KEYS.enter);
+  await shows(ui, "1 request(s), 1 refused · filter status=401*");
+});
+
+test("at 80 columns the longest endpoint and model are whole, and small costs keep their digits", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  const at = "2026-11-21T10:03:00.000Z";
+  feed.push(
+    requestEvent({
+      at,
+      endpoint: "/v1/messages/count_tokens",
+      key_name: "a-rather-long-key-name-for-the-nightly-build",
+      model: "modelx-5.3-c-spark",
+      input_tokens: 123456,
+      output_tokens: 78901,
+      cost_nanos: 21_000,
+      latency_ms: 12345,
+    }),
+  );
+  feed.push(requestEvent({ at, endpoint: "/v1/images/generations", cost_nanos: 50 }));
+  feed.push(requestEvent({ at, endpoint: "/v1/dashboard/billing/balance", cost_nanos: 0 }));
+  await shows(ui, "3 request(s)");
+  const [count, images, balance] = rows(ui);
+  expect(count).toContain(" count_tokens ");
+  expect(count).toContain(" modelx-5.3-c-spark ");
+  expect(count).toContain(" 123k/79k   $0.000021  12.3s");
+  expect(count).toContain(" a-rat…");
+  expect(images).toContain(" images ");
+  expect(images).toContain("$0.00000005");
+  expect(balance).toContain(" balance ");
+  expect(lines(ui).join("\n")).not.toContain("$0.0000 ");
   expectFits(ui);
 });
 
@@ -69,6 +149,7 @@ test("f filters by key, model and status; x clears", async () => {
   await type(ui, "4");
   await press(ui, KEYS.enter);
   const filtered = await shows(ui, "1 request(s) · filter key~bob model~mini status=4*");
+  expect(filtered).not.toContain("refused"); // pushed without an error code: settled failures
   expect(rows(ui).length).toBe(1);
   expect(rows(ui)[0]).toContain(" 429 ");
   expect(filtered).not.toContain("alice");
