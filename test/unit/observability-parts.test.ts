@@ -1,0 +1,73 @@
+// Pure parts of observability: span attributes (finish reasons per protocol, prompt text only when
+// captured), the capped key label, CSV fields of the usage export.
+import { describe, expect, test } from "bun:test";
+import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
+import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
+import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
+import type { TextView } from "../../src/wire/text-view.ts";
+
+const view: TextView = {
+  protocol: "chat",
+  model: "modelx-5.5",
+  stream: false,
+  promptText: "tell me about otters",
+  lastUserText: "tell me about otters",
+  endsWithToolResult: false,
+  tools: [],
+  toolChoice: { mode: "auto" },
+  outputFormat: undefined,
+  maxOutputTokens: 100,
+  reasoning: undefined,
+  includeUsage: false,
+};
+
+describe("span attributes", () => {
+  test("finish reasons of each protocol's complete answer", () => {
+    expect(
+      finishReasons("chat", { choices: [{ finish_reason: "stop" }, { finish_reason: "length" }] }),
+    ).toEqual(["stop", "length"]);
+    expect(finishReasons("messages", { stop_reason: "end_turn" })).toEqual(["end_turn"]);
+    expect(finishReasons("responses", { status: "completed" })).toEqual(["completed"]);
+    expect(
+      finishReasons("responses", {
+        status: "incomplete",
+        incomplete_details: { reason: "max_output_tokens" },
+      }),
+    ).toEqual(["max_output_tokens"]);
+    expect(finishReasons("chat", "not json")).toEqual([]);
+    expect(responseModel({ model: "m-1" })).toBe("m-1");
+    expect(responseModel([])).toBeUndefined();
+  });
+
+  test("the prompt goes into a span only when capture_content is on", () => {
+    const off = requestAttributes(view, false);
+    expect(JSON.stringify(off)).not.toContain("otters");
+    expect(off).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.max_tokens": 100 });
+    const on = requestAttributes(view, true);
+    const messages = JSON.parse(String(on["gen_ai.input.messages"])) as { parts: { content: string }[] }[];
+    expect(messages[0]?.parts[0]?.content).toBe("tell me about otters");
+  });
+});
+
+describe("BoundedLabel", () => {
+  test("keeps the first cap values, folds later ones into other, remembers the kept ones", () => {
+    const label = new BoundedLabel(2);
+    expect([label.of("a"), label.of("b"), label.of("c"), label.of("a"), label.of("d")]).toEqual([
+      "a",
+      "b",
+      OTHER,
+      "a",
+      OTHER,
+    ]);
+    expect(new BoundedLabel(0).of("a")).toBe(OTHER);
+  });
+});
+
+describe("CSV", () => {
+  test("fields with commas, quotes or line breaks are quoted; lines end in CRLF", () => {
+    expect(csvField("acme, inc")).toBe('"acme, inc"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField(null)).toBe("");
+    expect(toCsv([{ a: 1, b: "x,y" }], ["a", "b"])).toBe('a,b\r\n1,"x,y"\r\n');
+  });
+});
