@@ -87,6 +87,7 @@ export async function respond(input: RespondInput): Promise<Response> {
       ttfbMs = ttfb();
     },
     onEnd: async (_outcome) => {
+      if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
       const { usage, source } = tap.usage(input.inputTokens);
       await settle({ status: 200, usage, source, channels: tried, ttfbMs });
     },

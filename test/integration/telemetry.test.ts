@@ -145,6 +145,7 @@ describe("OpenTelemetry traces", () => {
     expect(children.map((c) => c.name).sort()).toEqual(FAILED_OVER);
     expect(root.attributes).toMatchObject({
       "modelgate.stream": true,
+      "gen_ai.response.finish_reasons": ["stop"],
       "gen_ai.usage.input_tokens": 9,
       "gen_ai.usage.output_tokens": 2,
       "modelgate.key.name": "streamer",

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
 import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
+import { UsageTap } from "../../src/relay/tap.ts";
 import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
 import type { TextView } from "../../src/wire/text-view.ts";
 
@@ -46,6 +47,38 @@ describe("span attributes", () => {
     const on = requestAttributes(view, true);
     const messages = JSON.parse(String(on["gen_ai.input.messages"])) as { parts: { content: string }[] }[];
     expect(messages[0]?.parts[0]?.content).toBe("tell me about otters");
+  });
+});
+
+describe("stream finish reasons from the usage tap", () => {
+  test("Chat: the finish chunk, even when the usage chunk follows it", () => {
+    const tap = new UsageTap("chat");
+    tap.onEvent(undefined, '{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}');
+    tap.onEvent(undefined, '{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}');
+    tap.onEvent(
+      undefined,
+      '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}',
+    );
+    expect(tap.finishReasons()).toEqual(["length"]);
+  });
+
+  test("Messages: message_delta's stop_reason; Responses: the incomplete reason or the status", () => {
+    const messages = new UsageTap("messages");
+    messages.onEvent(
+      "message_delta",
+      '{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":3}}',
+    );
+    expect(messages.finishReasons()).toEqual(["tool_use"]);
+    const responses = new UsageTap("responses");
+    responses.onEvent(
+      "response.incomplete",
+      '{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}',
+    );
+    expect(responses.finishReasons()).toEqual(["max_output_tokens"]);
+    const done = new UsageTap("responses");
+    done.onEvent("response.completed", '{"type":"response.completed","response":{"status":"completed"}}');
+    expect(done.finishReasons()).toEqual(["completed"]);
+    expect(new UsageTap("messages").finishReasons()).toEqual([]);
   });
 });
 
