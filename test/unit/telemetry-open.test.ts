@@ -5,6 +5,7 @@ import * as v from "valibot";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { TelemetryConfigSchema, tracesUrl } from "../../src/config/telemetry.ts";
 import { type LoadTracer, openTracer } from "../../src/telemetry/open.ts";
+import { startTracer } from "../../src/telemetry/otel.ts";
 import { clientTraceHeaders } from "../../src/telemetry/propagate.ts";
 
 function countingLoader(): { load: LoadTracer; loads: () => number } {
@@ -80,5 +81,39 @@ describe("telemetry settings from the environment and flags", () => {
     expect(() => loadConfig({ env: { MODELGATE_OTLP_SAMPLING_RATIO: "2" }, flags: {} })).toThrow(
       /sampling_ratio/,
     );
+  });
+});
+
+describe("sampling", () => {
+  const TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const traced = (ratio: number) =>
+    startTracer(
+      v.parse(TelemetryConfigSchema, { otlp_endpoint: "http://127.0.0.1:9", sampling_ratio: ratio }),
+      "0",
+      undefined,
+    );
+  const request = (traceparent?: string) =>
+    new Request("http://gw/v1/chat/completions", {
+      method: "POST",
+      headers: traceparent === undefined ? {} : { traceparent },
+    });
+
+  test("ratio 0: nothing recorded, yet the upstream still gets a traceparent (not sampled)", async () => {
+    const tracer = traced(0);
+    const trace = tracer.begin(request(), "/v1/chat/completions", "r1");
+    const attempt = trace.attempt("c", 1);
+    expect(attempt.headers.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    attempt.end();
+    trace.finish(200);
+    await tracer.shutdown();
+  });
+
+  test("the client's sampled flag is followed: 01 traced under its trace id, 00 not sampled", async () => {
+    const tracer = traced(1);
+    const sampled = tracer.begin(request(`00-${TRACE}-00f067aa0ba902b7-01`), "/r", "r2").attempt("c", 1);
+    expect(sampled.headers.traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-01$`));
+    const unsampled = tracer.begin(request(`00-${TRACE}-00f067aa0ba902b7-00`), "/r", "r3").attempt("c", 1);
+    expect(unsampled.headers.traceparent).toMatch(new RegExp(`^00-${TRACE}-[0-9a-f]{16}-00$`));
+    await tracer.shutdown();
   });
 });
