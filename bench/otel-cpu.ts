@@ -193,8 +193,13 @@ async function main(): Promise<void> {
       const base = median(figures.baseline);
       const each = figures.baseline.map((x) => x.toFixed(0)).join(", ");
       console.log(`| baseline build, off | ${each} | ${base.toFixed(0)} |`);
-      console.log(`Off against the baseline build: ${(off - base).toFixed(0)} µs CPU per request.`);
+      const paired = median(figures.off.map((x, i) => x - (figures.baseline[i] ?? x)));
+      console.log(
+        `Off against the baseline build: ${(off - base).toFixed(0)} µs CPU per request (median of the per-round differences: ${paired.toFixed(0)} µs).`,
+      );
     }
+    const pairedOn = median(figures.on.map((x, i) => x - (figures.off[i] ?? x)));
+    console.log(`Median of the per-round differences on − off: ${pairedOn.toFixed(0)} µs.`);
     console.log(
       `Added by tracing: ${(on - off).toFixed(0)} µs CPU per request (${((on / off - 1) * 100).toFixed(0)} %).`,
     );
