@@ -7,8 +7,11 @@ import type { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
 import { type Billing, startBilling } from "./billing/start.ts";
 import type { Config } from "./config/schema.ts";
+import { TrafficMetrics } from "./metrics/traffic.ts";
 import type { Notifier } from "./notify/notifier.ts";
 import type { Store } from "./store/store.ts";
+import { openTracer } from "./telemetry/open.ts";
+import type { Tracer } from "./telemetry/span.ts";
 import { ChannelTable } from "./upstream/channels.ts";
 
 export const VERSION: string = pkg.version;
@@ -29,6 +32,10 @@ export interface Gateway {
   notifier: Notifier;
   /** This process's place in a cluster (`N pid`, see src/cluster/); undefined when serving alone. */
   worker: string | undefined;
+  /** Tokens, cost, attempts, errors and refusals for /metrics (src/metrics/traffic.ts). */
+  traffic: TrafficMetrics;
+  /** Request traces; undefined when `[telemetry]` is off (nothing of OpenTelemetry loaded). */
+  tracer: Tracer | undefined;
 }
 
 export interface GatewayOptions {
@@ -49,14 +56,23 @@ export async function startGateway(
     billing = await startBilling(config, store);
     billing.notifier.start(billing.feed, keys);
   }
+  const channels = new ChannelTable(config);
+  const meter = billing.meter;
+  const traffic = new TrafficMetrics(config.metrics.max_key_labels, {
+    circuits: () => channels.all().map((c) => ({ channel: c.name, state: c.circuit.snapshot().state })),
+    journalBacklog: () => meter.backlog?.() ?? 0,
+  });
+  billing.feed.subscribe((event) => traffic.settled(event));
   return {
     config,
     store,
     keys,
     trustedProxies: new CidrList(config.server.trusted_proxies),
-    channels: new ChannelTable(config),
+    channels,
     ...billing,
     worker: options.worker,
+    traffic,
+    tracer: await openTracer(config.telemetry, VERSION, billing.feed),
   };
 }
 
@@ -65,4 +81,5 @@ export async function stopGateway(gateway: Gateway): Promise<void> {
   await gateway.meter.close?.();
   await gateway.notifier.stop();
   await gateway.store.close();
+  await gateway.tracer?.shutdown();
 }

@@ -98,6 +98,11 @@ export class LedgerMeter implements Meter {
     await this.#limiter.close?.();
   }
 
+  /** Settled records not yet committed to the store (the usage journal's lag). */
+  backlog(): number {
+    return this.#writer.backlog();
+  }
+
   /** Stores every settled record now (before reading usage from the store). */
   flush(): Promise<void> {
     return this.#writer.flush();

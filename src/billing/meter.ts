@@ -97,6 +97,8 @@ export interface Meter {
   flush?(): Promise<void>;
   /** Makes every settled record durable and stops; called once at shutdown. */
   close?(): Promise<void>;
+  /** Usage records settled but not yet committed to the store (journal lag), when kept here. */
+  backlog?(): number;
 }
 
 export const NO_USAGE: UsageCounts = {

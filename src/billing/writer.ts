@@ -95,6 +95,11 @@ export class GroupCommitWriter<T> {
     });
   }
 
+  /** How many items are not yet in the store (queued or logged), without copying them. */
+  backlog(): number {
+    return this.#loggedCount + this.#queue.length;
+  }
+
   /** Items not yet in the store: queued, or logged and waiting for their commit. */
   queued(): readonly T[] {
     return [...this.#logged.flatMap((l) => l.items), ...this.#queue.map((p) => p.item)];

@@ -26,6 +26,8 @@ const FLAGS = {
   "log-format": { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
+  "otlp-endpoint": { type: "string" },
+  "otlp-sampling-ratio": { type: "string" },
 } as const;
 
 export async function serveCommand(args: string[]): Promise<void> {

@@ -1,14 +1,18 @@
 // `modelgate usage`: totals of requests, tokens, generations and cost from the usage records,
-// optionally filtered by key, account and time, grouped by model, key or billing day.
+// optionally filtered by key, account and time, grouped by any of key, account, model and billing
+// day, printed as a table, JSON or CSV (for invoices and reconciliation against provider bills).
 import * as v from "valibot";
 import { formatUsd } from "../billing/money.ts";
-import type { UsageGroupBy, UsageTotals } from "../store/usage.ts";
+import type { UsageTotals } from "../store/usage.ts";
 import { describeIssues } from "../validation.ts";
 import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
+import { DIMENSIONS, type Dimension, groupedTotals, toCsv } from "./usage-groups.ts";
 
 const USAGE = `usage:
-  modelgate usage [--key ID] [--account NAME] [--since T] [--until T] [--group-by model|key|day] [--json]
-T is an RFC 3339 time (2026-05-01T12:00:00Z), a date (2026-05-01, UTC midnight) or an age such as
+  modelgate usage [--key ID] [--account NAME] [--since T] [--until T]
+                  [--group-by key,account,model,day] [--format table|csv|json] [--json]
+--group-by takes one dimension or several separated by commas (e.g. account,day,model); --json is
+--format json. T is an RFC 3339 time (2026-05-01T12:00:00Z), a date (2026-05-01, UTC midnight) or an age such as
 30m, 24h or 7d (that long before now). --since is inclusive, --until exclusive.
 common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
@@ -19,6 +23,7 @@ const FLAGS = {
   since: { type: "string" },
   until: { type: "string" },
   "group-by": { type: "string" },
+  format: { type: "string" },
 } as const;
 
 const AGE = /^(\d+)(m|h|d)$/;
@@ -47,13 +52,25 @@ const Flags = v.object({
   account: v.optional(v.pipe(v.string(), v.minLength(1))),
   since: v.optional(TimeFlag),
   until: v.optional(TimeFlag),
-  "group-by": v.optional(v.picklist(["model", "key", "day"], "expected model, key or day")),
+  "group-by": v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) => s.split(",").map((d) => d.trim())),
+      v.array(v.picklist(DIMENSIONS, "expected key, account, model or day (several separated by commas)")),
+      v.check((dims) => new Set(dims).size === dims.length, "expected each dimension once"),
+    ),
+  ),
+  format: v.optional(v.picklist(["table", "csv", "json"], "expected table, csv or json")),
 });
 
-/** A JSON row: the grouping key (when grouped), then the totals; cost as exact USD and nano-USD. */
-export function usageRow(row: UsageTotals, groupBy: UsageGroupBy | undefined): Record<string, unknown> {
+/** A row: the grouping values (when grouped), then the totals; cost as exact USD and nano-USD. */
+export function usageRow(
+  row: UsageTotals,
+  groups: Partial<Record<Dimension, string>> = {},
+  dims: readonly Dimension[] = [],
+): Record<string, unknown> {
   return {
-    ...(groupBy ? { [groupBy]: row.group } : {}),
+    ...Object.fromEntries(dims.map((d) => [d, groups[d] ?? null])),
     requests: row.requests,
     input_tokens: row.inputTokens,
     cached_input_tokens: row.cachedInputTokens,
@@ -64,6 +81,17 @@ export function usageRow(row: UsageTotals, groupBy: UsageGroupBy | undefined): R
     cost_nanos: row.costNanos,
   };
 }
+
+const ZERO: UsageTotals = {
+  group: null,
+  requests: 0,
+  inputTokens: 0,
+  cachedInputTokens: 0,
+  outputTokens: 0,
+  reasoningTokens: 0,
+  generations: 0,
+  costNanos: 0 as UsageTotals["costNanos"],
+};
 
 export async function usageCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, FLAGS, "usage");
@@ -79,27 +107,23 @@ export async function usageCommand(args: string[]): Promise<void> {
   const config = configFrom(values);
   const store = await openStoreCaughtUp(config);
   try {
-    const groupBy = f["group-by"];
-    const rows = await store.usage.totals(
-      {
-        keyId: f.key,
-        account: f.account,
-        since: f.since === undefined ? undefined : parseTime(f.since, now),
-        until: f.until === undefined ? undefined : parseTime(f.until, now),
-      },
-      groupBy,
-      config.billing.day_utc_offset_minutes,
-    );
-    const view = rows.map((row) => usageRow(row, groupBy));
-    const columns = [
-      ...(groupBy ? [groupBy] : []),
-      "requests",
-      "input_tokens",
-      "output_tokens",
-      "generations",
-      "cost_usd",
-    ];
-    console.log(values.json ? JSON.stringify(view) : table(view, columns));
+    const dims = f["group-by"] ?? [];
+    const filter = {
+      keyId: f.key,
+      account: f.account,
+      since: f.since === undefined ? undefined : parseTime(f.since, now),
+      until: f.until === undefined ? undefined : parseTime(f.until, now),
+    };
+    const offset = config.billing.day_utc_offset_minutes;
+    const rows = await groupedTotals(store, filter, dims, offset);
+    const view = rows.map((row) => usageRow(row.totals, row.groups, dims));
+    const format = f.format ?? (values.json ? "json" : "table");
+    if (format === "json") console.log(JSON.stringify(view));
+    else if (format === "csv") process.stdout.write(toCsv(view, Object.keys(usageRow(ZERO, {}, dims))));
+    else
+      console.log(
+        table(view, [...dims, "requests", "input_tokens", "output_tokens", "generations", "cost_usd"]),
+      );
   } finally {
     await store.close();
   }

@@ -60,6 +60,18 @@ export const SETTINGS: readonly Setting[] = [
   // `--no-bootstrap` is a flag whose presence means enabled = false.
   { path: ["bootstrap", "enabled"], env: "MODELGATE_BOOTSTRAP", flag: "no-bootstrap", parse: (raw) => !raw },
   { path: ["sim", "seed"], env: "MODELGATE_SIM_SEED", flag: "seed", parse: numberish },
+  {
+    path: ["telemetry", "otlp_endpoint"],
+    env: "MODELGATE_OTLP_ENDPOINT",
+    flag: "otlp-endpoint",
+    parse: text,
+  },
+  {
+    path: ["telemetry", "sampling_ratio"],
+    env: "MODELGATE_OTLP_SAMPLING_RATIO",
+    flag: "otlp-sampling-ratio",
+    parse: numberish,
+  },
 ];
 
 /** Variables read by commands other than through SETTINGS; any other MODELGATE_* is a typo. */

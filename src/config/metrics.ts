@@ -26,6 +26,22 @@ export const MetricsConfigSchema = v.strictObject({
   token_env: v.optional(
     v.pipe(v.string(), v.regex(/^[A-Z_][A-Z0-9_]*$/, "expected an environment variable name")),
   ),
+  /**
+   * Distinct API key names used as the `key` label of the token and cost metrics; keys seen after
+   * this many are counted under `other` (bounds the series Prometheus stores).
+   */
+  max_key_labels: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer("metrics.max_key_labels must be a whole number"),
+      v.minValue(0, "metrics.max_key_labels must be at least 0"),
+      v.maxValue(
+        10000,
+        "metrics.max_key_labels must be at most 10000: more key series than that overwhelm Prometheus",
+      ),
+    ),
+    100,
+  ),
   /** Add `x-modelgate-overhead-us` (total minus upstream time, µs) to every answer. */
   overhead_header: v.optional(v.boolean(), false),
 });

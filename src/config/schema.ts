@@ -10,6 +10,7 @@ import { EndpointsConfigSchema } from "./endpoints.ts";
 import { MetricsConfigSchema } from "./metrics.ts";
 import { PRESET_NAMES, QuirksSchema, unknownPreset, withPreset } from "./presets.ts";
 import { BillingSchema } from "./prices.ts";
+import { TelemetryConfigSchema } from "./telemetry.ts";
 import { TextConfigSchema } from "./text.ts";
 
 /** `host:port` or `[ipv6]:port`; port 0 picks a free port. */
@@ -187,6 +188,7 @@ export const ConfigSchema = v.strictObject({
   admin: v.optional(AdminConfigSchema, {}),
   text: v.optional(TextConfigSchema, {}),
   metrics: v.optional(MetricsConfigSchema, {}),
+  telemetry: v.optional(TelemetryConfigSchema, {}),
   endpoints: v.optional(EndpointsConfigSchema, {}),
   routing: v.optional(RoutingSchema, {}),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),

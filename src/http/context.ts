@@ -1,6 +1,7 @@
 // The per-request context built at the edge: request id, client address, start time, protocol,
 // and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
 import { type CidrList, clientAddress, type parseAddress } from "../auth/ip.ts";
+import type { RequestTrace } from "../telemetry/span.ts";
 import type { ErrorProtocol } from "../wire/errors.ts";
 
 export type Address = NonNullable<ReturnType<typeof parseAddress>>;
@@ -23,6 +24,8 @@ export interface RequestContext extends UpstreamClock {
   startedAt: number;
   /** Which error shape this route answers with. */
   protocol: ErrorProtocol;
+  /** This request's trace span when telemetry is on (set by the edge). */
+  trace?: RequestTrace | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -63,5 +66,6 @@ export function buildContext(
     startedAt,
     protocol,
     upstreamMs: 0,
+    trace: undefined,
   };
 }

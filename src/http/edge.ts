@@ -40,6 +40,8 @@ export async function runHandler(
   meter?: RouteMeter,
 ): Promise<Response> {
   const ctx = buildContext(request, peers.get(request), gateway.trustedProxies, protocol);
+  if (gateway.tracer !== undefined && meter !== undefined)
+    ctx.trace = gateway.tracer.begin(request, meter.route, ctx.requestId);
   meter?.metrics.started();
   let response: Response;
   let error: unknown;
@@ -48,14 +50,15 @@ export async function runHandler(
     response.headers.set("x-request-id", ctx.requestId);
   } catch (thrown) {
     error = thrown;
-    response = failure(thrown, ctx, protocol);
+    response = failure(thrown, ctx, protocol, gateway);
   }
   if (meter) measure(meter, ctx, response, gateway);
   requestEnded(ctx, gateway, response, error);
+  ctx.trace?.finish(response.status);
   return response;
 }
 
-function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol): Response {
+function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol, gateway: Gateway): Response {
   let error = asGatewayError(thrown);
   if (error.kind === "internal" && ctx.request.signal.aborted) {
     // The client went away mid-request (its reads and writes fail): not a gateway failure.
@@ -70,6 +73,8 @@ function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol):
   } else if (error.kind === "client_closed") {
     log("debug", "client closed the connection", { request_id: ctx.requestId });
   }
+  gateway.traffic.error(error.kind, error.status, error.code);
+  ctx.trace?.fail(error.kind, error.message);
   return errorResponse(error, protocol, ctx.requestId);
 }
 

@@ -44,6 +44,9 @@ export function metricsHandler(metrics: Metrics, gateway: Gateway): Handler {
         { code: "metrics_address_not_allowed" },
       );
     }
-    return new Response(metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
+    const traffic: string[] = [];
+    gateway.traffic.render(traffic);
+    const body = `${metrics.render()}${traffic.join("\n")}\n`;
+    return new Response(body, { headers: { "content-type": METRICS_CONTENT_TYPE } });
   };
 }

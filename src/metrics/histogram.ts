@@ -16,7 +16,8 @@ export const UPSTREAM_BUCKETS: readonly number[] = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
 ];
 
-function escapeLabel(value: string): string {
+/** A label value escaped for the text format (backslash, quote, newline). */
+export function escapeLabel(value: string): string {
   return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
 }
 
@@ -30,9 +31,15 @@ function formatNumber(n: number): string {
   return Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : "-Inf";
 }
 
+/** One label set's count. */
+export interface CounterSeries {
+  readonly values: LabelValues;
+  count: number;
+}
+
 /** A monotonically increasing count per label set. */
 export class Counter {
-  readonly #series = new Map<string, { values: LabelValues; count: number }>();
+  readonly #series = new Map<string, CounterSeries>();
 
   constructor(
     readonly name: string,
@@ -41,10 +48,18 @@ export class Counter {
   ) {}
 
   inc(values: LabelValues, by = 1): void {
+    this.series(values).count += by;
+  }
+
+  /** The series of a label set (created at 0): a caller that keeps it adds to `count` directly. */
+  series(values: LabelValues): CounterSeries {
     const key = values.join("\u0000");
-    const series = this.#series.get(key);
-    if (series) series.count += by;
-    else this.#series.set(key, { values: [...values], count: by });
+    let series = this.#series.get(key);
+    if (series === undefined) {
+      series = { values: [...values], count: 0 };
+      this.#series.set(key, series);
+    }
+    return series;
   }
 
   render(lines: string[]): void {
@@ -55,7 +70,7 @@ export class Counter {
   }
 }
 
-interface HistogramSeries {
+export interface HistogramSeries {
   values: LabelValues;
   /** Non-cumulative counts per bucket; the last slot is +Inf. */
   counts: Float64Array;
@@ -75,12 +90,22 @@ export class Histogram {
   ) {}
 
   observe(values: LabelValues, seconds: number): void {
+    this.observeIn(this.series(values), seconds);
+  }
+
+  /** The series of a label set (created empty), for callers that keep it. */
+  series(values: LabelValues): HistogramSeries {
     const key = values.join("\u0000");
     let series = this.#series.get(key);
     if (!series) {
       series = { values: [...values], counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 };
       this.#series.set(key, series);
     }
+    return series;
+  }
+
+  /** Counts one observation into a series of this histogram. */
+  observeIn(series: HistogramSeries, seconds: number): void {
     let i = 0;
     while (i < this.buckets.length && seconds > (this.buckets[i] ?? Number.POSITIVE_INFINITY)) i++;
     series.counts[i] = (series.counts[i] ?? 0) + 1;

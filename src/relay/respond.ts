@@ -3,6 +3,7 @@
 // event by event when needed); settles the request when the answer is complete.
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import { describeAnswer } from "../telemetry/request.ts";
 import { SSE_HEADERS } from "../wire/sse.ts";
 import type { TextProtocol, TextView } from "../wire/text-view.ts";
 import { relayJson } from "./nonstream.ts";
@@ -47,6 +48,7 @@ export async function respond(input: RespondInput): Promise<Response> {
       answered.bytes ?? new Uint8Array(),
       view.model,
     );
+    describeAnswer(ctx.trace, input.upstream, answer.json);
     const usage = answer.usage ?? {
       inputTokens: input.inputTokens,
       cachedInputTokens: 0,
@@ -85,6 +87,7 @@ export async function respond(input: RespondInput): Promise<Response> {
       ttfbMs = ttfb();
     },
     onEnd: async (_outcome) => {
+      if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
       const { usage, source } = tap.usage(input.inputTokens);
       await settle({ status: 200, usage, source, channels: tried, ttfbMs });
     },

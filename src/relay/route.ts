@@ -3,6 +3,8 @@
 // failover on connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx
 // answer arrived — never once the client got a byte.
 import type { Gateway } from "../gateway.ts";
+import { type AttemptWatch, watchAttempts } from "../telemetry/attempts.ts";
+import { PROVIDER } from "../telemetry/attributes.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
 import { AttemptGuard, type ResolvedTimeouts, type UpstreamTiming } from "../upstream/guard.ts";
 import { UpstreamUnreachable } from "../upstream/http.ts";
@@ -78,7 +80,11 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
       // A refused credential is worth another call here only when the channel has another one.
       const refused = response.status === 401 || response.status === 403;
       const sameChannel = !refused || channel.credentials > 1;
-      return { ok: false, failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel } };
+      const status = response.status;
+      return {
+        ok: false,
+        failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel, status },
+      };
     }
     if (!call.stream) {
       const bytes = await guard.readAll(response, lease);
@@ -116,13 +122,15 @@ function retryAfterMs(error: GatewayError): number | undefined {
  * Calls the channels (ordered by priority and weight, skipping open circuits and full channels)
  * until one answers 2xx with a first byte, retrying and failing over per the routing policy.
  * `call` gives the body for a channel (its model id mapped). `tried` collects the names of the
- * channels called, in order, one entry per attempt.
+ * channels called, in order, one entry per attempt. `watch` traces and measures each attempt;
+ * `model` is the client's model id (mapped per channel in the attempt's span).
  */
 export async function callChannels(
   channels: readonly Channel[],
   call: (channel: Channel) => TextCall,
   env: UpstreamEnv,
   tried: string[],
+  watch?: AttemptWatch & { model: string },
 ): Promise<Answered> {
   const calls = new Map<Channel, TextCall>();
   const callFor = (channel: Channel): TextCall => {
@@ -134,7 +142,20 @@ export async function callChannels(
   const probe = first === undefined ? undefined : callFor(first);
   const body = probe?.body ?? "";
   const size = typeof body === "string" ? body.length : body.byteLength;
-  const won = await failover(channels, (lease) => attemptText(lease, callFor(lease.channel), env), {
+  const watched = watch === undefined ? undefined : watchAttempts<Answered>(watch);
+  const attempt = (lease: Lease) => {
+    const made = callFor(lease.channel);
+    if (watched === undefined || watch === undefined) return attemptText(lease, made, env);
+    const called = {
+      name: lease.channel.name,
+      model: lease.channel.upstreamModel(watch.model),
+      provider: PROVIDER[made.protocol],
+    };
+    return watched(called, (traceHeaders) =>
+      attemptText(lease, traceHeaders === undefined ? made : { ...made, traceHeaders }, env),
+    );
+  };
+  const won = await failover(channels, attempt, {
     policy: env.routing,
     tried,
     signal: probe?.signal ?? new AbortController().signal,

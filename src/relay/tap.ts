@@ -79,6 +79,8 @@ export class UsageTap {
   readonly #source: UsageTap | undefined;
   /** Anthropic usage fields so far: message_start has input, message_delta the cumulative rest. */
   #anthropic: Json = {};
+  /** Responses and Messages: why the answer ended, from the events already parsed for usage. */
+  #finish: string | undefined;
 
   constructor(protocol: TextProtocol, source?: UsageTap) {
     this.protocol = protocol;
@@ -121,8 +123,10 @@ export class UsageTap {
       if (typeof response === "object" && response !== null) this.created = response as Json;
     } else if (RESPONSES_TERMINAL.has(type)) {
       this.terminal = true;
-      const usage = field(field(parse(data), "response"), "usage");
-      this.reported = openaiUsage(usage) ?? this.reported;
+      const response = field(parse(data), "response");
+      this.reported = openaiUsage(field(response, "usage")) ?? this.reported;
+      const reason = field(field(response, "incomplete_details"), "reason") ?? field(response, "status");
+      if (typeof reason === "string") this.#finish = reason;
     }
   }
 
@@ -153,8 +157,12 @@ export class UsageTap {
   #messages(type: string | undefined, data: string): void {
     if (type === "content_block_delta") this.deltas++;
     else if (type === "message_start") this.#mergeAnthropic(field(field(parse(data), "message"), "usage"));
-    else if (type === "message_delta") this.#mergeAnthropic(field(parse(data), "usage"));
-    else if (type === "message_stop" || type === "error") this.terminal = true;
+    else if (type === "message_delta") {
+      const event = parse(data);
+      this.#mergeAnthropic(field(event, "usage"));
+      const stop = field(field(event, "delta"), "stop_reason");
+      if (typeof stop === "string") this.#finish = stop;
+    } else if (type === "message_stop" || type === "error") this.terminal = true;
   }
 
   /** Anthropic usage arrives in parts; a later event's fields replace earlier ones (all cumulative). */
@@ -164,6 +172,26 @@ export class UsageTap {
     for (const [key, value] of Object.entries(raw)) if (value !== null) merged[key] = value;
     this.#anthropic = merged;
     this.reported = anthropicUsage(merged) ?? this.reported;
+  }
+
+  /**
+   * Why the answer ended (`gen_ai.response.finish_reasons`): Chat's choices' `finish_reason` in the
+   * last two chunks (parsed only when asked), Messages' `stop_reason`, Responses' status or
+   * incomplete reason.
+   */
+  finishReasons(): string[] {
+    if (this.protocol !== "chat") return this.#finish === undefined ? [] : [this.#finish];
+    const reasons: string[] = [];
+    for (const data of [this.#beforeLast, this.#last]) {
+      if (data === undefined || !FINISHED.test(data)) continue;
+      const choices = parse(data)?.choices;
+      if (!Array.isArray(choices)) continue;
+      for (const choice of choices) {
+        const reason = field(choice, "finish_reason");
+        if (typeof reason === "string") reasons.push(reason);
+      }
+    }
+    return reasons;
   }
 
   /** The usage to settle: reported if any, else estimated from the prompt count and deltas seen. */

@@ -10,6 +10,9 @@ import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import { authenticate } from "../handlers/auth.ts";
 import type { RequestContext } from "../http/context.ts";
+import { clientTraceHeaders } from "../telemetry/propagate.ts";
+import { describeRequest, tracedAdmission, tracedSettle } from "../telemetry/request.ts";
+import type { RequestTrace } from "../telemetry/span.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
@@ -126,22 +129,26 @@ export async function serveText(
   const model = checkModel(principal, gateway, view);
   const channels = textChannelsFor(gateway, model, view.protocol);
   const inputTokens = countTokens(view.promptText);
-  const admission = await gateway.meter.admit({
-    requestId: ctx.requestId,
-    principal,
-    model,
-    endpoint: endpoint.path,
-    method: ctx.request.method,
-    stream: view.stream,
-    clientAddress: ctx.client?.toString(),
-    endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
-    worstCase: {
-      kind: "text",
-      inputTokens,
-      maxOutputTokens: (view.maxOutputTokens ?? model.maxOutputTokens) * (decoded.choices ?? 1),
-    },
-  });
-  const settle = settleOnce(admission);
+  const { trace } = ctx;
+  describeRequest(trace, view, principal);
+  const admission = await tracedAdmission(trace, () =>
+    gateway.meter.admit({
+      requestId: ctx.requestId,
+      principal,
+      model,
+      endpoint: endpoint.path,
+      method: ctx.request.method,
+      stream: view.stream,
+      clientAddress: ctx.client?.toString(),
+      endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
+      worstCase: {
+        kind: "text",
+        inputTokens,
+        maxOutputTokens: (view.maxOutputTokens ?? model.maxOutputTokens) * (decoded.choices ?? 1),
+      },
+    }),
+  );
+  const settle = settleOnce(admission, trace);
   const tried: string[] = [];
   let calledAt: number | undefined;
   try {
@@ -157,7 +164,13 @@ export async function serveText(
       };
     };
     calledAt = performance.now();
-    const answered = await callChannels(channels, call, upstreamEnv(gateway), tried);
+    const answered = await callChannels(channels, call, upstreamEnv(gateway), tried, {
+      traffic: gateway.traffic,
+      trace,
+      passThrough: trace === undefined ? clientTraceHeaders(ctx.request.headers) : undefined,
+      stream: view.stream,
+      model: view.model,
+    });
     const upstream = upstreamProtocol(answered.channel, view.protocol) ?? view.protocol;
     const response = await respond({
       ctx,
@@ -193,11 +206,12 @@ export async function serveText(
 export type Settle = (result: Settlement) => Promise<void>;
 
 /** Guards the admission so this request's code settles it exactly once, whichever path ends it. */
-function settleOnce(admission: Admission): Settle {
+function settleOnce(admission: Admission, trace: RequestTrace | undefined): Settle {
   let done = false;
+  const settle = tracedSettle(trace, (result) => admission.settle(result));
   return async (result) => {
     if (done) return;
     done = true;
-    await admission.settle(result);
+    await settle(result);
   };
 }

@@ -19,6 +19,8 @@ export interface AttemptFailure {
   retryAfterMs?: number | undefined;
   /** False when calling the same channel again cannot help (e.g. its only credential was refused). */
   sameChannel?: boolean | undefined;
+  /** The upstream's HTTP status, when it answered one (traces and metrics). */
+  status?: number | undefined;
 }
 
 export interface FailoverOptions {

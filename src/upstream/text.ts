@@ -25,6 +25,8 @@ export interface TextCall {
   abort?: ((reason: Error) => void) | undefined;
   /** The channel credential for this attempt (set by the failover loop; rotates per call). */
   credential?: string | undefined;
+  /** W3C trace-context headers for this attempt (`traceparent`, `tracestate`). */
+  traceHeaders?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface UpstreamEnv {
@@ -84,6 +86,7 @@ function post(
       "content-type": "application/json",
       accept: call.stream ? "text/event-stream" : "application/json",
       ...auth,
+      ...call.traceHeaders,
     },
     body: call.body,
     signal: call.signal,

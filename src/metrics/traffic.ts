@@ -1,0 +1,179 @@
+// What operators chart beyond request counts: tokens and cost by model, key and channel; upstream
+// attempt latency and time to first token by channel; errors by kind (the error table of
+// src/wire/errors.ts); limiter refusals by reason; circuit state per channel; the usage journal's
+// backlog. Label sets are bounded: models and channels come from the configuration and the
+// catalog, kinds and reasons from fixed tables, and key names are capped (`metrics.max_key_labels`,
+// the rest counted as `other`, src/metrics/labels.ts).
+import type { UsageEvent } from "../billing/feed.ts";
+import type { CircuitState } from "../upstream/circuit.ts";
+import type { ErrorKind } from "../wire/errors.ts";
+import { GaugeSet } from "./gauge-set.ts";
+import {
+  Counter,
+  type CounterSeries,
+  Gauge,
+  Histogram,
+  type HistogramSeries,
+  UPSTREAM_BUCKETS,
+} from "./histogram.ts";
+import { BoundedLabel } from "./labels.ts";
+
+/** Circuit states as gauge values: 0 closed, 1 half-open (probing), 2 open. */
+export const CIRCUIT_VALUE: Record<CircuitState, number> = { closed: 0, half_open: 1, open: 2 };
+
+/** Error kinds that are admission refusals (their code is the reason). */
+const REFUSAL_KINDS: ReadonlySet<ErrorKind> = new Set([
+  "rate_limited",
+  "quota_exceeded",
+  "limiter_unavailable",
+]);
+
+/** The series one (model, key, channel) settles into, looked up once per settlement. */
+interface UsageSeries {
+  input: CounterSeries;
+  cachedInput: CounterSeries;
+  output: CounterSeries;
+  reasoning: CounterSeries;
+  cost: CounterSeries;
+  settled: Record<UsageEvent["usageSource"], CounterSeries>;
+}
+
+/** What the traffic metrics read at scrape time. */
+export interface TrafficSources {
+  circuits: () => Iterable<{ channel: string; state: CircuitState }>;
+  /** Usage records settled but not yet committed to the store. */
+  journalBacklog: () => number;
+}
+
+export class TrafficMetrics {
+  readonly #keys: BoundedLabel;
+  readonly #tokens = new Counter(
+    "modelgate_tokens_total",
+    "Tokens settled, by model, key (capped, see metrics.max_key_labels), answering channel (the last one tried) and type (input, cached_input, output, reasoning). cached_input is part of input, reasoning part of output.",
+    ["model", "key", "channel", "type"],
+  );
+  readonly #cost = new Counter(
+    "modelgate_cost_usd_total",
+    "Cost charged in US dollars, by model, key (capped) and answering channel.",
+    ["model", "key", "channel"],
+  );
+  readonly #settled = new Counter(
+    "modelgate_settled_requests_total",
+    "Billable requests settled, by model, key (capped), channel and usage source (reported, estimated, none).",
+    ["model", "key", "channel", "source"],
+  );
+  readonly #attempts = new Histogram(
+    "modelgate_upstream_attempt_duration_seconds",
+    "Upstream attempts by channel and outcome (ok or the error kind): time until headers (non-stream: the whole body), or until it failed.",
+    ["channel", "outcome"],
+    UPSTREAM_BUCKETS,
+  );
+  readonly #ttft = new Histogram(
+    "modelgate_time_to_first_token_seconds",
+    "Streamed answers: time from sending the upstream request to the first byte of its event stream, by channel.",
+    ["channel"],
+    UPSTREAM_BUCKETS,
+  );
+  readonly #errors = new Counter(
+    "modelgate_errors_total",
+    "Error answers by kind (the gateway's error table) and HTTP status.",
+    ["kind", "status"],
+  );
+  readonly #refusals = new Counter(
+    "modelgate_limit_refusals_total",
+    "Admissions refused by the limiter, by reason (rate_limit_exceeded, concurrency_limit_exceeded, insufficient_quota, daily_quota_exceeded, limiter_unavailable, ...).",
+    ["reason"],
+  );
+  readonly #scraped: (GaugeSet | Gauge)[];
+  readonly #usage = new Map<string, UsageSeries>();
+  readonly #attemptSeries = new Map<string, HistogramSeries>();
+  readonly #ttftSeries = new Map<string, HistogramSeries>();
+
+  constructor(maxKeyLabels: number, sources: TrafficSources) {
+    this.#keys = new BoundedLabel(maxKeyLabels);
+    this.#scraped = [
+      new GaugeSet(
+        "modelgate_channel_circuit_state",
+        "Circuit breaker state per channel: 0 closed, 1 half-open, 2 open.",
+        ["channel"],
+        function* () {
+          for (const c of sources.circuits()) yield { values: [c.channel], value: CIRCUIT_VALUE[c.state] };
+        },
+      ),
+      new Gauge(
+        "modelgate_usage_journal_backlog_records",
+        "Usage records settled (durable in the journal or queued) but not yet committed to the store.",
+        sources.journalBacklog,
+      ),
+    ];
+  }
+
+  /** Counts a settled request's tokens and cost (a usage feed subscriber). */
+  settled(event: UsageEvent): void {
+    const key = this.#keys.of(event.keyName || event.keyId);
+    const series = this.#usageSeries(event.model, key, event.channels.at(-1) ?? "none");
+    series.input.count += event.inputTokens;
+    series.cachedInput.count += event.cachedInputTokens;
+    series.output.count += event.outputTokens;
+    series.reasoning.count += event.reasoningTokens;
+    series.cost.count += event.costNanos / 1e9;
+    series.settled[event.usageSource].count++;
+  }
+
+  #usageSeries(model: string, key: string, channel: string): UsageSeries {
+    const id = `${model}\u0000${key}\u0000${channel}`;
+    let series = this.#usage.get(id);
+    if (series === undefined) {
+      const tokens = (type: string) => this.#tokens.series([model, key, channel, type]);
+      const settled = (source: string) => this.#settled.series([model, key, channel, source]);
+      series = {
+        input: tokens("input"),
+        cachedInput: tokens("cached_input"),
+        output: tokens("output"),
+        reasoning: tokens("reasoning"),
+        cost: this.#cost.series([model, key, channel]),
+        settled: { reported: settled("reported"), estimated: settled("estimated"), none: settled("none") },
+      };
+      this.#usage.set(id, series);
+    }
+    return series;
+  }
+
+  /** One upstream attempt ended: `outcome` is `ok` or its error kind. */
+  attempt(channel: string, outcome: string, seconds: number): void {
+    const id = `${channel}\u0000${outcome}`;
+    let series = this.#attemptSeries.get(id);
+    if (series === undefined) {
+      series = this.#attempts.series([channel, outcome]);
+      this.#attemptSeries.set(id, series);
+    }
+    this.#attempts.observeIn(series, seconds);
+  }
+
+  /** A streamed answer's first byte arrived `seconds` after its attempt was sent. */
+  firstToken(channel: string, seconds: number): void {
+    let series = this.#ttftSeries.get(channel);
+    if (series === undefined) {
+      series = this.#ttft.series([channel]);
+      this.#ttftSeries.set(channel, series);
+    }
+    this.#ttft.observeIn(series, seconds);
+  }
+
+  /** An error answer went out; refusals are counted by reason as well. */
+  error(kind: ErrorKind, status: number, code: string | null): void {
+    this.#errors.inc([kind, String(status)]);
+    if (REFUSAL_KINDS.has(kind)) this.#refusals.inc([code ?? kind]);
+  }
+
+  render(lines: string[]): void {
+    this.#tokens.render(lines);
+    this.#cost.render(lines);
+    this.#settled.render(lines);
+    this.#attempts.render(lines);
+    this.#ttft.render(lines);
+    this.#errors.render(lines);
+    this.#refusals.render(lines);
+    for (const gauge of this.#scraped) gauge.render(lines);
+  }
+}

@@ -1,0 +1,94 @@
+// Span attributes from the gateway's own facts, named per the OpenTelemetry GenAI semantic
+// conventions (`gen_ai.*`) where one exists, under `modelgate.*` otherwise. Never a secret: keys
+// appear by name, and prompt or completion text only when `telemetry.capture_content` is on.
+import type { UsageEvent } from "../billing/feed.ts";
+import type { UsageCounts } from "../billing/meter.ts";
+import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import type { AttrValue, SpanHandle } from "./span.ts";
+
+type Attrs = Record<string, AttrValue>;
+
+/** `gen_ai.provider.name` of an upstream protocol. */
+export const PROVIDER: Record<TextProtocol, string> = {
+  responses: "openai",
+  chat: "openai",
+  messages: "anthropic",
+};
+
+/** What the client asked for: operation, model, output cap, streaming; the prompt only if captured. */
+export function requestAttributes(view: TextView, captureContent: boolean): Attrs {
+  const attrs: Attrs = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.request.model": view.model,
+    "modelgate.protocol": view.protocol,
+    "modelgate.stream": view.stream,
+  };
+  if (view.maxOutputTokens !== undefined) attrs["gen_ai.request.max_tokens"] = view.maxOutputTokens;
+  if (captureContent) {
+    attrs["gen_ai.input.messages"] = JSON.stringify([
+      { role: "user", parts: [{ type: "text", content: view.promptText }] },
+    ]);
+  }
+  return attrs;
+}
+
+/** Token counts of a settlement (cache reads and writes apart). */
+export function usageAttributes(usage: UsageCounts): Attrs {
+  return {
+    "gen_ai.usage.input_tokens": usage.inputTokens,
+    "gen_ai.usage.output_tokens": usage.outputTokens,
+    "gen_ai.usage.cache_read.input_tokens": usage.cachedInputTokens,
+    "gen_ai.usage.cache_creation.input_tokens": usage.cacheWriteTokens + usage.cacheWrite1hTokens,
+    "modelgate.usage.reasoning_tokens": usage.reasoningTokens,
+  };
+}
+
+/** What billing decided, from the usage feed: cost and where the usage figures came from. */
+export function settledAttributes(event: UsageEvent): Attrs {
+  return {
+    "modelgate.cost_usd": event.costNanos / 1e9,
+    "modelgate.cost_nanos": event.costNanos,
+    "modelgate.usage.source": event.usageSource,
+  };
+}
+
+/** Sets every attribute of `attrs` on `span`. */
+export function setAll(span: SpanHandle, attrs: Attrs): void {
+  for (const [name, value] of Object.entries(attrs)) span.set(name, value);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `gen_ai.response.finish_reasons` of a complete answer in `protocol`: Chat's choices'
+ * `finish_reason`, Messages' `stop_reason`, Responses' `status` (with the incomplete reason).
+ */
+export function finishReasons(protocol: TextProtocol, json: unknown): string[] {
+  if (!isRecord(json)) return [];
+  switch (protocol) {
+    case "chat": {
+      const choices = Array.isArray(json.choices) ? json.choices : [];
+      return choices.flatMap((c) =>
+        isRecord(c) && typeof c.finish_reason === "string" ? [c.finish_reason] : [],
+      );
+    }
+    case "messages":
+      return typeof json.stop_reason === "string" ? [json.stop_reason] : [];
+    case "responses": {
+      const details = isRecord(json.incomplete_details) ? json.incomplete_details.reason : undefined;
+      if (typeof details === "string") return [details];
+      return typeof json.status === "string" ? [json.status] : [];
+    }
+    default: {
+      const never: never = protocol;
+      throw new Error(`unknown protocol ${String(never)}`);
+    }
+  }
+}
+
+/** The response's own model id (`gen_ai.response.model`), when the answer names one. */
+export function responseModel(json: unknown): string | undefined {
+  return isRecord(json) && typeof json.model === "string" ? json.model : undefined;
+}

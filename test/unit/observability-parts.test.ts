@@ -1,0 +1,106 @@
+// Pure parts of observability: span attributes (finish reasons per protocol, prompt text only when
+// captured), the capped key label, CSV fields of the usage export.
+import { describe, expect, test } from "bun:test";
+import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
+import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
+import { UsageTap } from "../../src/relay/tap.ts";
+import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
+import type { TextView } from "../../src/wire/text-view.ts";
+
+const view: TextView = {
+  protocol: "chat",
+  model: "modelx-5.5",
+  stream: false,
+  promptText: "tell me about otters",
+  lastUserText: "tell me about otters",
+  endsWithToolResult: false,
+  tools: [],
+  toolChoice: { mode: "auto" },
+  outputFormat: undefined,
+  maxOutputTokens: 100,
+  reasoning: undefined,
+  includeUsage: false,
+};
+
+describe("span attributes", () => {
+  test("finish reasons of each protocol's complete answer", () => {
+    expect(
+      finishReasons("chat", { choices: [{ finish_reason: "stop" }, { finish_reason: "length" }] }),
+    ).toEqual(["stop", "length"]);
+    expect(finishReasons("messages", { stop_reason: "end_turn" })).toEqual(["end_turn"]);
+    expect(finishReasons("responses", { status: "completed" })).toEqual(["completed"]);
+    expect(
+      finishReasons("responses", {
+        status: "incomplete",
+        incomplete_details: { reason: "max_output_tokens" },
+      }),
+    ).toEqual(["max_output_tokens"]);
+    expect(finishReasons("chat", "not json")).toEqual([]);
+    expect(responseModel({ model: "m-1" })).toBe("m-1");
+    expect(responseModel([])).toBeUndefined();
+  });
+
+  test("the prompt goes into a span only when capture_content is on", () => {
+    const off = requestAttributes(view, false);
+    expect(JSON.stringify(off)).not.toContain("otters");
+    expect(off).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.request.max_tokens": 100 });
+    const on = requestAttributes(view, true);
+    const messages = JSON.parse(String(on["gen_ai.input.messages"])) as { parts: { content: string }[] }[];
+    expect(messages[0]?.parts[0]?.content).toBe("tell me about otters");
+  });
+});
+
+describe("stream finish reasons from the usage tap", () => {
+  test("Chat: the finish chunk, even when the usage chunk follows it", () => {
+    const tap = new UsageTap("chat");
+    tap.onEvent(undefined, '{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}');
+    tap.onEvent(undefined, '{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}');
+    tap.onEvent(
+      undefined,
+      '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}',
+    );
+    expect(tap.finishReasons()).toEqual(["length"]);
+  });
+
+  test("Messages: message_delta's stop_reason; Responses: the incomplete reason or the status", () => {
+    const messages = new UsageTap("messages");
+    messages.onEvent(
+      "message_delta",
+      '{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":3}}',
+    );
+    expect(messages.finishReasons()).toEqual(["tool_use"]);
+    const responses = new UsageTap("responses");
+    responses.onEvent(
+      "response.incomplete",
+      '{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}',
+    );
+    expect(responses.finishReasons()).toEqual(["max_output_tokens"]);
+    const done = new UsageTap("responses");
+    done.onEvent("response.completed", '{"type":"response.completed","response":{"status":"completed"}}');
+    expect(done.finishReasons()).toEqual(["completed"]);
+    expect(new UsageTap("messages").finishReasons()).toEqual([]);
+  });
+});
+
+describe("BoundedLabel", () => {
+  test("keeps the first cap values, folds later ones into other, remembers the kept ones", () => {
+    const label = new BoundedLabel(2);
+    expect([label.of("a"), label.of("b"), label.of("c"), label.of("a"), label.of("d")]).toEqual([
+      "a",
+      "b",
+      OTHER,
+      "a",
+      OTHER,
+    ]);
+    expect(new BoundedLabel(0).of("a")).toBe(OTHER);
+  });
+});
+
+describe("CSV", () => {
+  test("fields with commas, quotes or line breaks are quoted; lines end in CRLF", () => {
+    expect(csvField("acme, inc")).toBe('"acme, inc"');
+    expect(csvField('say "hi"')).toBe('"say ""hi"""');
+    expect(csvField(null)).toBe("");
+    expect(toCsv([{ a: 1, b: "x,y" }], ["a", "b"])).toBe('a,b\r\n1,"x,y"\r\n');
+  });
+});
