@@ -2,7 +2,7 @@
 // gateway with telemetry off loads none of the SDK (src/telemetry/open.ts imports it on demand).
 // The implementation is src/telemetry/otel.ts.
 
-export type AttrValue = string | number | boolean | readonly string[];
+export type AttrValue = string | number | boolean | string[];
 
 /** One span: attributes while it runs, an error status, its end. */
 export interface SpanHandle {
