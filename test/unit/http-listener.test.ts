@@ -59,4 +59,19 @@ describe("request targets", () => {
       expect(routable(new Request(given)).url).toBe(expected);
     }
   });
+
+  test("URLs built from a malformed Host keep the path and query the client sent", () => {
+    const cases: [string, string][] = [
+      ["http://[::1/v1/models", "http://localhost/v1/models"],
+      ["http://a:99999/v1/models?limit=2", "http://localhost/v1/models?limit=2"],
+      ["http://%zz/v1/chat/completions#x", "http://localhost/v1/chat/completions"],
+      ["https://bad host/v1/models", "https://localhost/v1/models"],
+    ];
+    for (const [given, expected] of cases) {
+      expect(routerReadsPath(given)).toBe(false);
+      // new Request() refuses such URLs; Bun's server hands them over as they are.
+      const request = { url: given, headers: new Headers(), method: "GET" } as unknown as Request;
+      expect(routable(request).url).toBe(expected);
+    }
+  });
 });
