@@ -205,5 +205,6 @@ function unbilledEvent(
     channels: [],
     clientAddress: ctx.client?.toString() ?? null,
     errorCode: ended.code,
+    unbilled: true,
   };
 }
