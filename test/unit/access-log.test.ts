@@ -190,6 +190,27 @@ test("unbilled requests on the feed are not counted as settlements, tokens or co
   }
 });
 
+test("a settlement that fails still writes the line and leaves no note behind", async () => {
+  const failing: Meter = {
+    admit: async () => ({
+      headers: {},
+      settle: async () => {
+        throw new Error("journal write failed");
+      },
+    }),
+  };
+  const ctx = context("r-settle-fails");
+  noteKey(ctx, principal);
+  const admission = await admit(loggedMeter(failing), ctx);
+  requestEnded(ctx, gateway, new Response("data: …"));
+  expect(await admission.settle(settlement).catch((e: unknown) => String(e))).toContain(
+    "journal write failed",
+  );
+  expect(written).toHaveLength(1);
+  expect(written[0]).toMatchObject({ request_id: "r-settle-fails", status: 200, output_tokens: 22 });
+  expect(pendingLines()).toBe(0);
+});
+
 test("an authenticated upgrade that never reaches an edge end leaves nothing behind", () => {
   noteKey(context("r-upgrade"), principal);
   expect(pendingLines()).toBe(0);
