@@ -40,14 +40,38 @@ export function log(level: Level, msg: string, fields: Record<string, unknown> =
   );
 }
 
-/** ` key=value` pairs; values with spaces, quotes or `=` are JSON-quoted, absent ones skipped. */
+/**
+ * ` key=value` pairs; values with spaces, quotes, `=` or control characters are JSON-quoted with
+ * every control character escaped (an upstream's error text must not drive the terminal), absent
+ * ones skipped.
+ */
 export function textFields(fields: Record<string, unknown>): string {
   let out = "";
   for (const name in fields) {
     const value = fields[name];
     if (value === undefined) continue;
     const shown = typeof value === "string" ? value : JSON.stringify(value);
-    out += ` ${name}=${shown === "" || /[\s"=]/.test(shown) ? JSON.stringify(shown) : shown}`;
+    out += ` ${name}=${shown === "" || /[\s"=]/.test(shown) || hasControl(shown) ? quoted(shown) : shown}`;
+  }
+  return out;
+}
+
+/** C0 controls, DEL and C1 controls (U+0080–U+009F: 0x9B is a CSI on some terminals). */
+const isControl = (unit: number): boolean => unit < 0x20 || (unit >= 0x7f && unit <= 0x9f);
+
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (isControl(text.charCodeAt(i))) return true;
+  return false;
+}
+
+/** JSON-quoted, with DEL and C1 controls escaped too (JSON.stringify escapes only C0). */
+function quoted(text: string): string {
+  const json = JSON.stringify(text);
+  if (!hasControl(json)) return json;
+  let out = "";
+  for (const char of json) {
+    const unit = char.charCodeAt(0);
+    out += isControl(unit) ? `\\u${unit.toString(16).padStart(4, "0")}` : char;
   }
   return out;
 }

@@ -22,11 +22,12 @@ commands:
   accounts   create | credit | list
   groups     set | list
   keys       create | list | revoke | enable
-  usage      totals of requests, tokens and cost (--key, --account, --since, --until, --group-by)
-  admin      token create | token list (admin API tokens)
+  usage      totals of requests, tokens and cost (--key, --account, --since, --until, --group-by, --format)
+  admin      token create | token list | token revoke ID (admin API tokens)
   tui        the terminal UI (--url, --token or MODELGATE_ADMIN_URL / MODELGATE_ADMIN_TOKEN)
 
-Every store command takes --db sqlite://PATH or --config FILE and works while serve runs.
+Every store command takes --db URL (sqlite://PATH or postgres://...) or --config FILE and works
+while serve runs.
 Run \`modelgate COMMAND\` without arguments for its usage.`;
 
 type Command = (args: string[]) => Promise<void>;

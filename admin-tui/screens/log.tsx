@@ -113,6 +113,18 @@ export function line(e: RequestEvent, l: Layout): string {
   return `${time} ${status.padEnd(4)} ${fit(endpointName(e.endpoint), l.endpoint)} ${fit(e.key_name || e.key_id || "-", l.key)} ${fit(e.model || "-", l.model)} ${spent} ${latencyOf(e.latency_ms).padStart(6)}`;
 }
 
+/** A React key per event received: request ids are the client's `x-request-id` and may repeat. */
+const rowKeys = new WeakMap<RequestEvent, number>();
+let lastRowKey = 0;
+function rowKey(e: RequestEvent): number {
+  let key = rowKeys.get(e);
+  if (key === undefined) {
+    key = ++lastRowKey;
+    rowKeys.set(e, key);
+  }
+  return key;
+}
+
 export function LogScreen({ feed, active, onModal, onFeedState, height, width }: Props) {
   const [events, setEvents] = useState<RequestEvent[]>([]);
   const [paused, setPaused] = useState(false);
@@ -186,7 +198,7 @@ export function LogScreen({ feed, active, onModal, onFeedState, height, width }:
       <Text dimColor>{header(columns)}</Text>
       {shown.length === 0 ? <Text dimColor>waiting for requests…</Text> : null}
       {shown.map((e) => (
-        <Text key={e.request_id} color={e.status >= 400 ? "red" : undefined}>
+        <Text key={rowKey(e)} color={e.status >= 400 ? "red" : undefined}>
           {line(e, columns)}
         </Text>
       ))}

@@ -27,6 +27,11 @@ export interface UsageEvent {
   clientAddress: string | null;
   /** The error code of a request refused before billing (`invalid_api_key`, `rate_limit_exceeded`, …). */
   errorCode?: string | null;
+  /**
+   * Set on a request that never reached billing (published by the access log): subscribers that
+   * count settlements, tokens or money skip it.
+   */
+  unbilled?: true;
 }
 
 type Listener = (event: UsageEvent) => void;

@@ -55,6 +55,8 @@ async function group(
   if (first === "account") {
     const out: GroupedTotals[] = [];
     for (const account of await store.listAccounts()) {
+      // The filter's own account (--account) is the only group there can be.
+      if (filter.account !== undefined && account.name !== filter.account) continue;
       for (const row of await group(store, { ...filter, account: account.name }, rest, offsetMinutes))
         out.push({ groups: { account: account.name, ...row.groups }, totals: row.totals });
     }

@@ -30,8 +30,8 @@ export const TelemetryConfigSchema = v.strictObject({
   /** `service.name` of the exported resource. */
   service_name: v.optional(v.pipe(v.string(), v.minLength(1)), "modelgate"),
   /**
-   * Put prompt and completion text in spans (`gen_ai.input.messages`, `gen_ai.output.messages`).
-   * Off by default: traces then carry counts, ids and names, never content.
+   * Put the prompt text in the request span (`gen_ai.input.messages`; completions are never
+   * captured). Off by default: traces then carry counts, ids and names, never content.
    */
   capture_content: v.optional(v.boolean(), false),
 });

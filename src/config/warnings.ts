@@ -1,5 +1,6 @@
 // Problems with a valid configuration that do not stop `serve` but that the operator should see at
-// start, before a request fails: a channel credential variable that is not set.
+// start, before a request fails: a channel credential variable that is not set; a body idle
+// timeout that can never apply because the whole-body timeout is shorter.
 //
 // An unset `api_key_env` is a warning, not an error: local servers (Ollama, vLLM, llama.cpp,
 // LM Studio) take no credential, a channel may rotate several variables of which some are set,
@@ -10,6 +11,12 @@ import type { Config } from "./schema.ts";
 /** One line per problem, each naming the field path, the channel and the fix. */
 export function configWarnings(config: Config, env: Readonly<Record<string, string | undefined>>): string[] {
   const warnings: string[] = [];
+  const { body_idle_timeout_seconds: idle, body_timeout_seconds: total } = config.server;
+  if (idle >= total) {
+    warnings.push(
+      `server.body_idle_timeout_seconds (${idle}) is not shorter than server.body_timeout_seconds (${total}): a stalled body is cut by the total limit only; set the idle timeout below ${total}`,
+    );
+  }
   for (const [i, channel] of config.channels.entries()) {
     if (channel.kind === "sim") continue;
     const named = [

@@ -138,16 +138,24 @@ function settledNoted(admission: Admission, input: AdmitInput, note: Note): Admi
   return {
     headers: admission.headers,
     settle: async (result) => {
-      await admission.settle(result);
-      if (note.settled !== undefined) return;
-      note.settled = result;
-      const ended = note.ended;
-      if (ended === undefined) return; // the edge writes it
-      if (notes.get(input.requestId) === note) notes.delete(input.requestId);
-      const latencyMs = ended.latencyMs + Math.round(performance.now() - ended.at);
-      write(input.requestId, { ...ended, latencyMs }, note, undefined);
+      try {
+        await admission.settle(result);
+      } finally {
+        // Even when settling failed: the request is over, its line is due and its note must go.
+        noteSettled(input.requestId, note, result);
+      }
     },
   };
+}
+
+function noteSettled(requestId: string, note: Note, result: Settlement): void {
+  if (note.settled !== undefined) return;
+  note.settled = result;
+  const ended = note.ended;
+  if (ended === undefined) return; // the edge writes it
+  if (notes.get(requestId) === note) notes.delete(requestId);
+  const latencyMs = ended.latencyMs + Math.round(performance.now() - ended.at);
+  write(requestId, { ...ended, latencyMs }, note, undefined);
 }
 
 function write(
@@ -205,5 +213,6 @@ function unbilledEvent(
     channels: [],
     clientAddress: ctx.client?.toString() ?? null,
     errorCode: ended.code,
+    unbilled: true,
   };
 }

@@ -49,11 +49,13 @@ export function listen(
     fetch(received, srv) {
       const peer = srv.requestIP(received);
       // Upgrades need the request Bun received; routing needs one whose path the router reads.
-      // Without a Host header Bun's URL is relative ("/v1/..."), which no upgrade check can parse.
-      const absolute = received.url.charCodeAt(0) !== SLASH;
-      const upgraded = absolute && sockets ? sockets.handle(received, srv, peer?.address) : "pass";
-      if (upgraded !== "pass") return upgraded;
+      // Without a Host header Bun's URL is relative ("/v1/..."), and with a malformed one it does
+      // not parse: no upgrade check can read either.
       const request = routable(received);
+      const parses =
+        request === received || (received.url.charCodeAt(0) !== SLASH && URL.canParse(received.url));
+      const upgraded = parses && sockets ? sockets.handle(received, srv, peer?.address) : "pass";
+      if (upgraded !== "pass") return upgraded;
       if (peer) peers.set(request, peer.address);
       return fetch(request);
     },

@@ -108,8 +108,9 @@ export class TrafficMetrics {
     ];
   }
 
-  /** Counts a settled request's tokens and cost (a usage feed subscriber). */
+  /** Counts a settled request's tokens and cost (a usage feed subscriber; unbilled requests are not counted). */
   settled(event: UsageEvent): void {
+    if (event.unbilled) return;
     const key = this.#keys.of(event.keyName || event.keyId);
     const series = this.#usageSeries(event.model, key, event.channels.at(-1) ?? "none");
     series.input.count += event.inputTokens;

@@ -56,7 +56,9 @@ export class Notifier {
    * primary has no key cache: its workers forward their refusals to keyRefused().
    */
   start(feed: UsageFeed, keys?: KeyCache): void {
-    this.#unsubscribe = feed.subscribe((event) => this.#dirty.add(event.accountId));
+    this.#unsubscribe = feed.subscribe((event) => {
+      if (!event.unbilled) this.#dirty.add(event.accountId);
+    });
     if (keys) keys.onRefused = (refusal) => this.keyRefused(refusal);
     this.#timer = setInterval(() => void this.check(), this.#config.check_interval_ms);
     this.#timer.unref();

@@ -1,6 +1,7 @@
 // Span attributes from the gateway's own facts, named per the OpenTelemetry GenAI semantic
 // conventions (`gen_ai.*`) where one exists, under `modelgate.*` otherwise. Never a secret: keys
-// appear by name, and prompt or completion text only when `telemetry.capture_content` is on.
+// appear by name, and the prompt text only when `telemetry.capture_content` is on (completion
+// text never).
 import type { UsageEvent } from "../billing/feed.ts";
 import type { UsageCounts } from "../billing/meter.ts";
 import type { TextProtocol, TextView } from "../wire/text-view.ts";

@@ -23,9 +23,18 @@ export async function openTracer(
   if (config.otlp_endpoint === undefined) return undefined;
   const { startTracer } = await load();
   log("info", "telemetry: exporting traces over OTLP/HTTP", {
-    endpoint: config.otlp_endpoint,
+    endpoint: shownEndpoint(config.otlp_endpoint),
     sampling_ratio: config.sampling_ratio,
     capture_content: config.capture_content,
   });
   return startTracer(config, version, feed);
+}
+
+/** The endpoint as logged: a user name, password or query (where collectors take credentials) masked. */
+export function shownEndpoint(endpoint: string): string {
+  const url = new URL(endpoint);
+  if (url.username) url.username = "***";
+  if (url.password) url.password = "***";
+  if (url.search) url.search = "?***";
+  return url.toString();
 }

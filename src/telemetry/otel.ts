@@ -144,6 +144,7 @@ export function startTracer(config: TelemetryConfig, version: string, feed: Usag
   const tracer = provider.getTracer("modelgate", version);
   const open = new Map<string, RequestSpan>();
   const unsubscribe = feed?.subscribe((event: UsageEvent) => {
+    if (event.unbilled) return; // no settlement: no cost to put on the span
     const request = open.get(event.requestId);
     if (request === undefined || !request.span.isRecording()) return;
     const attributes = settledAttributes(event);

@@ -31,7 +31,7 @@ export interface RequestTrace extends SpanHandle {
   hold(): () => void;
   /** The handler answered with `status`; ends the span unless held (then at the release). */
   finish(status: number): void;
-  /** Whether prompt and completion text may go into spans (`telemetry.capture_content`). */
+  /** Whether the prompt text may go into the request span (`telemetry.capture_content`). */
   readonly captureContent: boolean;
 }
 

@@ -11,6 +11,12 @@ const cli = (...args: string[]) => runCli([...args, "--db", db]);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("modelgate CLI", () => {
+  test("the help names every admin subcommand and usage's output formats", async () => {
+    const help = await runCli([]);
+    expect(help.stdout + help.stderr).toContain("token revoke ID");
+    expect(help.stdout + help.stderr).toContain("--format");
+  });
+
   test("accounts create, credit and list (JSON and table)", async () => {
     expect((await cli("accounts", "create", "acme", "--balance", "12.5")).code).toBe(0);
     const credited = await cli("accounts", "credit", "acme", "0.75", "--note", "refund");

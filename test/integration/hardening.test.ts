@@ -34,6 +34,27 @@ describe("routing on the parsed path, for every Host", () => {
     }
   });
 
+  test("a Host that makes the URL unparseable is routed on the path sent, never a 500", async () => {
+    for (const host of ["[::1", "a:99999", "%zz"]) {
+      const r = await rawRequest(gw.url, "GET /v1/models?limit=1 HTTP/1.1", [
+        `Host: ${host}`,
+        `Authorization: Bearer ${key}`,
+      ]);
+      expect({ host, status: r.status }).toEqual({ host, status: 200 });
+      expect((JSON.parse(r.body) as { object: string }).object).toBe("list");
+      // A WebSocket upgrade asked with such a Host is answered too, as a plain HTTP request.
+      const upgrade = await rawRequest(gw.url, "GET /v1/responses HTTP/1.1", [
+        `Host: ${host}`,
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        `Authorization: Bearer ${key}`,
+      ]);
+      expect({ host, below500: upgrade.status < 500 }).toEqual({ host, below500: true });
+    }
+  });
+
   test("a path with an extra first segment is 404 with a short Host, not the route behind it", async () => {
     const r = await rawRequest(gw.url, "GET /zz/v1/models HTTP/1.1", [
       "Host: x",

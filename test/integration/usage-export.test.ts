@@ -132,6 +132,13 @@ describe("modelgate usage export", () => {
     expect(table).toContain(keys.a?.id ?? "?");
   });
 
+  test("--account narrows a grouping by account (and by account and day) to that account", async () => {
+    const rows = await json(["--account", "acme, inc", "--group-by", "account"]);
+    expect(rows.map((r) => `${r.account}:${r.requests}`)).toEqual(["acme, inc:3"]);
+    const byDay = await json(["--account", "default", "--group-by", "day,account"]);
+    expect(byDay.map((r) => `${r.account}:${r.requests}`)).toEqual(["default:2"]);
+  });
+
   test("bad grouping or format is a usage error naming the flag", async () => {
     const bad = await gw.cli(["usage", "--group-by", "key,team"]);
     expect(bad.code).not.toBe(0);

@@ -11,6 +11,7 @@ import type { Gateway } from "../../src/gateway.ts";
 import { loggedMeter, noteKey, pathOf, pendingLines, requestEnded } from "../../src/http/access-log.ts";
 import type { RequestContext } from "../../src/http/context.ts";
 import { setLogFormat } from "../../src/log.ts";
+import { TrafficMetrics } from "../../src/metrics/traffic.ts";
 import type { KeyId } from "../../src/types.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 
@@ -149,6 +150,65 @@ test("a request with no key: line and feed event without key or model; probes st
   requestEnded(context("r-probe", "/healthz"), gateway, new Response("ok"));
   expect(written).toHaveLength(2);
   expect(published).toHaveLength(1);
+});
+
+test("unbilled requests on the feed are not counted as settlements, tokens or cost in /metrics", async () => {
+  const traffic = new TrafficMetrics(1, { circuits: () => [], journalBacklog: () => 0 });
+  const unsubscribe = feed.subscribe((e) => traffic.settled(e));
+  try {
+    requestEnded(
+      context("r-anon"),
+      gateway,
+      new Response("{}", { status: 401 }),
+      new GatewayError("invalid_api_key", "no key"),
+    );
+    const listing = context("r-list", "/v1/models");
+    noteKey(listing, principal);
+    requestEnded(listing, gateway, new Response("{}"));
+    const refused = context("r-429b");
+    noteKey(refused, principal);
+    const thrown = await admit(loggedMeter(meter(true)), refused).catch((e: unknown) => e);
+    requestEnded(refused, gateway, new Response("{}", { status: 429 }), thrown);
+    expect(published).toHaveLength(3);
+    const lines: string[] = [];
+    traffic.render(lines);
+    expect(lines.filter((l) => !l.startsWith("#") && !l.startsWith("modelgate_usage_journal"))).toEqual([]);
+    // The one key label slot is still free for the first key that settles.
+    traffic.settled({
+      ...(published[2] as UsageEvent),
+      unbilled: undefined,
+      keyName: "payer",
+      inputTokens: 5,
+    });
+    const after: string[] = [];
+    traffic.render(after);
+    expect(after).toContain(
+      'modelgate_tokens_total{model="modelx-5.5",key="payer",channel="none",type="input"} 5',
+    );
+  } finally {
+    unsubscribe();
+  }
+});
+
+test("a settlement that fails still writes the line and leaves no note behind", async () => {
+  const failing: Meter = {
+    admit: async () => ({
+      headers: {},
+      settle: async () => {
+        throw new Error("journal write failed");
+      },
+    }),
+  };
+  const ctx = context("r-settle-fails");
+  noteKey(ctx, principal);
+  const admission = await admit(loggedMeter(failing), ctx);
+  requestEnded(ctx, gateway, new Response("data: …"));
+  expect(await admission.settle(settlement).catch((e: unknown) => String(e))).toContain(
+    "journal write failed",
+  );
+  expect(written).toHaveLength(1);
+  expect(written[0]).toMatchObject({ request_id: "r-settle-fails", status: 200, output_tokens: 22 });
+  expect(pendingLines()).toBe(0);
 });
 
 test("an authenticated upgrade that never reaches an edge end leaves nothing behind", () => {

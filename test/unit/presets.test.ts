@@ -145,6 +145,15 @@ models = ["modelx-5.2"]
     );
   });
 
+  test("a body idle timeout at or above the whole-body timeout is named", () => {
+    const config = load("[server]\nbody_timeout_seconds = 5\n");
+    const [warning] = configWarnings(config, {});
+    expect(warning).toContain(
+      "server.body_idle_timeout_seconds (15) is not shorter than server.body_timeout_seconds (5)",
+    );
+    expect(configWarnings(load("[server]\nbody_timeout_seconds = 20\n"), {})).toEqual([]);
+  });
+
   test("no warning when every named variable is set; a channel that names none gets none", () => {
     expect(configWarnings(config(), { OPENAI_API_KEY: "sk", OR_KEY_1: "a", OR_KEY_2: "b" })).toEqual([]);
   });

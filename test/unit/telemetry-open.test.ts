@@ -1,10 +1,10 @@
 // With `[telemetry]` off the OpenTelemetry module is never imported; with an endpoint it is, once.
 // Also the W3C traceparent check used to pass a client's trace context upstream.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, spyOn, test } from "bun:test";
 import * as v from "valibot";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { TelemetryConfigSchema, tracesUrl } from "../../src/config/telemetry.ts";
-import { type LoadTracer, openTracer } from "../../src/telemetry/open.ts";
+import { type LoadTracer, openTracer, shownEndpoint } from "../../src/telemetry/open.ts";
 import { startTracer } from "../../src/telemetry/otel.ts";
 import { clientTraceHeaders } from "../../src/telemetry/propagate.ts";
 
@@ -34,6 +34,27 @@ describe("openTracer", () => {
     expect(tracer).toBeDefined();
     expect(loader.loads()).toBe(1);
     await tracer?.shutdown();
+  });
+
+  test("credentials in the endpoint URL are not logged", async () => {
+    const endpoint = "http://user:s3cret@127.0.0.1:9/v1/traces?api-key=k3y";
+    const written: string[] = [];
+    const spy = spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const config = v.parse(TelemetryConfigSchema, { otlp_endpoint: endpoint });
+      const tracer = await openTracer(config, "0.0.0", undefined, countingLoader().load);
+      await tracer?.shutdown();
+    } finally {
+      spy.mockRestore();
+    }
+    const logged = written.join("");
+    expect(logged).toContain("127.0.0.1:9");
+    expect(logged).not.toContain("s3cret");
+    expect(logged).not.toContain("k3y");
+    expect(shownEndpoint(endpoint)).toBe("http://***:***@127.0.0.1:9/v1/traces?***");
   });
 
   test("bad settings are refused naming the field", () => {

@@ -216,3 +216,26 @@ test("the log keeps collecting while another screen is shown, and ignores that s
   expect(frame).not.toContain("Filter the log");
   expect(rows(ui)[0]).toContain("bg");
 });
+
+test("requests that share a client-chosen x-request-id each keep their own line", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  const warnings: unknown[] = [];
+  const originalError = console.error;
+  console.error = (...args: unknown[]) => warnings.push(args);
+  try {
+    for (const [i, model] of ["modelx-5.5", "modelx-5.4", "modelx-5.4-mini"].entries()) {
+      feed.push(requestEvent({ request_id: "retry-42", model, at: `2026-11-21T10:03:0${i}.000Z` }));
+    }
+    await shows(ui, "3 request(s)");
+    feed.push(
+      requestEvent({ request_id: "retry-42", model: "modelx-5.3-c", at: "2026-11-21T10:03:09.000Z" }),
+    );
+    await shows(ui, "4 request(s)");
+  } finally {
+    console.error = originalError;
+  }
+  const models = rows(ui).map((r) => r.split(/\s+/)[4]);
+  expect(models).toEqual(["modelx-5.5", "modelx-5.4", "modelx-5.4-mini", "modelx-5.3-c"]);
+  expect(warnings).toEqual([]);
+});
