@@ -3,8 +3,9 @@
 // the stream feeds the usage tap. Bytes are passed unchanged, except the Chat usage-only chunk the
 // gateway asked for on a client's behalf, dropped by its parsed shape, and the upstream's model
 // name where the channel maps the client's id to another (the client sees the id it asked for).
-// Adds comment keep-alives while the upstream is silent, ends a broken stream with the protocol's
-// error event, and cancels the upstream when the client goes away.
+// Adds comment keep-alives while the upstream is silent, ends a broken stream (or one whose event
+// outgrows MAX_EVENT_BYTES) with the protocol's error event, and cancels the upstream when the
+// client goes away.
 import { createParser } from "eventsource-parser";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
@@ -26,6 +27,8 @@ export interface StreamRelayOptions {
    * to it, so the client never sees the upstream's name. Undefined: bytes pass unchanged.
    */
   clientModel?: string | undefined;
+  /** The most bytes one event may hold before the stream is ended as broken (MAX_EVENT_BYTES). */
+  maxEventBytes?: number | undefined;
   onFirstByte(): void;
   /** Called exactly once, whatever ends the stream; the client stream closes after it resolves. */
   onEnd(outcome: StreamOutcome): Promise<void>;
@@ -34,6 +37,12 @@ export interface StreamRelayOptions {
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 const EVENT_END = encoder.encode("\n\n");
+/**
+ * The most bytes kept while waiting for an event's end: room for a Responses `response.completed`
+ * that echoes several base64 images, and a bound on what an upstream that never ends an event can
+ * make the gateway hold.
+ */
+export const MAX_EVENT_BYTES = 64 * 1024 * 1024;
 /** A JSON `"model": "…"` member, whatever the spacing (an escaped one inside a string never matches). */
 const MODEL_MEMBER = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 
@@ -64,7 +73,10 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       },
     }),
   );
-  let pending: Uint8Array | undefined;
+  /** Bytes after the last event end, kept as they came (joined once, when their event ends). */
+  const pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const maxEventBytes = o.maxEventBytes ?? MAX_EVENT_BYTES;
   let finished = false;
   let wrote = false;
   let lastWrite = Date.now();
@@ -100,22 +112,35 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
-  const forward = (chunk: Uint8Array) => {
+  /** The pending bytes and `head` as one array (no copy when nothing is pending), pending emptied. */
+  const takePending = (head: Uint8Array): Uint8Array => {
+    const bytes = pending.length === 0 ? head : Buffer.concat([...pending, head]);
+    pending.length = 0;
+    pendingBytes = 0;
+    return bytes;
+  };
+
+  /** False when the upstream's current event has grown past the cap (the stream is then ended). */
+  const forward = (chunk: Uint8Array): boolean => {
     const end = splitter.lastEnd(chunk);
-    const offset = pending?.length ?? 0;
-    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
     if (end === -1) {
-      pending = bytes;
-      return;
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      return pendingBytes <= maxEventBytes;
     }
-    pending = end + offset < bytes.length ? bytes.slice(end + offset) : undefined;
-    emit(end + offset < bytes.length ? bytes.subarray(0, end + offset) : bytes);
+    const whole = takePending(end < chunk.length ? chunk.subarray(0, end) : chunk);
+    if (end < chunk.length) {
+      // A copy: the rest waits for later chunks and must not pin the whole chunk's buffer.
+      pending.push(chunk.slice(end));
+      pendingBytes = chunk.length - end;
+    }
+    emit(whole);
+    return pendingBytes <= maxEventBytes;
   };
 
   /** At the upstream's end: a last event without its blank line still counts, then is closed. */
   const forwardTail = () => {
-    const tail = pending;
-    pending = undefined;
+    const tail = pending.length === 0 ? undefined : takePending(new Uint8Array(0));
     parsed = 0;
     dropAt = -1;
     const text = tail === undefined ? "" : decoder.decode(tail);
@@ -145,7 +170,13 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       for (;;) {
         const { value, done } = await reader.read();
         if (done || finished) break;
-        forward(value);
+        if (!forward(value)) {
+          await finish(
+            "broken",
+            `The upstream sent an event larger than ${maxEventBytes} bytes without ending it. Retry the request.`,
+          );
+          return;
+        }
       }
       forwardTail();
       await finish(

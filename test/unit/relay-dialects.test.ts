@@ -186,3 +186,52 @@ describe("relay over SSE dialects", () => {
     expect(text).toBe(`${stream}\n\n`);
   });
 });
+
+describe("an event that never ends", () => {
+  test("past the cap the upstream is cancelled and the client gets whole events and the error event", async () => {
+    const head = encoder.encode(
+      'event: response.created\ndata: {"type":"response.created","response":{"id":"r","output":[]}}\n\n',
+    );
+    const filler = encoder.encode("x".repeat(1024));
+    const total = 64;
+    let pulled = 0;
+    let cancelled = false;
+    let aborted = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulled === 0) c.enqueue(head);
+        else if (pulled === 1) c.enqueue(encoder.encode("event: response.output_text.delta\ndata: "));
+        else if (pulled < total) c.enqueue(filler);
+        else c.close();
+        pulled++;
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    let outcome: StreamOutcome | undefined;
+    const out = relayStream({
+      body,
+      tap: new UsageTap("responses"),
+      abort: () => {
+        aborted = true;
+      },
+      keepaliveMs: 60_000,
+      dropUsageChunk: false,
+      maxEventBytes: 8 * 1024,
+      onFirstByte: () => undefined,
+      onEnd: async (o) => {
+        outcome = o;
+      },
+    });
+    const text = await new Response(out).text();
+    expect(outcome).toBe("broken");
+    expect(aborted).toBe(true);
+    expect(cancelled).toBe(true);
+    // Stopped near the cap, not after reading everything the upstream would send.
+    expect(pulled).toBeLessThan(total / 2);
+    expect(text.startsWith(new TextDecoder().decode(head))).toBe(true);
+    expect(text).not.toContain("xxxx");
+    expect(text).toContain("event: response.failed");
+  });
+});
