@@ -45,13 +45,51 @@ const EVENT_END = encoder.encode("\n\n");
 export const MAX_EVENT_BYTES = 64 * 1024 * 1024;
 /** A JSON `"model": "…"` member, whatever the spacing (an escaped one inside a string never matches). */
 const MODEL_MEMBER = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+/**
+ * The deepest a renamed `model` member sits: a Chat chunk's own (depth 1), a Responses event's
+ * `response.model` and a Messages `message.model` (depth 2). Deeper ones belong to the client or
+ * to a tool (`metadata.model`, an image_generation tool's `model`) and pass unchanged.
+ */
+const MODEL_DEPTH = 2;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
-/** Whole events' bytes with every `model` member naming `model` (unchanged bytes when none differs). */
+/** The nesting depth (open objects and arrays) at `to`, scanning on from `from` at `depth`. */
+function depthAt(text: string, from: number, to: number, depth: number): number {
+  let d = depth;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Skip the string: to its first quote not escaped by an odd run of backslashes.
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1) {
+        let escapes = 0;
+        while (text.charCodeAt(end - 1 - escapes) === BACKSLASH) escapes++;
+        if (escapes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      if (end === -1) return d;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) d++;
+    else if (c === 0x7d || c === 0x5d) d--;
+  }
+  return d;
+}
+
+/**
+ * Whole events' bytes with each event's own `model` member (see MODEL_DEPTH) naming `model`
+ * (unchanged bytes when none differs).
+ */
 export function renameModel(bytes: Uint8Array, model: string): Uint8Array {
   const text = decoder.decode(bytes);
   const named = JSON.stringify(model);
   let changed = false;
-  const out = text.replace(MODEL_MEMBER, (member, key: string) => {
+  let depth = 0;
+  let scanned = 0;
+  const out = text.replace(MODEL_MEMBER, (member, key: string, offset: number) => {
+    depth = depthAt(text, scanned, offset, depth);
+    scanned = offset + member.length;
+    if (depth > MODEL_DEPTH) return member;
     if (member.endsWith(named) && member.length === key.length + named.length) return member;
     changed = true;
     return key + named;
