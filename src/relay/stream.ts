@@ -7,6 +7,7 @@
 // outgrows MAX_EVENT_BYTES) with the protocol's error event, and cancels the upstream when the
 // client goes away.
 import { createParser } from "eventsource-parser";
+import { log } from "../log.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
 import type { UsageTap } from "./tap.ts";
@@ -30,7 +31,10 @@ export interface StreamRelayOptions {
   /** The most bytes one event may hold before the stream is ended as broken (MAX_EVENT_BYTES). */
   maxEventBytes?: number | undefined;
   onFirstByte(): void;
-  /** Called exactly once, whatever ends the stream; the client stream closes after it resolves. */
+  /**
+   * Called exactly once, whatever ends the stream; the client stream closes after it resolves, or
+   * ends in error when it rejects.
+   */
   onEnd(outcome: StreamOutcome): Promise<void>;
 }
 
@@ -199,7 +203,17 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       o.abort();
       reader.cancel().catch(() => undefined);
     }
-    await o.onEnd(outcome);
+    try {
+      await o.onEnd(outcome);
+    } catch (thrown) {
+      // Settling failed (the store or the limiter refused): the answer is not recorded, so the
+      // client stream ends in error rather than cleanly, and never stays open.
+      log("error", "settling a relayed stream failed", {
+        error: thrown instanceof Error ? thrown.message : String(thrown),
+      });
+      if (outcome !== "cancelled") controller?.error(thrown);
+      return;
+    }
     if (outcome !== "cancelled") controller?.close();
   };
 

@@ -235,3 +235,20 @@ describe("an event that never ends", () => {
     expect(text).toContain("event: response.failed");
   });
 });
+
+describe("settling fails", () => {
+  test("the client stream ends in error instead of staying open", async () => {
+    const stream = chatStream(DIALECTS[0] as Dialect);
+    const out = relayStream({
+      body: new Response(stream).body as ReadableStream<Uint8Array>,
+      tap: new UsageTap("chat"),
+      abort: () => undefined,
+      keepaliveMs: 60_000,
+      dropUsageChunk: false,
+      onFirstByte: () => undefined,
+      onEnd: () => Promise.reject(new Error("store down")),
+    });
+    // Before the fix the stream never ended: the test timed out.
+    await expect(new Response(out).text()).rejects.toThrow("store down");
+  });
+});
