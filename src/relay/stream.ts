@@ -82,10 +82,9 @@ function depthAt(text: string, from: number, to: number, depth: number): number 
 
 /**
  * Whole events' bytes with each event's own `model` member (see MODEL_DEPTH) naming `model`
- * (unchanged bytes when none differs).
+ * (unchanged bytes when none differs). `text` is the bytes decoded, when the caller has it.
  */
-export function renameModel(bytes: Uint8Array, model: string): Uint8Array {
-  const text = decoder.decode(bytes);
+export function renameModel(bytes: Uint8Array, model: string, text = decoder.decode(bytes)): Uint8Array {
   const named = JSON.stringify(model);
   let changed = false;
   let depth = 0;
@@ -136,8 +135,10 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   };
 
   /** Writes the upstream's own event bytes (renamed to the client's model id when mapped). */
-  const relay = (bytes: Uint8Array) => {
-    write(o.clientModel === undefined || bytes.length === 0 ? bytes : renameModel(bytes, o.clientModel));
+  const relay = (bytes: Uint8Array, text?: string) => {
+    write(
+      o.clientModel === undefined || bytes.length === 0 ? bytes : renameModel(bytes, o.clientModel, text),
+    );
   };
 
   /** Parses a run of whole events once, then writes its bytes (less the usage chunk, if one to drop). */
@@ -145,9 +146,10 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     parsed = 0;
     dropAt = -1;
     // Events end on an ASCII line end, so the bytes before one always decode whole.
-    sse.feed(decoder.decode(whole));
+    const text = decoder.decode(whole);
+    sse.feed(text);
     const span = dropAt < 0 ? undefined : eventSpan(whole, dropAt);
-    if (span === undefined) relay(whole);
+    if (span === undefined) relay(whole, text);
     else {
       relay(whole.subarray(0, span[0]));
       relay(whole.subarray(span[1]));
@@ -190,7 +192,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     sse.end();
     // The tail holds at most one event (no event end in it): the usage chunk is left out whole.
     if (tail === undefined || !o.tap.complete || dropAt >= 0) return;
-    relay(tail);
+    relay(tail, text);
     if (text.trim() !== "") write(EVENT_END);
   };
 
