@@ -47,6 +47,11 @@ const EVENT_END = encoder.encode("\n\n");
  * make the gateway hold.
  */
 export const MAX_EVENT_BYTES = 64 * 1024 * 1024;
+/**
+ * Bytes queued toward a client that reads slower than the upstream writes; past this the relay
+ * stops reading the upstream until the client catches up (backpressure reaches the upstream).
+ */
+export const CLIENT_QUEUE_BYTES = 1024 * 1024;
 /** A JSON `"model": "…"` member, whatever the spacing (an escaped one inside a string never matches). */
 const MODEL_MEMBER = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 /**
@@ -123,6 +128,16 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   let lastWrite = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** Resolves the pump's wait for the client to drain its queue (set only while it waits). */
+  let resume: (() => void) | undefined;
+  const wake = () => {
+    const r = resume;
+    resume = undefined;
+    r?.();
+  };
+
+  /** The client's queue is full: wait until it reads (pull) or the stream ends. */
+  const backlogged = () => (controller?.desiredSize ?? 1) <= 0;
 
   const write = (bytes: Uint8Array) => {
     if (finished || controller === undefined || bytes.length === 0) return;
@@ -201,6 +216,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     if (outcome === "broken") for (const bytes of failureEvents(o.tap, reason)) write(bytes);
     finished = true;
     clearInterval(timer);
+    wake();
     if (outcome !== "complete") {
       o.abort();
       reader.cancel().catch(() => undefined);
@@ -222,6 +238,12 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const pump = async () => {
     try {
       for (;;) {
+        if (backlogged()) {
+          await new Promise<void>((r) => {
+            resume = r;
+          });
+          if (finished) return;
+        }
         const { value, done } = await reader.read();
         if (done || finished) break;
         if (!forward(value)) {
@@ -243,19 +265,26 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
-  return new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      timer = setInterval(
-        () => {
-          if (Date.now() - lastWrite >= o.keepaliveMs) write(KEEP_ALIVE);
-        },
-        Math.max(25, o.keepaliveMs / 4),
-      );
-      void pump();
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        timer = setInterval(
+          () => {
+            // A client that is not reading needs no keep-alive (and its queue must not grow).
+            if (Date.now() - lastWrite >= o.keepaliveMs && !backlogged()) write(KEEP_ALIVE);
+          },
+          Math.max(25, o.keepaliveMs / 4),
+        );
+        void pump();
+      },
+      pull() {
+        wake();
+      },
+      cancel() {
+        return finish("cancelled", "client went away");
+      },
     },
-    cancel() {
-      return finish("cancelled", "client went away");
-    },
-  });
+    { highWaterMark: CLIENT_QUEUE_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
+  );
 }

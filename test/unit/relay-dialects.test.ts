@@ -252,3 +252,40 @@ describe("settling fails", () => {
     await expect(new Response(out).text()).rejects.toThrow("store down");
   });
 });
+
+describe("a client slower than the upstream", () => {
+  test("the relay stops reading the upstream once the client's queue is full", async () => {
+    const event = encoder.encode(
+      `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "y".repeat(64 * 1024) } }] })}\n\n`,
+    );
+    const total = 200;
+    const done = encoder.encode("data: [DONE]\n\n");
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulled++ < total) c.enqueue(event);
+        else {
+          c.enqueue(done);
+          c.close();
+        }
+      },
+    });
+    const out = relayStream({
+      body,
+      tap: new UsageTap("chat"),
+      abort: () => undefined,
+      keepaliveMs: 60_000,
+      dropUsageChunk: false,
+      onFirstByte: () => undefined,
+      onEnd: async () => undefined,
+    });
+    const reader = out.getReader();
+    // The client reads nothing for a while: the relay must not buffer the whole 12.8 MB answer.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(pulled).toBeLessThan(total / 4);
+    // Reading drains it all, in order.
+    let bytes = 0;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
+    expect(bytes).toBe(total * event.byteLength + done.byteLength);
+  });
+});
