@@ -4,8 +4,8 @@
 // gateway asked for on a client's behalf, dropped by its parsed shape, and the upstream's model
 // name where the channel maps the client's id to another (the client sees the id it asked for).
 // Adds comment keep-alives while the upstream is silent, ends a broken stream (or one whose event
-// outgrows MAX_EVENT_BYTES) with the protocol's error event, and cancels the upstream when the
-// client goes away.
+// outgrows MAX_EVENT_BYTES) with the protocol's error event, stops reading the upstream while a
+// slow client has CLIENT_QUEUE_BYTES queued, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
 import { log } from "../log.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
