@@ -107,13 +107,16 @@ function bodyFor(
   decoded: DecodedText,
   raw: Uint8Array,
   model: ModelInfo,
-): string | Uint8Array {
+): Pick<TextCall, "body" | "json"> {
   const mapped = channel.upstreamModel(decoded.view.model);
   if (target !== decoded.view.protocol) {
-    return JSON.stringify(writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens));
+    const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
+    return { body: JSON.stringify(json), json };
   }
-  if (mapped === decoded.view.model && decoded.overrides === undefined) return raw;
-  return JSON.stringify({ ...decoded.body, ...decoded.overrides, model: mapped });
+  if (mapped === decoded.view.model && decoded.overrides === undefined)
+    return { body: raw, json: decoded.body };
+  const json = { ...decoded.body, ...decoded.overrides, model: mapped };
+  return { body: JSON.stringify(json), json };
 }
 
 export async function serveText(
@@ -156,7 +159,7 @@ export async function serveText(
       const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
       return {
         protocol: target,
-        body: bodyFor(channel, target, decoded, raw, model),
+        ...bodyFor(channel, target, decoded, raw, model),
         stream: view.stream,
         anthropicVersion: decoded.anthropicVersion,
         anthropicBeta: decoded.anthropicBeta,
