@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
 import { UsageTap } from "../../src/relay/tap.ts";
+import { translateStream } from "../../src/relay/translated.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import {
@@ -287,5 +288,31 @@ describe("a client slower than the upstream", () => {
     let bytes = 0;
     for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
     expect(bytes).toBe(total * event.byteLength + done.byteLength);
+  });
+});
+
+describe("a translated stream whose upstream event never ends", () => {
+  test("errors past the cap and cancels the upstream instead of buffering it", async () => {
+    const filler = encoder.encode("x".repeat(1024));
+    const total = 64;
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulled === 0)
+          c.enqueue(encoder.encode('data: {"id":"c","choices":[{"index":0,"delta":{"content":"'));
+        else if (pulled < total) c.enqueue(filler);
+        else c.close();
+        pulled++;
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const translation = { from: "chat", to: "responses", model: "m", inputEstimate: 1, request: {} } as const;
+    const { body: out } = translateStream(translation, body, 8 * 1024);
+    await expect(new Response(out).text()).rejects.toThrow("larger than 8192 bytes");
+    expect(cancelled).toBe(true);
+    expect(pulled).toBeLessThan(total / 2);
   });
 });
