@@ -4,8 +4,8 @@
 //    integer nano-USD (per million tokens, or per image generation). The input_fidelity factor has
 //    at most 3 decimals and converts exactly into thousandths.
 // 2. Text: exact = (plain input × input price + cached input × cached price + cache writes ×
-//    write price + 1-hour cache writes × 1-hour write price + output × output price) / 1,000,000. All products are summed as bigints, then divided ONCE per request and
-//    rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
+//    write price + 1-hour cache writes × 1-hour write price + output × output price) / 1,000,000.
+//    All products are summed as bigints, then divided ONCE per request and rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
 //    than 1 nano-USD above it.
 // 3. Images: exact = generations × price per generation × factor / 1000 (factor 1000 unless
 //    input_fidelity is high), rounded up once per request the same way.
@@ -16,6 +16,8 @@
 //    writes, then 1-hour writes), so no token is billed twice.
 //    Reasoning tokens are part of output and billed at the output price; if an upstream reports
 //    more reasoning than output tokens, the larger figure is billed.
+// 6. The worst case (what admission reserves) prices every input token at the dearest input-side
+//    rate (plain, cache read, cache write, 1-hour cache write), so no settled cost exceeds it.
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
 import type { Nanos } from "../types.ts";
@@ -110,15 +112,23 @@ export class Pricer {
     }
     const price = this.table.text.get(model.id);
     if (!price) return nanos(0);
-    return textCost(price, {
-      inputTokens: worst.inputTokens,
-      cachedInputTokens: 0,
-      cacheWriteTokens: 0,
-      cacheWrite1hTokens: 0,
-      outputTokens: worst.maxOutputTokens,
-      reasoningTokens: 0,
-      generations: 0,
-    });
+    // Every input token priced at the dearest rate it can be billed at: a prompt written to a
+    // 1-hour cache (Anthropic: 2× input) must not cost more than admission reserved.
+    let dearest = price.input;
+    for (const rate of [price.cachedInput, price.cacheWrite, price.cacheWrite1h])
+      if (rate > dearest) dearest = rate;
+    return textCost(
+      { ...price, input: dearest },
+      {
+        inputTokens: worst.inputTokens,
+        cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        cacheWrite1hTokens: 0,
+        outputTokens: worst.maxOutputTokens,
+        reasoningTokens: 0,
+        generations: 0,
+      },
+    );
   }
 
   /** What a settled request costs. Image facts come from `detail`, else from admission. */

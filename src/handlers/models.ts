@@ -75,7 +75,9 @@ export function listModels(ctx: RequestContext, gateway: Gateway): Response {
 
 export function getModel(ctx: RequestContext, gateway: Gateway, params: Record<string, string>): Response {
   const principal = authenticate(ctx, gateway);
-  const model = requireModel(principal, decodeURIComponent(params.id ?? ""), "not_found");
+  // The router has already decoded the path parameter: decoding it again would read `%25` twice
+  // and throw (a 500) on an escape that only the second pass finds broken.
+  const model = requireModel(principal, params.id ?? "", "not_found");
   if (!served(gateway, model)) {
     throw new GatewayError(
       "not_found",

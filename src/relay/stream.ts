@@ -3,9 +3,11 @@
 // the stream feeds the usage tap. Bytes are passed unchanged, except the Chat usage-only chunk the
 // gateway asked for on a client's behalf, dropped by its parsed shape, and the upstream's model
 // name where the channel maps the client's id to another (the client sees the id it asked for).
-// Adds comment keep-alives while the upstream is silent, ends a broken stream with the protocol's
-// error event, and cancels the upstream when the client goes away.
+// Adds comment keep-alives while the upstream is silent, ends a broken stream (or one whose event
+// outgrows MAX_EVENT_BYTES) with the protocol's error event, stops reading the upstream while a
+// slow client has CLIENT_QUEUE_BYTES queued, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
+import { log } from "../log.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
 import type { UsageTap } from "./tap.ts";
@@ -26,23 +28,76 @@ export interface StreamRelayOptions {
    * to it, so the client never sees the upstream's name. Undefined: bytes pass unchanged.
    */
   clientModel?: string | undefined;
+  /** The most bytes one event may hold before the stream is ended as broken (MAX_EVENT_BYTES). */
+  maxEventBytes?: number | undefined;
   onFirstByte(): void;
-  /** Called exactly once, whatever ends the stream; the client stream closes after it resolves. */
+  /**
+   * Called exactly once, whatever ends the stream; the client stream closes after it resolves, or
+   * ends in error when it rejects.
+   */
   onEnd(outcome: StreamOutcome): Promise<void>;
 }
 
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 const EVENT_END = encoder.encode("\n\n");
+/**
+ * The most bytes kept while waiting for an event's end: room for a Responses `response.completed`
+ * that echoes several base64 images, and a bound on what an upstream that never ends an event can
+ * make the gateway hold.
+ */
+export const MAX_EVENT_BYTES = 64 * 1024 * 1024;
+/**
+ * Bytes queued toward a client that reads slower than the upstream writes; past this the relay
+ * stops reading the upstream until the client catches up (backpressure reaches the upstream).
+ */
+export const CLIENT_QUEUE_BYTES = 1024 * 1024;
 /** A JSON `"model": "…"` member, whatever the spacing (an escaped one inside a string never matches). */
 const MODEL_MEMBER = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+/**
+ * The deepest a renamed `model` member sits: a Chat chunk's own (depth 1), a Responses event's
+ * `response.model` and a Messages `message.model` (depth 2). Deeper ones belong to the client or
+ * to a tool (`metadata.model`, an image_generation tool's `model`) and pass unchanged.
+ */
+const MODEL_DEPTH = 2;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
-/** Whole events' bytes with every `model` member naming `model` (unchanged bytes when none differs). */
-export function renameModel(bytes: Uint8Array, model: string): Uint8Array {
-  const text = decoder.decode(bytes);
+/** The nesting depth (open objects and arrays) at `to`, scanning on from `from` at `depth`. */
+function depthAt(text: string, from: number, to: number, depth: number): number {
+  let d = depth;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Skip the string: to its first quote not escaped by an odd run of backslashes.
+      let end = text.indexOf('"', i + 1);
+      while (end !== -1) {
+        let escapes = 0;
+        while (text.charCodeAt(end - 1 - escapes) === BACKSLASH) escapes++;
+        if (escapes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      if (end === -1) return d;
+      i = end;
+    } else if (c === 0x7b || c === 0x5b) d++;
+    else if (c === 0x7d || c === 0x5d) d--;
+  }
+  return d;
+}
+
+/**
+ * Whole events' bytes with each event's own `model` member (see MODEL_DEPTH) naming `model`
+ * (unchanged bytes when none differs). `text` is the bytes decoded, when the caller has it.
+ */
+export function renameModel(bytes: Uint8Array, model: string, text = decoder.decode(bytes)): Uint8Array {
   const named = JSON.stringify(model);
   let changed = false;
-  const out = text.replace(MODEL_MEMBER, (member, key: string) => {
+  let depth = 0;
+  let scanned = 0;
+  const out = text.replace(MODEL_MEMBER, (member, key: string, offset: number) => {
+    depth = depthAt(text, scanned, offset, depth);
+    scanned = offset + member.length;
+    if (depth > MODEL_DEPTH) return member;
     if (member.endsWith(named) && member.length === key.length + named.length) return member;
     changed = true;
     return key + named;
@@ -64,12 +119,25 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       },
     }),
   );
-  let pending: Uint8Array | undefined;
+  /** Bytes after the last event end, kept as they came (joined once, when their event ends). */
+  const pending: Uint8Array[] = [];
+  let pendingBytes = 0;
+  const maxEventBytes = o.maxEventBytes ?? MAX_EVENT_BYTES;
   let finished = false;
   let wrote = false;
   let lastWrite = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  /** Resolves the pump's wait for the client to drain its queue (set only while it waits). */
+  let resume: (() => void) | undefined;
+  const wake = () => {
+    const r = resume;
+    resume = undefined;
+    r?.();
+  };
+
+  /** The client's queue is full: wait until it reads (pull) or the stream ends. */
+  const backlogged = () => (controller?.desiredSize ?? 1) <= 0;
 
   const write = (bytes: Uint8Array) => {
     if (finished || controller === undefined || bytes.length === 0) return;
@@ -82,8 +150,10 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   };
 
   /** Writes the upstream's own event bytes (renamed to the client's model id when mapped). */
-  const relay = (bytes: Uint8Array) => {
-    write(o.clientModel === undefined || bytes.length === 0 ? bytes : renameModel(bytes, o.clientModel));
+  const relay = (bytes: Uint8Array, text?: string) => {
+    write(
+      o.clientModel === undefined || bytes.length === 0 ? bytes : renameModel(bytes, o.clientModel, text),
+    );
   };
 
   /** Parses a run of whole events once, then writes its bytes (less the usage chunk, if one to drop). */
@@ -91,31 +161,45 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     parsed = 0;
     dropAt = -1;
     // Events end on an ASCII line end, so the bytes before one always decode whole.
-    sse.feed(decoder.decode(whole));
+    const text = decoder.decode(whole);
+    sse.feed(text);
     const span = dropAt < 0 ? undefined : eventSpan(whole, dropAt);
-    if (span === undefined) relay(whole);
+    if (span === undefined) relay(whole, text);
     else {
       relay(whole.subarray(0, span[0]));
       relay(whole.subarray(span[1]));
     }
   };
 
-  const forward = (chunk: Uint8Array) => {
+  /** The pending bytes and `head` as one array (no copy when nothing is pending), pending emptied. */
+  const takePending = (head: Uint8Array): Uint8Array => {
+    const bytes = pending.length === 0 ? head : Buffer.concat([...pending, head]);
+    pending.length = 0;
+    pendingBytes = 0;
+    return bytes;
+  };
+
+  /** False when the upstream's current event has grown past the cap (the stream is then ended). */
+  const forward = (chunk: Uint8Array): boolean => {
     const end = splitter.lastEnd(chunk);
-    const offset = pending?.length ?? 0;
-    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
     if (end === -1) {
-      pending = bytes;
-      return;
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      return pendingBytes <= maxEventBytes;
     }
-    pending = end + offset < bytes.length ? bytes.slice(end + offset) : undefined;
-    emit(end + offset < bytes.length ? bytes.subarray(0, end + offset) : bytes);
+    const whole = takePending(end < chunk.length ? chunk.subarray(0, end) : chunk);
+    if (end < chunk.length) {
+      // A copy: the rest waits for later chunks and must not pin the whole chunk's buffer.
+      pending.push(chunk.slice(end));
+      pendingBytes = chunk.length - end;
+    }
+    emit(whole);
+    return pendingBytes <= maxEventBytes;
   };
 
   /** At the upstream's end: a last event without its blank line still counts, then is closed. */
   const forwardTail = () => {
-    const tail = pending;
-    pending = undefined;
+    const tail = pending.length === 0 ? undefined : takePending(new Uint8Array(0));
     parsed = 0;
     dropAt = -1;
     const text = tail === undefined ? "" : decoder.decode(tail);
@@ -123,7 +207,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     sse.end();
     // The tail holds at most one event (no event end in it): the usage chunk is left out whole.
     if (tail === undefined || !o.tap.complete || dropAt >= 0) return;
-    relay(tail);
+    relay(tail, text);
     if (text.trim() !== "") write(EVENT_END);
   };
 
@@ -132,20 +216,43 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     if (outcome === "broken") for (const bytes of failureEvents(o.tap, reason)) write(bytes);
     finished = true;
     clearInterval(timer);
+    wake();
     if (outcome !== "complete") {
       o.abort();
       reader.cancel().catch(() => undefined);
     }
-    await o.onEnd(outcome);
+    try {
+      await o.onEnd(outcome);
+    } catch (thrown) {
+      // Settling failed (the store or the limiter refused): the answer is not recorded, so the
+      // client stream ends in error rather than cleanly, and never stays open.
+      log("error", "settling a relayed stream failed", {
+        error: thrown instanceof Error ? thrown.message : String(thrown),
+      });
+      if (outcome !== "cancelled") controller?.error(thrown);
+      return;
+    }
     if (outcome !== "cancelled") controller?.close();
   };
 
   const pump = async () => {
     try {
       for (;;) {
+        if (backlogged()) {
+          await new Promise<void>((r) => {
+            resume = r;
+          });
+          if (finished) return;
+        }
         const { value, done } = await reader.read();
         if (done || finished) break;
-        forward(value);
+        if (!forward(value)) {
+          await finish(
+            "broken",
+            `The upstream sent an event larger than ${maxEventBytes} bytes without ending it. Retry the request.`,
+          );
+          return;
+        }
       }
       forwardTail();
       await finish(
@@ -158,19 +265,26 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
-  return new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-      timer = setInterval(
-        () => {
-          if (Date.now() - lastWrite >= o.keepaliveMs) write(KEEP_ALIVE);
-        },
-        Math.max(25, o.keepaliveMs / 4),
-      );
-      void pump();
+  return new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        timer = setInterval(
+          () => {
+            // A client that is not reading needs no keep-alive (and its queue must not grow).
+            if (Date.now() - lastWrite >= o.keepaliveMs && !backlogged()) write(KEEP_ALIVE);
+          },
+          Math.max(25, o.keepaliveMs / 4),
+        );
+        void pump();
+      },
+      pull() {
+        wake();
+      },
+      cancel() {
+        return finish("cancelled", "client went away");
+      },
     },
-    cancel() {
-      return finish("cancelled", "client went away");
-    },
-  });
+    { highWaterMark: CLIENT_QUEUE_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
+  );
 }

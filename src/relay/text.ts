@@ -18,6 +18,7 @@ import type { TextCall } from "../upstream/text.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-view.ts";
 import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
+import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
 import { parseJson, readBody } from "./body.ts";
 import { checkForwardable } from "./forwarding.ts";
 import { textChannelsFor, upstreamProtocol } from "./protocols.ts";
@@ -98,6 +99,16 @@ function checkModel(principal: Principal, gateway: Gateway, view: TextView): Mod
 }
 
 /**
+ * The output tokens admission reserves for: the client's cap (else the model's) for every choice,
+ * and never less than a Responses upstream may raise a smaller cap to, so no answer the gateway
+ * can receive settles above its reservation.
+ */
+export function worstOutputTokens(requested: number | undefined, model: ModelInfo, choices: number): number {
+  const cap = requested === undefined ? model.maxOutputTokens : Math.max(requested, MIN_OUTPUT_TOKENS);
+  return cap * choices;
+}
+
+/**
  * The forwarded body: in the client's protocol, the client's bytes untouched unless the model id
  * or an override changes; in another protocol, the request translated through the internal form.
  */
@@ -107,13 +118,16 @@ function bodyFor(
   decoded: DecodedText,
   raw: Uint8Array,
   model: ModelInfo,
-): string | Uint8Array {
+): Pick<TextCall, "body" | "json"> {
   const mapped = channel.upstreamModel(decoded.view.model);
   if (target !== decoded.view.protocol) {
-    return JSON.stringify(writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens));
+    const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
+    return { body: JSON.stringify(json), json };
   }
-  if (mapped === decoded.view.model && decoded.overrides === undefined) return raw;
-  return JSON.stringify({ ...decoded.body, ...decoded.overrides, model: mapped });
+  if (mapped === decoded.view.model && decoded.overrides === undefined)
+    return { body: raw, json: decoded.body };
+  const json = { ...decoded.body, ...decoded.overrides, model: mapped };
+  return { body: JSON.stringify(json), json };
 }
 
 export async function serveText(
@@ -144,7 +158,7 @@ export async function serveText(
       worstCase: {
         kind: "text",
         inputTokens,
-        maxOutputTokens: (view.maxOutputTokens ?? model.maxOutputTokens) * (decoded.choices ?? 1),
+        maxOutputTokens: worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1),
       },
     }),
   );
@@ -156,7 +170,7 @@ export async function serveText(
       const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
       return {
         protocol: target,
-        body: bodyFor(channel, target, decoded, raw, model),
+        ...bodyFor(channel, target, decoded, raw, model),
         stream: view.stream,
         anthropicVersion: decoded.anthropicVersion,
         anthropicBeta: decoded.anthropicBeta,

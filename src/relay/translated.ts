@@ -7,6 +7,7 @@ import { SseFeed } from "../wire/sse.ts";
 import type { TextProtocol } from "../wire/text-view.ts";
 import { replyReader, replyWriter, translateAnswer } from "../wire/translate/index.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
+import { MAX_EVENT_BYTES } from "./stream.ts";
 import { UsageTap } from "./tap.ts";
 
 export interface Translation {
@@ -37,16 +38,27 @@ export interface TranslatedStream {
   usage: UsageTap;
 }
 
-/** A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol. */
-export function translateStream(t: Translation, body: ReadableStream<Uint8Array>): TranslatedStream {
+/**
+ * A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol.
+ * An upstream event that grows past `maxEventBytes` without ending errors the stream (the relay
+ * then ends it as broken and the upstream is cancelled), so the parser never holds more.
+ */
+export function translateStream(
+  t: Translation,
+  body: ReadableStream<Uint8Array>,
+  maxEventBytes = MAX_EVENT_BYTES,
+): TranslatedStream {
   const usage = new UsageTap(t.from);
   const reader = replyReader(t.from);
   const writer = replyWriter(t.to, t.model, t.inputEstimate, t.request);
   const decoder = new TextDecoder();
   let out: TransformStreamDefaultController<Uint8Array> | undefined;
+  /** Bytes fed since the last event was dispatched: what the parser may be holding. */
+  let held = 0;
   const sse = new SseFeed(
     createParser({
       onEvent: (e) => {
+        held = 0;
         usage.onEvent(e.event, e.data);
         for (const event of reader.read(e.event, e.data))
           for (const bytes of writer.push(event)) out?.enqueue(bytes);
@@ -58,6 +70,12 @@ export function translateStream(t: Translation, body: ReadableStream<Uint8Array>
       out = controller;
       // stream: true keeps a UTF-8 character cut between two chunks whole.
       sse.feed(decoder.decode(chunk, { stream: true }));
+      held += chunk.byteLength;
+      if (held > maxEventBytes) {
+        controller.error(
+          new Error(`the upstream sent an event larger than ${maxEventBytes} bytes without ending it`),
+        );
+      }
     },
     flush(controller) {
       out = controller;

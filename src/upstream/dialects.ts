@@ -2,7 +2,9 @@
 // a request body, as the last step before the HTTP call (src/upstream/text.ts). Protocol-level
 // translation happens earlier (src/wire/translate); this only bends an OpenAI-valid Chat body to
 // what one server reads: the output-cap field, the developer role, parallel_tool_calls, the
-// reasoning effort's place. A body no quirk touches is sent as it came, bytes unchanged.
+// reasoning effort's place. A body no quirk touches is sent as it came, bytes unchanged. The caller
+// passes the object the body was made from when it has one, so the body is never parsed again; that
+// object is left as it is (a failover to another channel starts from it afresh).
 import type { Quirks } from "../config/presets.ts";
 
 const decoder = new TextDecoder();
@@ -28,14 +30,25 @@ const TRIGGERS = [
 
 type Body = Record<string, unknown>;
 
-/** The body to send to a channel with these quirks: `body` itself when nothing applies, else the rewritten JSON. */
-export function applyDialect(q: Quirks, body: string | Uint8Array): string | Uint8Array {
+/**
+ * The body to send to a channel with these quirks: `body` itself when nothing applies, else the
+ * rewritten JSON. `parsed` is `body` as an object, when the caller has it (never changed here).
+ */
+export function applyDialect(
+  q: Quirks,
+  body: string | Uint8Array,
+  parsed?: Readonly<Body> | undefined,
+): string | Uint8Array {
   if (isIdentity(q)) return body;
-  const text = typeof body === "string" ? body : decoder.decode(body);
-  if (!TRIGGERS.some((t) => text.includes(t))) return body;
-  const parsed: unknown = JSON.parse(text);
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return body;
-  const json = parsed as Body;
+  let source: unknown = parsed;
+  if (source === undefined) {
+    const text = typeof body === "string" ? body : decoder.decode(body);
+    if (!TRIGGERS.some((t) => text.includes(t))) return body;
+    source = JSON.parse(text);
+  }
+  if (typeof source !== "object" || source === null || Array.isArray(source)) return body;
+  // A shallow copy: the quirks below replace top-level fields and never write inside the caller's.
+  const json: Body = { ...(source as Body) };
   const changed = [
     outputCap(q, json),
     developerRole(q, json),
@@ -60,22 +73,16 @@ function outputCap(q: Quirks, json: Body): boolean {
   return false;
 }
 
-function messagesOf(json: Body): Body[] {
-  const messages = json.messages;
-  if (!Array.isArray(messages)) return [];
-  return messages.filter((m): m is Body => typeof m === "object" && m !== null);
+function isDeveloper(message: unknown): message is Body {
+  return typeof message === "object" && message !== null && (message as Body).role === "developer";
 }
 
 function developerRole(q: Quirks, json: Body): boolean {
-  if (q.developer_role) return false;
-  let changed = false;
-  for (const message of messagesOf(json)) {
-    if (message.role === "developer") {
-      message.role = "system";
-      changed = true;
-    }
-  }
-  return changed;
+  const messages = json.messages;
+  if (q.developer_role || !Array.isArray(messages) || !messages.some(isDeveloper)) return false;
+  // New message objects, not the caller's, get the system role.
+  json.messages = messages.map((m) => (isDeveloper(m) ? { ...m, role: "system" } : m));
+  return true;
 }
 
 function parallelToolCalls(q: Quirks, json: Body): boolean {

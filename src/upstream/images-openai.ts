@@ -81,8 +81,18 @@ async function upstreamError(response: Response, channel: string): Promise<Gatew
   return new GatewayError("upstream_failed", detail);
 }
 
+/** Upstream JSON text parsed; text that is not JSON is the upstream's failure (502), never a 500. */
+function upstreamJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    const start = text.slice(0, 80);
+    throw new GatewayError("upstream_failed", `upstream ${what} is not JSON: ${JSON.stringify(start)}`);
+  }
+}
+
 async function* fromResult(response: Response): AsyncGenerator<ImageEvent> {
-  const result = v.safeParse(UpstreamResultSchema, await response.json());
+  const result = v.safeParse(UpstreamResultSchema, upstreamJson(await response.text(), "result"));
   if (!result.success) {
     throw new GatewayError("upstream_failed", `upstream result malformed: ${describeIssues(result.issues)}`);
   }
@@ -109,7 +119,7 @@ async function* sseMessages(body: ReadableStream<Uint8Array>): AsyncGenerator<Ev
 async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<ImageEvent> {
   for await (const message of sseMessages(body)) {
     if (message.data === "[DONE]") return;
-    const parsed = v.safeParse(UpstreamEventSchema, JSON.parse(message.data));
+    const parsed = v.safeParse(UpstreamEventSchema, upstreamJson(message.data, "stream event"));
     if (!parsed.success) continue; // an event type we do not know: tolerated (WIRE.md)
     const event = parsed.output;
     switch (event.type) {

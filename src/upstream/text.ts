@@ -15,6 +15,8 @@ export interface TextCall {
   protocol: TextProtocol;
   /** The request body in `protocol`, model id already mapped. */
   body: string | Uint8Array;
+  /** `body` as the object it was made from or parsed into (read, never changed): spares a parse. */
+  json?: Readonly<Record<string, unknown>> | undefined;
   stream: boolean;
   /** Messages only: the client's version and beta headers, passed on. */
   anthropicVersion?: string | undefined;
@@ -55,7 +57,7 @@ export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Pr
       return post(channel, "/responses", openaiHeaders(call.credential), call);
     case "openai-chat": {
       // The server's dialect is the last change a body gets (src/upstream/dialects.ts).
-      const body = applyDialect(channel.quirks, call.body);
+      const body = applyDialect(channel.quirks, call.body, call.json);
       return post(channel, "/chat/completions", openaiHeaders(call.credential), { ...call, body });
     }
     case "anthropic": {

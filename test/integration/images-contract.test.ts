@@ -199,3 +199,32 @@ describe("edits toward an OpenAI images upstream", () => {
     ).toBe(false);
   });
 });
+
+describe("an upstream answering 200 with text that is not JSON", () => {
+  test.each([
+    ["result", false, () => new Response("<html>busy</html>", { headers: { "content-type": "text/html" } })],
+    [
+      "stream event",
+      true,
+      () =>
+        new Response("event: image_generation.partial_image\ndata: {oops\n\n", {
+          headers: { "content-type": "text/event-stream" },
+        }),
+    ],
+  ])("%s: the client gets 502 upstream_failed, not an internal error", async (_label, stream, bad) => {
+    upstream.answer(bad);
+    try {
+      const response = await fetch(`${gw.url}/v1/images/generations`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ model: "modelx-image-2", prompt: "a kite", stream }),
+      });
+      const body = (await response.json()) as { error: { code: string; message: string } };
+      expect(response.status).toBe(502);
+      expect(body.error.code).toBe("upstream_failed");
+      expect(body.error.message).toContain("not JSON");
+    } finally {
+      upstream.answer(answer);
+    }
+  });
+});

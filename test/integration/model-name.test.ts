@@ -107,3 +107,25 @@ test("renameModel leaves bytes that already name the id untouched (same object)"
   expect(renameModel(bytes, "m")).toBe(bytes);
   expect(new TextDecoder().decode(renameModel(bytes, "client"))).toBe('data: {"model": "client"}\n\n');
 });
+
+test("renameModel renames an event's own model only, never a tool's or the client's metadata", () => {
+  const created = {
+    type: "response.created",
+    response: {
+      id: "r1",
+      model: "up-name",
+      tools: [{ type: "image_generation", model: "gpt-image-1" }],
+      metadata: { model: "client-tag" },
+      instructions: 'Answer as {"model": "x"}',
+    },
+  };
+  const chunk = { id: "c1", model: "up-name", choices: [{ index: 0, delta: { content: "}]" } }] };
+  const text = `event: response.created\ndata: ${JSON.stringify(created)}\n\ndata: ${JSON.stringify(chunk)}\n\n`;
+  const out = new TextDecoder().decode(renameModel(new TextEncoder().encode(text), "client"));
+  const [first, second] = out
+    .split("\n\n")
+    .filter((e) => e !== "")
+    .map((e) => JSON.parse(e.slice(e.indexOf("data: ") + 6)) as Record<string, unknown>);
+  expect(first).toEqual({ ...created, response: { ...created.response, model: "client" } });
+  expect(second).toEqual({ ...chunk, model: "client" });
+});

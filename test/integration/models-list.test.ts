@@ -87,6 +87,15 @@ describe("GET /v1/models lists what the key can reach", () => {
     expect(body.error.message).toContain("not served by any configured channel");
   });
 
+  test("GET /v1/models/{id} decodes its id once: a doubly escaped one is 404 model_not_found, not a 500", async () => {
+    const response = await get("/v1/models/modelx-5.4%25E0%25A4%25A", { authorization: `Bearer ${gw.key}` });
+    expect(response.status).toBe(404);
+    const body = (await response.json()) as { error: { code: string } };
+    expect(body.error.code).toBe("model_not_found");
+    // Decoded once: an escaped character of a real id still finds it.
+    expect((await get("/v1/models/modelx%2D5.4", { authorization: `Bearer ${gw.key}` })).status).toBe(200);
+  });
+
   test("Codex's catalog form lists the same text models in Codex's shape", async () => {
     const response = await get("/v1/models?client_version=0.169.0", { authorization: `Bearer ${gw.key}` });
     expect(response.status).toBe(200);

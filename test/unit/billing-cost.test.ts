@@ -91,6 +91,22 @@ describe("text cost", () => {
     expect<number>(worst).toBe(51_400_000);
   });
 
+  test("worst case covers a prompt written whole to a 1-hour cache (dearer than plain input)", () => {
+    // modelz-sonnet-4-6 placeholders: 0.30 in, 0.60 1-hour write, 1.20 out. 10,000 input all written
+    // to the 1-hour cache + 1000 output: 10,000 × 0.6e9 + 1000 × 1.2e9 = 7,200e9 → 7,200,000.
+    const p = pricer();
+    const sonnet = model("modelz-sonnet-4-6");
+    const worst = { kind: "text", inputTokens: 10_000, maxOutputTokens: 1000 } as const;
+    const settled = p.actual(
+      sonnet,
+      worst,
+      usage({ inputTokens: 10_000, cacheWrite1hTokens: 10_000, outputTokens: 1000 }),
+      undefined,
+    );
+    expect<number>(settled).toBe(7_200_000);
+    expect<number>(p.worstCase(sonnet, worst)).toBe(7_200_000);
+  });
+
   test("partial config overrides one field and keeps the other defaults", () => {
     const p = pricer({ text: { "modelx-5.4-mini": { output_usd_per_mtok: "1" } } });
     // input keeps 0.10: 1e6 input → 0.1 USD; output now 1 USD/Mtok: 1e6 output → 1 USD.

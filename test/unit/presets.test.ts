@@ -195,6 +195,19 @@ describe("Chat dialects", () => {
     expect(sent.stream_options).toEqual({ include_usage: true });
   });
 
+  test("given the parsed body, the same answer without a parse, and the caller's object unchanged", () => {
+    const parsed = structuredClone(REQUEST);
+    for (const quirks of [PRESETS.ollama.quirks, PRESETS.openrouter.quirks, PRESETS.deepseek.quirks]) {
+      const body = encode(REQUEST);
+      expect(decode(applyDialect(quirks, body, parsed))).toEqual(decode(applyDialect(quirks, body)));
+    }
+    expect(parsed).toEqual(REQUEST);
+    // Nothing to change: the very bytes, even with the object given.
+    const plain = { max_tokens: 5, messages: [{ role: "user", content: "hi" }] };
+    const body = encode(plain);
+    expect(applyDialect(PRESETS.ollama.quirks, body, plain)).toBe(body);
+  });
+
   test("OpenRouter moves the effort into reasoning.effort, keeping other reasoning fields", () => {
     const sent = decode(
       applyDialect(PRESETS.openrouter.quirks, encode({ ...REQUEST, reasoning: { exclude: true } })),

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
 import { UsageTap } from "../../src/relay/tap.ts";
+import { translateStream } from "../../src/relay/translated.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import {
@@ -184,5 +185,134 @@ describe("relay over SSE dialects", () => {
     expect(outcome).toBe("complete");
     expect(tap.terminal).toBe(true);
     expect(text).toBe(`${stream}\n\n`);
+  });
+});
+
+describe("an event that never ends", () => {
+  test("past the cap the upstream is cancelled and the client gets whole events and the error event", async () => {
+    const head = encoder.encode(
+      'event: response.created\ndata: {"type":"response.created","response":{"id":"r","output":[]}}\n\n',
+    );
+    const filler = encoder.encode("x".repeat(1024));
+    const total = 64;
+    let pulled = 0;
+    let cancelled = false;
+    let aborted = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulled === 0) c.enqueue(head);
+        else if (pulled === 1) c.enqueue(encoder.encode("event: response.output_text.delta\ndata: "));
+        else if (pulled < total) c.enqueue(filler);
+        else c.close();
+        pulled++;
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    let outcome: StreamOutcome | undefined;
+    const out = relayStream({
+      body,
+      tap: new UsageTap("responses"),
+      abort: () => {
+        aborted = true;
+      },
+      keepaliveMs: 60_000,
+      dropUsageChunk: false,
+      maxEventBytes: 8 * 1024,
+      onFirstByte: () => undefined,
+      onEnd: async (o) => {
+        outcome = o;
+      },
+    });
+    const text = await new Response(out).text();
+    expect(outcome).toBe("broken");
+    expect(aborted).toBe(true);
+    expect(cancelled).toBe(true);
+    // Stopped near the cap, not after reading everything the upstream would send.
+    expect(pulled).toBeLessThan(total / 2);
+    expect(text.startsWith(new TextDecoder().decode(head))).toBe(true);
+    expect(text).not.toContain("xxxx");
+    expect(text).toContain("event: response.failed");
+  });
+});
+
+describe("settling fails", () => {
+  test("the client stream ends in error instead of staying open", async () => {
+    const stream = chatStream(DIALECTS[0] as Dialect);
+    const out = relayStream({
+      body: new Response(stream).body as ReadableStream<Uint8Array>,
+      tap: new UsageTap("chat"),
+      abort: () => undefined,
+      keepaliveMs: 60_000,
+      dropUsageChunk: false,
+      onFirstByte: () => undefined,
+      onEnd: () => Promise.reject(new Error("store down")),
+    });
+    // Before the fix the stream never ended: the test timed out.
+    await expect(new Response(out).text()).rejects.toThrow("store down");
+  });
+});
+
+describe("a client slower than the upstream", () => {
+  test("the relay stops reading the upstream once the client's queue is full", async () => {
+    const event = encoder.encode(
+      `data: ${JSON.stringify({ id: "c", choices: [{ index: 0, delta: { content: "y".repeat(64 * 1024) } }] })}\n\n`,
+    );
+    const total = 200;
+    const done = encoder.encode("data: [DONE]\n\n");
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulled++ < total) c.enqueue(event);
+        else {
+          c.enqueue(done);
+          c.close();
+        }
+      },
+    });
+    const out = relayStream({
+      body,
+      tap: new UsageTap("chat"),
+      abort: () => undefined,
+      keepaliveMs: 60_000,
+      dropUsageChunk: false,
+      onFirstByte: () => undefined,
+      onEnd: async () => undefined,
+    });
+    const reader = out.getReader();
+    // The client reads nothing for a while: the relay must not buffer the whole 12.8 MB answer.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(pulled).toBeLessThan(total / 4);
+    // Reading drains it all, in order.
+    let bytes = 0;
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.byteLength;
+    expect(bytes).toBe(total * event.byteLength + done.byteLength);
+  });
+});
+
+describe("a translated stream whose upstream event never ends", () => {
+  test("errors past the cap and cancels the upstream instead of buffering it", async () => {
+    const filler = encoder.encode("x".repeat(1024));
+    const total = 64;
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (pulled === 0)
+          c.enqueue(encoder.encode('data: {"id":"c","choices":[{"index":0,"delta":{"content":"'));
+        else if (pulled < total) c.enqueue(filler);
+        else c.close();
+        pulled++;
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const translation = { from: "chat", to: "responses", model: "m", inputEstimate: 1, request: {} } as const;
+    const { body: out } = translateStream(translation, body, 8 * 1024);
+    await expect(new Response(out).text()).rejects.toThrow("larger than 8192 bytes");
+    expect(cancelled).toBe(true);
+    expect(pulled).toBeLessThan(total / 2);
   });
 });

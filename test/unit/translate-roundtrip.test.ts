@@ -289,3 +289,45 @@ describe("streams, event by event", () => {
     expect(payloads.map((p) => p.sequence_number)).toEqual(payloads.map((_, i) => i));
   });
 });
+
+describe("translated usage reads usage as billing does", () => {
+  test("DeepSeek's prompt_cache_hit_tokens become a Messages client's cache reads", () => {
+    const chat = {
+      id: "c1",
+      object: "chat.completion",
+      model: "up",
+      choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+      usage: {
+        prompt_tokens: 100,
+        completion_tokens: 10,
+        total_tokens: 110,
+        prompt_cache_hit_tokens: 60,
+        prompt_cache_miss_tokens: 40,
+      },
+    };
+    const answer = translateAnswer("chat", "messages", chat, "modelz-sonnet-4-6", 1);
+    expect(answer.usage).toMatchObject({ input_tokens: 40, cache_read_input_tokens: 60, output_tokens: 10 });
+  });
+
+  test("Anthropic cache writes given only by lifetime reach a Chat client", () => {
+    const message = {
+      id: "m1",
+      type: "message",
+      role: "assistant",
+      model: "up",
+      content: [{ type: "text", text: "hi" }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: {
+        input_tokens: 10,
+        output_tokens: 5,
+        cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 30 },
+      },
+    };
+    const answer = translateAnswer("messages", "chat", message, "modelx-5.4", 1);
+    expect(answer.usage).toMatchObject({
+      prompt_tokens: 60,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 50 },
+    });
+  });
+});

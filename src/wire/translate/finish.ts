@@ -11,7 +11,9 @@
 // input_tokens excludes cache reads and writes, so they are added on the way in and subtracted on
 // the way out. Reasoning tokens exist only on the OpenAI side (Anthropic counts thinking inside
 // output_tokens): 0 when unknown, and then no output_tokens_details toward Messages.
-import type { IrStop, IrUsage } from "./ir.ts";
+import type { UsageCounts } from "../../billing/meter.ts";
+import { anthropicUsage, openaiUsage } from "../text-usage.ts";
+import { type IrStop, type IrUsage, ZERO_USAGE } from "./ir.ts";
 import { count, type Obj, obj } from "./narrow.ts";
 
 export function stopFromChat(reason: unknown): IrStop {
@@ -61,29 +63,26 @@ export function stopFromResponses(response: Obj, calledTool: boolean): IrStop {
   return calledTool ? "tool" : "end";
 }
 
-export function usageFromOpenAI(raw: unknown): IrUsage {
-  const u = obj(raw);
-  const details = obj(u.input_tokens_details ?? u.prompt_tokens_details);
+/** Billing's reading of usage (src/wire/text-usage.ts) as internal usage: what a client is told is what it is billed. */
+function irUsage(u: UsageCounts | undefined): IrUsage {
+  if (u === undefined) return ZERO_USAGE;
   return {
-    input: count(u.input_tokens ?? u.prompt_tokens),
-    cached: count(details.cached_tokens),
-    cacheWrite: count(details.cache_write_tokens),
-    output: count(u.output_tokens ?? u.completion_tokens),
-    reasoning: count(obj(u.output_tokens_details ?? u.completion_tokens_details).reasoning_tokens),
+    input: count(u.inputTokens),
+    cached: count(u.cachedInputTokens),
+    cacheWrite: count(u.cacheWriteTokens) + count(u.cacheWrite1hTokens),
+    output: count(u.outputTokens),
+    reasoning: count(u.reasoningTokens),
   };
 }
 
+/** OpenAI (Responses or Chat) usage, DeepSeek's `prompt_cache_hit_tokens` included; zero when none. */
+export function usageFromOpenAI(raw: unknown): IrUsage {
+  return irUsage(openaiUsage(raw));
+}
+
+/** Anthropic usage; cache writes from the total, or from the by-lifetime split when only that is sent. */
 export function usageFromAnthropic(raw: unknown): IrUsage {
-  const u = obj(raw);
-  const cached = count(u.cache_read_input_tokens);
-  const cacheWrite = count(u.cache_creation_input_tokens);
-  return {
-    input: count(u.input_tokens) + cached + cacheWrite,
-    cached,
-    cacheWrite,
-    output: count(u.output_tokens),
-    reasoning: 0,
-  };
+  return irUsage(anthropicUsage(raw));
 }
 
 export function usageToResponses(u: IrUsage): Obj {

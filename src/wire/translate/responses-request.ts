@@ -199,8 +199,8 @@ export function openaiEffort(effort: string): string {
   return effort === "max" ? "xhigh" : effort;
 }
 
-/** The Responses API refuses max_output_tokens below 16. */
-const MIN_OUTPUT_TOKENS = 16;
+/** The Responses API refuses max_output_tokens below 16 (admission reserves for that many too). */
+export const MIN_OUTPUT_TOKENS = 16;
 
 /** `strict` for a schema: the client's choice, else true when the schema qualifies (meaning unchanged). */
 export function strictFor(asked: boolean | undefined, schema: unknown): boolean | undefined {
@@ -250,8 +250,8 @@ export function writeResponsesRequest(ir: IrRequest, model: string): Obj {
     };
   } else if (f?.kind === "json_object") body.text = { format: { type: "json_object" } };
   // Raised to the API's minimum: a client's smaller cap (a Messages `max_tokens: 10`) would be
-  // refused. Admission and billing keep the client's own number; the answer may run a few tokens
-  // longer than asked, and is billed as the upstream reports it.
+  // refused. The answer may run a few tokens longer than asked; admission reserves for the raised
+  // cap (src/relay/text.ts) and the answer is billed as the upstream reports it.
   if (ir.maxTokens !== undefined) body.max_output_tokens = Math.max(MIN_OUTPUT_TOKENS, ir.maxTokens);
   if (ir.promptCacheKey !== undefined) body.prompt_cache_key = ir.promptCacheKey;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
