@@ -2,6 +2,9 @@
 // and spent-today are loaded once at start; afterwards balances are reloaded only when the store's
 // revision moves (a credit or a new account made by the CLI or the admin API). A reload runs
 // between writer batches and subtracts the debits still queued, so nothing settled is forgotten.
+// On a shared limiter (Redis) that already holds an account, a reload applies only the change of
+// the account's credit total: overwriting the balance would drop what other nodes released and
+// have not stored yet.
 import type { Limiter } from "../limits/limiter.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
@@ -67,19 +70,27 @@ export class BalanceSync {
     }
   }
 
-  /** Sets every balance to the stored one minus the debits not yet committed. */
+  /**
+   * Sets every balance to the stored one minus the debits not yet committed, tagged with the
+   * revision and credit totals read in the same snapshot (a shared limiter that holds the account
+   * applies only the credits: see Limiter.setBalance).
+   */
   reload(): Promise<void> {
     return this.#writer.exclusive(async () => {
-      const revision = this.#revision;
-      const stored = await this.#store.usage.balances();
+      const figures = await this.#store.usage.seedFigures();
       const pending = new Map<number, number>();
       for (const record of this.#writer.queued()) {
         pending.set(record.accountId, (pending.get(record.accountId) ?? 0) + record.costNanos);
       }
       // Started without an await in between, so no settlement slips between reading the queue and
       // setting the balances (an in-memory limiter sets them synchronously).
-      const updates = [...stored].map(([accountId, balance]) =>
-        this.#limiter.setBalance(accountId, nanos(balance - (pending.get(accountId) ?? 0)), revision),
+      const updates = [...figures.accounts].map(([accountId, { balance, credited }]) =>
+        this.#limiter.setBalance(
+          accountId,
+          nanos(balance - (pending.get(accountId) ?? 0)),
+          figures.revision,
+          credited,
+        ),
       );
       await Promise.all(updates);
     });

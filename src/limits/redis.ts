@@ -271,11 +271,11 @@ export class RedisLimiter implements Limiter {
     return seeded === 1;
   }
 
-  async setBalance(accountId: number, balance: Nanos, revision: number): Promise<void> {
+  async setBalance(accountId: number, balance: Nanos, revision: number, credited?: Nanos): Promise<void> {
     await this.#run(
       SCRIPTS.setBalance,
       [this.#keys.account(accountId).account],
-      [String(balance), String(revision)],
+      [String(balance), String(revision), credited === undefined ? "" : String(credited)],
     );
     this.#known.add(accountId);
   }

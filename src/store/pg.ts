@@ -21,9 +21,9 @@ import {
   type Store,
   StoreError,
 } from "./store.ts";
+import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { PgUsageStore } from "./usage-pg.ts";
 
-const REVISION = "revision";
 /** pg_advisory_lock key held while migrating ("modelgate" in ASCII, as a bigint). */
 const MIGRATION_LOCK = 0x6d6f64656c676174n;
 
@@ -66,7 +66,7 @@ export class PgStore implements Store {
         session: unknown;
       };
       await db.dialect.migrate(embeddedMigrations("pg"), db.session, { migrationsFolder: "" });
-      await client`INSERT INTO store_meta (name, value) VALUES (${REVISION}, 0) ON CONFLICT DO NOTHING`;
+      await client`INSERT INTO store_meta (name, value) VALUES (${REVISION_META}, 0) ON CONFLICT DO NOTHING`;
       await client`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
     } finally {
       await client.close();
@@ -77,7 +77,7 @@ export class PgStore implements Store {
     const [row] = await this.#db
       .select({ value: storeMeta.value })
       .from(storeMeta)
-      .where(eq(storeMeta.name, REVISION));
+      .where(eq(storeMeta.name, REVISION_META));
     return row?.value ?? 0;
   }
 
@@ -102,7 +102,7 @@ export class PgStore implements Store {
       await tx
         .update(storeMeta)
         .set({ value: sql`${storeMeta.value} + 1` })
-        .where(eq(storeMeta.name, REVISION));
+        .where(eq(storeMeta.name, REVISION_META));
       return result;
     });
   }
@@ -134,6 +134,10 @@ export class PgStore implements Store {
         .returning();
       if (!row) throw new StoreError("not_found", `account "${name}" does not exist`);
       await tx.insert(ledger).values({ accountId: row.id, amountNanos: amount, kind: "credit", note });
+      await tx
+        .insert(storeMeta)
+        .values({ name: `${CREDITED_META}${row.id}`, value: amount })
+        .onConflictDoUpdate({ target: storeMeta.name, set: { value: sql`${storeMeta.value} + ${amount}` } });
       return toAccount(row);
     });
   }

@@ -10,12 +10,20 @@
 import type { Database } from "bun:sqlite";
 import { eq, getTableColumns, gte, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { alias } from "drizzle-orm/sqlite-core";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
 import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
-import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
-import { USAGE_JOURNAL_SEQ } from "./usage.ts";
+import type {
+  SeedFigures,
+  UsageFilter,
+  UsageGroupBy,
+  UsageRecord,
+  UsageStore,
+  UsageTotals,
+} from "./usage.ts";
+import { CREDITED_META, REVISION_META, USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
   debitsOf,
@@ -150,6 +158,32 @@ export class SqliteUsageStore implements UsageStore {
   async balances(): Promise<Map<number, Nanos>> {
     const rows = this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts).all();
     return new Map(rows.map((r) => [r.id, nanos(r.b)]));
+  }
+
+  async seedFigures(): Promise<SeedFigures> {
+    const credited = alias(storeMeta, "credited");
+    const rows = this.#db
+      .select({
+        id: accounts.id,
+        balance: accounts.balanceNanos,
+        credited: credited.value,
+        revision:
+          sql<number>`(select ${storeMeta.value} from ${storeMeta} where ${storeMeta.name} = ${REVISION_META})`.mapWith(
+            Number,
+          ),
+      })
+      .from(accounts)
+      .leftJoin(
+        credited,
+        eq(credited.name, sql`cast(${CREDITED_META} as text) || cast(${accounts.id} as text)`),
+      )
+      .all();
+    return {
+      revision: rows[0]?.revision ?? 0,
+      accounts: new Map(
+        rows.map((r) => [r.id, { balance: nanos(r.balance), credited: nanos(r.credited ?? 0) }]),
+      ),
+    };
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
