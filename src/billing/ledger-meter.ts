@@ -114,6 +114,10 @@ export class LedgerMeter implements Meter {
     }
   }
 
+  async pingLimiter(): Promise<void> {
+    await this.#limiter.ping?.();
+  }
+
   /** Reloads balances from the store now (the poll does this when the store's revision moves). */
   reloadBalances(): Promise<void> {
     return this.#sync.reload();

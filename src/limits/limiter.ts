@@ -98,6 +98,8 @@ export interface Limiter {
    * shared limiter applies it once per billing day, never adding to what it counts.
    */
   setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void>;
+  /** Checks a shared limiter can be reached now (for /readyz); throws LimiterUnavailableError if not. */
+  ping?(): Promise<void>;
   /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
   close?(): Promise<void>;
 }

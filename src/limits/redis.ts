@@ -333,6 +333,16 @@ export class RedisLimiter implements Limiter {
     }
   }
 
+  /** PING within the call deadline (what /readyz reports). */
+  async ping(): Promise<void> {
+    if (this.#closed) throw new LimiterUnavailableError("the Redis limiter is closed");
+    if (!this.#client.connected) {
+      this.#reconnect();
+      throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is not connected`);
+    }
+    await this.#deadline(this.#client.send("PING", []), "PING");
+  }
+
   /**
    * Stops the heartbeat after one last try at the deferred releases, and closes the connection.
    * Tickets still open are left to their leases.

@@ -39,13 +39,23 @@ export class Cluster {
     return cluster;
   }
 
-  /** One more node of this cluster (its own directory and journal). */
-  startNode(): Promise<RunningGateway> {
+  /**
+   * One more node of this cluster (its own directory and journal); `db` reaches the same database
+   * another way (through a proxy). It is stopped with the others.
+   */
+  async startNode(db = this.db): Promise<RunningGateway> {
     const options: Parameters<typeof startGateway>[0] = {
-      args: ["--db", this.db, "--redis-url", this.redisUrl, "--redis-prefix", this.prefix],
+      args: ["--db", db, "--redis-url", this.redisUrl, "--redis-prefix", this.prefix],
     };
     if (this.config !== undefined) options.config = this.config;
     return startGateway(options);
+  }
+
+  /** Starts a node with startNode and adds it to `nodes`. */
+  async addNode(db = this.db): Promise<RunningGateway> {
+    const node = await this.startNode(db);
+    this.nodes.push(node);
+    return node;
   }
 
   /** The node's bootstrap key (printed by the first node). */

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
 import type { RunningGateway } from "../helpers/gateway.ts";
 import { PrivateRedis } from "../unit/limits-redis-fixture.ts";
-import { dropPgDatabases } from "../unit/store-pg-fixture.ts";
+import { CommitCutter, dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
 
@@ -28,6 +28,13 @@ async function balanceNanos(node: RunningGateway, secret: string): Promise<Recor
   });
   if (response.status !== 200) throw new Error(`balance answered ${response.status}`);
   return (await response.json()) as Record<string, number>;
+}
+
+/** /readyz of a node: its status and what it says of both engines. */
+async function ready(node: RunningGateway): Promise<{ status: number; store: string; limiter: string }> {
+  const response = await fetch(`${node.url}/readyz`);
+  const body = (await response.json()) as { store: string; limiter: string };
+  return { status: response.status, store: body.store, limiter: body.limiter };
 }
 
 /** Ms until `check` holds on every node (each polled every 25 ms), measured from now. */
@@ -138,6 +145,7 @@ describe("failures", () => {
     const { secret, id } = await c.createKey(["--account", "team", "--rpm", "3", "--name", "rpm3"]);
     await c.waitForKey(secret);
     for (const node of c.nodes) expect((await outcome(await chat(node, secret))).status).toBe(200);
+    expect(await ready(c.node(0))).toEqual({ status: 200, store: "ok", limiter: "ok" });
 
     await redis.kill();
     const elapsed: number[] = [];
@@ -150,6 +158,10 @@ describe("failures", () => {
     }
     console.log(`503 limiter_unavailable answered in ms: ${elapsed.map(Math.round)}`);
     for (const ms of elapsed) expect(ms).toBeLessThan(250);
+    const down = await ready(c.node(1));
+    expect(down.status).toBe(503);
+    expect(down.store).toBe("ok");
+    expect(down.limiter).toContain(`Redis at ${redis.url}`);
 
     await redis.restart(); // empty: nothing was saved
     const stored = await c.usageSettled(id, 3);
@@ -176,5 +188,36 @@ describe("failures", () => {
       expect(view.balance_nanos).toBe(Math.round(storedUsd * 1e9));
       expect(view.reserved_nanos).toBe(0);
     }
+  }, 60_000);
+
+  test("PostgreSQL cut off from one node: it keeps admitting on Redis, /readyz says the store is down, usage is stored once it is back", async () => {
+    const c = await cluster({ nodes: 2 });
+    const url = new URL(c.db);
+    const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
+    cleanups.push(async () => cutter.stop());
+    const cut = await c.addNode(cutter.url(c.db));
+    await c.cli(["accounts", "create", "team", "--balance", "1"]);
+    const { secret, id } = await c.createKey(["--account", "team", "--rpm", "4", "--name", "cut"]);
+    await c.waitForKey(secret);
+    expect(await ready(cut)).toEqual({ status: 200, store: "ok", limiter: "ok" });
+
+    cutter.refuse = true;
+    const down = await ready(cut);
+    expect(down.status).toBe(503);
+    expect(down.store).not.toBe("ok");
+    expect(down.limiter).toBe("ok");
+    // Admission stays exact across nodes on Redis: RPM 4, three on the cut node, two on the other.
+    const statuses: number[] = [];
+    for (const node of [cut, cut, cut, c.node(0), c.node(1)])
+      statuses.push((await outcome(await chat(node, secret))).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    await Bun.sleep(300);
+    expect((await c.usageOf(id)).requests).toBe(1); // the cut node's three wait in its journal
+
+    cutter.refuse = false;
+    const usage = await c.usageSettled(id, 4);
+    expect(usage.requests).toBe(4);
+    expect(Math.round((1 - (await c.balanceUsd("team"))) * 1e9)).toBe(Math.round(usage.cost * 1e9));
+    expect((await ready(cut)).status).toBe(200);
   }, 60_000);
 });
