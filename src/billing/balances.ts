@@ -19,6 +19,9 @@ export class BalanceSync {
   #revision = -1;
   #timer: ReturnType<typeof setInterval> | undefined;
   #polling = false;
+  /** A poll asked for while one was running (a notification): run once more after it. */
+  #again = false;
+  #unwatch: (() => Promise<void>) | undefined;
 
   constructor(store: Store, limiter: Limiter, writer: GroupCommitWriter<UsageRecord>) {
     this.#store = store;
@@ -34,6 +37,15 @@ export class BalanceSync {
     if (pollMs > 0) {
       this.#timer = setInterval(() => void this.poll(), pollMs);
       this.#timer.unref();
+      // A store that notifies (PostgreSQL) makes a credit on any node seen at once; the poll stays.
+      this.#unwatch = await this.#store
+        .watch?.(() => void this.poll())
+        .catch((error: unknown) => {
+          log("warn", "balance change notifications unavailable; polling only", {
+            error: error instanceof Error ? error.message : String(error),
+          });
+          return undefined;
+        });
     }
   }
 
@@ -48,14 +60,19 @@ export class BalanceSync {
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    await this.#unwatch?.().catch(() => undefined);
+    this.#unwatch = undefined;
   }
 
   /** Reloads balances if the store changed since the last look. */
   async poll(): Promise<void> {
-    if (this.#polling) return;
+    if (this.#polling) {
+      this.#again = true;
+      return;
+    }
     this.#polling = true;
     try {
       const revision = await this.#store.revision();
@@ -67,6 +84,10 @@ export class BalanceSync {
       log("warn", "balance reload failed", { error: error instanceof Error ? error.message : String(error) });
     } finally {
       this.#polling = false;
+      if (this.#again) {
+        this.#again = false;
+        void this.poll();
+      }
     }
   }
 

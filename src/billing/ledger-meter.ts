@@ -92,7 +92,7 @@ export class LedgerMeter implements Meter {
 
   /** Commits every settled record still queued; later settlements fail. */
   async close(): Promise<void> {
-    this.#sync.stop();
+    await this.#sync.stop();
     await this.#writer.close();
     this.#journal?.close();
     await this.#limiter.close?.();

@@ -9,6 +9,7 @@ import type { Nanos } from "../types.ts";
 import { PgAdminStore } from "./admin-pg.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
+import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
 import { toKeyRecord } from "./sqlite-keys.ts";
 import {
@@ -91,18 +92,19 @@ export class PgStore implements Store {
     await this.#client`SELECT 1`;
   }
 
+  watch(onChange: () => void): Promise<() => Promise<void>> {
+    return watchRevision(this.#client, onChange);
+  }
+
   async close(): Promise<void> {
     await this.#client.close();
   }
 
-  /** Runs `fn` in one transaction that also bumps the revision gateways poll. */
+  /** Runs `fn` in one transaction that also bumps the revision gateways poll, and notifies them. */
   #change<T>(fn: (tx: PgDb) => Promise<T>): Promise<T> {
     return this.#db.transaction(async (tx) => {
       const result = await fn(tx);
-      await tx
-        .update(storeMeta)
-        .set({ value: sql`${storeMeta.value} + 1` })
-        .where(eq(storeMeta.name, REVISION_META));
+      await bumpRevision(tx);
       return result;
     });
   }

@@ -85,6 +85,12 @@ export interface Store {
   isEmpty(): Promise<boolean>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
+  /**
+   * Calls `onChange` soon after any process commits a change that moves the revision (PostgreSQL
+   * LISTEN/NOTIFY), and after a reconnection; resolves to the function that stops it. Absent on
+   * SQLite, where one node polls the revision.
+   */
+  watch?(onChange: () => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 
   createAccount(name: string, balance: Nanos): Promise<Account>;
