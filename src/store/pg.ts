@@ -27,6 +27,8 @@ import { PgUsageStore } from "./usage-pg.ts";
 
 /** pg_advisory_lock key held while migrating ("modelgate" in ASCII, as a bigint). */
 const MIGRATION_LOCK = 0x6d6f64656c676174n;
+/** Held by every serving node: shared with a shared limiter (Redis), exclusive without one. */
+const NODE_LOCK = 0x6d6f64656c6e6f64n;
 
 export interface PgStoreOptions {
   /** The store_meta row name of this node's usage-journal sequence (one per journal). */
@@ -44,6 +46,8 @@ export function openPgStore(url: string, options: PgStoreOptions): PgStore {
 export class PgStore implements Store {
   readonly #url: string;
   readonly #client: SQL;
+  /** The connection holding this serving node's advisory lock (claimNode). */
+  #nodeLock: SQL | undefined;
   readonly #db: PgDb;
   readonly admin: PgAdminStore;
   readonly usage: PgUsageStore;
@@ -92,11 +96,31 @@ export class PgStore implements Store {
     await this.#client`SELECT 1`;
   }
 
+  async claimNode(sharedLimiter: boolean): Promise<void> {
+    const client = new SQL({ url: this.#url, max: 1 });
+    const [row] = (
+      sharedLimiter
+        ? await client`SELECT pg_try_advisory_lock_shared(${NODE_LOCK}) AS ok`
+        : await client`SELECT pg_try_advisory_lock(${NODE_LOCK}) AS ok`
+    ) as { ok: boolean }[];
+    if (row?.ok !== true) {
+      await client.close();
+      throw new StoreError(
+        "conflict",
+        sharedLimiter
+          ? "a modelgate node without Redis already serves this PostgreSQL database: its limits and balances are its own. Give it the same --redis-url and --redis-prefix (redis.url), or stop it, before starting more nodes"
+          : "another modelgate node already serves this PostgreSQL database: nodes on one database must share one Redis. Give every node the same --redis-url and --redis-prefix (redis.url, MODELGATE_REDIS_URL)",
+      );
+    }
+    this.#nodeLock = client;
+  }
+
   watch(onChange: () => void): Promise<() => Promise<void>> {
     return watchRevision(this.#client, onChange);
   }
 
   async close(): Promise<void> {
+    await this.#nodeLock?.close();
     await this.#client.close();
   }
 

@@ -5,9 +5,9 @@
 // from PostgreSQL exactly (the balance every node reports equals the stored one, limits exact again).
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
-import type { RunningGateway } from "../helpers/gateway.ts";
-import { PrivateRedis } from "../unit/limits-redis-fixture.ts";
-import { CommitCutter, dropPgDatabases } from "../unit/store-pg-fixture.ts";
+import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts";
+import { dropPrefix, PrivateRedis, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
+import { CommitCutter, dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
 
@@ -219,5 +219,31 @@ describe("failures", () => {
     expect(usage.requests).toBe(4);
     expect(Math.round((1 - (await c.balanceUsd("team"))) * 1e9)).toBe(Math.round(usage.cost * 1e9));
     expect((await ready(cut)).status).toBe(200);
+  }, 60_000);
+
+  test("a node without Redis on a database other nodes serve, or the reverse, is refused at start with the fix", async () => {
+    const db = await pgDatabase();
+    const alone = await startGateway({ args: ["--db", db] });
+    cleanups.push(() => alone.dispose());
+    const serve = ["serve", "--listen", "127.0.0.1:0", "--db", db];
+    const second = await runCli(serve);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain("nodes on one database must share one Redis");
+    const shared = await runCli([...serve, "--redis-url", REDIS_URL, "--redis-prefix", testPrefix()]);
+    expect(shared.code).toBe(1);
+    expect(shared.stderr).toContain("a modelgate node without Redis already serves this PostgreSQL database");
+    expect(await alone.stop()).toBe(0);
+
+    // Once it stopped, nodes sharing a Redis join freely, and then a node without Redis is refused.
+    const prefix = testPrefix();
+    cleanups.push(() => dropPrefix(prefix));
+    const redisArgs = ["--db", db, "--redis-url", REDIS_URL, "--redis-prefix", prefix];
+    const one = await startGateway({ args: redisArgs });
+    cleanups.push(() => one.dispose());
+    const two = await startGateway({ args: redisArgs });
+    cleanups.push(() => two.dispose());
+    const refused = await runCli(serve);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("another modelgate node already serves this PostgreSQL database");
   }, 60_000);
 });
