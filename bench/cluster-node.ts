@@ -1,7 +1,7 @@
 // One node in cluster mode against one node on SQLite, side by side:
 //   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--bin PATH]
 // Starts the bench upstream (pinned to the load core), a private redis-server on a free port, a
-// fresh PostgreSQL database (127.0.0.1:5432, dropped after) reached through a counting loopback
+// fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting loopback
 // proxy, and per round, in alternating order, two modelgate nodes with the same channel, key and
 // limits: `sqlite` (the in-memory limiter) and `pg-redis` (`--db postgres://…` and `--redis-url`).
 // Per node and round: the added p50 at concurrency 1 (node p50 − upstream p50, wrk, one
@@ -174,7 +174,8 @@ function say(line: string): void {
 const dir = mkdtempSync(join(tmpdir(), "modelgate-bench-cluster-"));
 const owned: Proc[] = [];
 const admin = new SQL({ url: `${PG}/postgres`, max: 1 });
-const dbName = `modelgate_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const dbPrefix = `modelgate_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const made: string[] = [];
 let counter: PgTripCounter | undefined;
 let redis: RedisClient | undefined;
 try {
@@ -218,8 +219,7 @@ try {
     }
   });
   redis = new RedisClient(redisUrl);
-  await admin.unsafe(`CREATE DATABASE ${dbName}`);
-  const pgUrl = new URL(`${PG}/${dbName}`);
+  const pgUrl = new URL(PG);
   counter = new PgTripCounter({ hostname: pgUrl.hostname, port: Number(pgUrl.port || 5432) });
   const ctx: BenchContext = {
     dir,
@@ -238,6 +238,12 @@ try {
     const order: NodeName[] = round % 2 === 0 ? ["sqlite", "pg-redis"] : ["pg-redis", "sqlite"];
     for (const name of order) {
       const label = `${name}-${round}`;
+      // A fresh database per PostgreSQL node, as the SQLite node gets a fresh file.
+      const db = `${dbPrefix}_${round}`;
+      if (name === "pg-redis") {
+        await admin.unsafe(`CREATE DATABASE ${db}`);
+        made.push(db);
+      }
       const server: ModelgateServer = await startModelgateServer(
         ctx,
         name === "sqlite"
@@ -246,7 +252,7 @@ try {
               label,
               workers: 1,
               core: TARGET_CORE,
-              store: counter.url(pgUrl.toString()),
+              store: counter.url(`${PG}/${db}`),
               serveArgs: ["--redis-url", redisUrl, "--redis-prefix", `bench${round}`],
             },
       );
@@ -312,7 +318,8 @@ try {
   for (const proc of owned.reverse()) await proc.stop().catch(() => undefined);
   counter?.stop();
   redis?.close();
-  await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+  for (const db of made)
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => undefined);
   await admin.close();
   rmSync(dir, { recursive: true, force: true });
 }
