@@ -17,7 +17,15 @@ import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import type { PgDb } from "./pg-keys.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
-import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
+import {
+  creditedJoin,
+  seedFieldsOf,
+  toSeedFigures,
+  toTotals,
+  totalsFields,
+  totalsGroup,
+  totalsWhere,
+} from "./shapes.ts";
 import type {
   SeedFigures,
   UsageFilter,
@@ -26,7 +34,7 @@ import type {
   UsageStore,
   UsageTotals,
 } from "./usage.ts";
-import { CREDITED_META, REVISION_META, USAGE_JOURNAL_SEQ } from "./usage.ts";
+import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
   debitsOf,
@@ -192,26 +200,10 @@ export class PgUsageStore implements UsageStore {
   async seedFigures(): Promise<SeedFigures> {
     const credited = alias(storeMeta, "credited");
     const rows = await this.#db
-      .select({
-        id: accounts.id,
-        balance: accounts.balanceNanos,
-        credited: credited.value,
-        revision:
-          sql<number>`(select ${storeMeta.value} from ${storeMeta} where ${storeMeta.name} = ${REVISION_META})`.mapWith(
-            Number,
-          ),
-      })
+      .select(seedFieldsOf(accounts, storeMeta, credited.value))
       .from(accounts)
-      .leftJoin(
-        credited,
-        eq(credited.name, sql`cast(${CREDITED_META} as text) || cast(${accounts.id} as text)`),
-      );
-    return {
-      revision: rows[0]?.revision ?? 0,
-      accounts: new Map(
-        rows.map((r) => [r.id, { balance: nanos(r.balance), credited: nanos(r.credited ?? 0) }]),
-      ),
-    };
+      .leftJoin(credited, creditedJoin(accounts, credited.name));
+    return toSeedFigures(rows);
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {

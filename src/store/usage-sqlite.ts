@@ -14,7 +14,15 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
-import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
+import {
+  creditedJoin,
+  seedFieldsOf,
+  toSeedFigures,
+  toTotals,
+  totalsFields,
+  totalsGroup,
+  totalsWhere,
+} from "./shapes.ts";
 import type {
   SeedFigures,
   UsageFilter,
@@ -23,7 +31,7 @@ import type {
   UsageStore,
   UsageTotals,
 } from "./usage.ts";
-import { CREDITED_META, REVISION_META, USAGE_JOURNAL_SEQ } from "./usage.ts";
+import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
   debitsOf,
@@ -163,27 +171,11 @@ export class SqliteUsageStore implements UsageStore {
   async seedFigures(): Promise<SeedFigures> {
     const credited = alias(storeMeta, "credited");
     const rows = this.#db
-      .select({
-        id: accounts.id,
-        balance: accounts.balanceNanos,
-        credited: credited.value,
-        revision:
-          sql<number>`(select ${storeMeta.value} from ${storeMeta} where ${storeMeta.name} = ${REVISION_META})`.mapWith(
-            Number,
-          ),
-      })
+      .select(seedFieldsOf(accounts, storeMeta, credited.value))
       .from(accounts)
-      .leftJoin(
-        credited,
-        eq(credited.name, sql`cast(${CREDITED_META} as text) || cast(${accounts.id} as text)`),
-      )
+      .leftJoin(credited, creditedJoin(accounts, credited.name))
       .all();
-    return {
-      revision: rows[0]?.revision ?? 0,
-      accounts: new Map(
-        rows.map((r) => [r.id, { balance: nanos(r.balance), credited: nanos(r.credited ?? 0) }]),
-      ),
-    };
+    return toSeedFigures(rows);
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
