@@ -246,4 +246,35 @@ describe("failures", () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("another modelgate node already serves this PostgreSQL database");
   }, 60_000);
+
+  test("drift bound: Redis loses its data while a node holds unstored settlements; the reseed misses exactly those", async () => {
+    const c = await cluster({ nodes: 2 });
+    const url = new URL(c.db);
+    const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
+    cleanups.push(async () => cutter.stop());
+    const cut = await c.addNode(cutter.url(c.db));
+    await c.cli(["accounts", "create", "team", "--balance", "1"]);
+    const { secret, id } = await c.createKey(["--account", "team", "--name", "drift"]);
+    await c.waitForKey(secret);
+    const seeing = c.node(0);
+
+    // The cut-off node settles two requests: debited in Redis, stored only in its journal.
+    cutter.refuse = true;
+    const before = (await balanceNanos(seeing, secret)).balance_nanos ?? 0;
+    for (let i = 0; i < 2; i++) expect((await outcome(await chat(cut, secret))).status).toBe(200);
+    const unstored = before - ((await balanceNanos(seeing, secret)).balance_nanos ?? 0);
+    expect(unstored).toBeGreaterThan(0);
+
+    // Redis loses everything; another node reseeds from PostgreSQL, which lacks those two.
+    await dropPrefix(c.prefix);
+    expect((await outcome(await chat(seeing, secret))).status).toBe(200);
+    cutter.refuse = false;
+    const usage = await c.usageSettled(id, 3);
+    expect(usage.requests).toBe(3);
+    const stored = Math.round((await c.balanceUsd("team")) * 1e9);
+    expect(1_000_000_000 - stored).toBe(Math.round(usage.cost * 1e9)); // the ledger is exact
+    // Redis is higher than the ledger by exactly what was unstored at the seed (docs: Seeding).
+    const redisBalance = (await balanceNanos(seeing, secret)).balance_nanos ?? 0;
+    expect(redisBalance - stored).toBe(unstored);
+  }, 60_000);
 });
