@@ -30,6 +30,20 @@ async function balanceNanos(node: RunningGateway, secret: string): Promise<Recor
   return (await response.json()) as Record<string, number>;
 }
 
+/**
+ * Two nodes, and a third that reaches PostgreSQL through a loopback proxy the test can cut (all on
+ * one Redis prefix); an account "team" with $1.
+ */
+async function clusterWithCutNode(): Promise<{ c: Cluster; cutter: CommitCutter; cut: RunningGateway }> {
+  const c = await cluster({ nodes: 2 });
+  const url = new URL(c.db);
+  const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
+  cleanups.push(async () => cutter.stop());
+  const cut = await c.addNode(cutter.url(c.db));
+  await c.cli(["accounts", "create", "team", "--balance", "1"]);
+  return { c, cutter, cut };
+}
+
 /** /readyz of a node: its status and what it says of both engines. */
 async function ready(node: RunningGateway): Promise<{ status: number; store: string; limiter: string }> {
   const response = await fetch(`${node.url}/readyz`);
@@ -191,12 +205,7 @@ describe("failures", () => {
   }, 60_000);
 
   test("PostgreSQL cut off from one node: it keeps admitting on Redis, /readyz says the store is down, usage is stored once it is back", async () => {
-    const c = await cluster({ nodes: 2 });
-    const url = new URL(c.db);
-    const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
-    cleanups.push(async () => cutter.stop());
-    const cut = await c.addNode(cutter.url(c.db));
-    await c.cli(["accounts", "create", "team", "--balance", "1"]);
+    const { c, cutter, cut } = await clusterWithCutNode();
     const { secret, id } = await c.createKey(["--account", "team", "--rpm", "4", "--name", "cut"]);
     await c.waitForKey(secret);
     expect(await ready(cut)).toEqual({ status: 200, store: "ok", limiter: "ok" });
@@ -248,12 +257,7 @@ describe("failures", () => {
   }, 60_000);
 
   test("drift bound: Redis loses its data while a node holds unstored settlements; the reseed misses exactly those", async () => {
-    const c = await cluster({ nodes: 2 });
-    const url = new URL(c.db);
-    const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
-    cleanups.push(async () => cutter.stop());
-    const cut = await c.addNode(cutter.url(c.db));
-    await c.cli(["accounts", "create", "team", "--balance", "1"]);
+    const { c, cutter, cut } = await clusterWithCutNode();
     const { secret, id } = await c.createKey(["--account", "team", "--name", "drift"]);
     await c.waitForKey(secret);
     const seeing = c.node(0);
