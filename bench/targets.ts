@@ -143,6 +143,10 @@ export interface ModelgateVariant {
   core: number | string;
   /** The one channel's protocol (default openai-chat). */
   kind?: ChannelKind;
+  /** store.url (default: a SQLite file in its folder). */
+  store?: string;
+  /** More `serve` flags (a cluster node's --redis-url, --redis-prefix). */
+  serveArgs?: string[];
 }
 
 export interface ModelgateServer {
@@ -179,7 +183,7 @@ workers = ${variant.workers}
 access_log = false
 
 [store]
-url = "sqlite://${join(dir, "modelgate.db")}"
+url = "${variant.store ?? `sqlite://${join(dir, "modelgate.db")}`}"
 
 [bootstrap]
 enabled = false
@@ -207,7 +211,7 @@ models = ["${MODEL}"]
   ];
   const key = await cli(ctx, ["keys", "create", ...keyArgs, ...config]);
   if (!/^sk-/.test(key)) throw new Error(`modelgate keys create printed no key: ${key}`);
-  const cmd = [ctx.modelgateBin, "serve", ...config];
+  const cmd = [ctx.modelgateBin, "serve", ...config, ...(variant.serveArgs ?? [])];
   const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env: BUN_ENV });
   const base = `http://127.0.0.1:${port}`;
   // Logged once every worker listens (a single process logs it when it listens).

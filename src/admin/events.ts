@@ -1,5 +1,5 @@
 // GET /admin/v1/events: every API request as server-sent events, live from the gateway's feed
-// (settled ones, and refused or unbilled ones with their error code).
+// (settled ones, and refused or unbilled ones with their error code); in a cluster, every node's.
 // Backpressure: each reader has a bounded queue; a reader whose queue is full (it stopped
 // reading) is sent a final `dropped` event and disconnected. Publishing never waits on a reader.
 import type { UsageEvent } from "../billing/feed.ts";
@@ -56,17 +56,21 @@ export const events = adminRoute(async ({ gateway, ctx }) => {
     {
       start(controller) {
         controller.enqueue(frame("ready", { queue: READER_QUEUE }));
-        unsubscribe = gateway.feed.subscribe((event) => {
-          // desiredSize counts free slots of the bounded queue; at 0 the reader has stalled.
-          if ((controller.desiredSize ?? 0) <= 0) {
-            stop();
-            log("warn", "admin event reader too slow; dropped", { request_id: ctx.requestId });
-            controller.enqueue(frame("dropped", { reason: "reader too slow", queued: READER_QUEUE }));
-            controller.close();
-            return;
-          }
-          controller.enqueue(frame("request", eventRecord(event)));
-        });
+        // The whole cluster's requests when nodes share a Redis (the TUI tails every node).
+        unsubscribe = gateway.feed.subscribe(
+          (event) => {
+            // desiredSize counts free slots of the bounded queue; at 0 the reader has stalled.
+            if ((controller.desiredSize ?? 0) <= 0) {
+              stop();
+              log("warn", "admin event reader too slow; dropped", { request_id: ctx.requestId });
+              controller.enqueue(frame("dropped", { reason: "reader too slow", queued: READER_QUEUE }));
+              controller.close();
+              return;
+            }
+            controller.enqueue(frame("request", eventRecord(event)));
+          },
+          { cluster: true },
+        );
         heartbeat = setInterval(() => {
           if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(": keep-alive\n\n"));
         }, HEARTBEAT_MS);

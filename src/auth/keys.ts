@@ -1,6 +1,7 @@
 // Authentication against an in-memory copy of the keys, looked up by SHA-256 of the secret.
-// The copy is reloaded when the store's revision changes (polled), so a revoked key is refused
-// within one poll interval without a database query per request.
+// The copy is reloaded when the store's revision changes (polled, and on PostgreSQL also notified
+// the moment a change commits on any node or in the CLI), so a revoked key is refused within one
+// poll interval at worst without a database query per request.
 
 import { ADMIN_TOKEN_PREFIX } from "../admin/tokens.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
@@ -63,6 +64,9 @@ export class KeyCache {
   #lastUsed = new Map<string, number>();
   #timers: ReturnType<typeof setInterval>[] = [];
   #refreshing = false;
+  /** A refresh asked for while one was running: run once more after it. */
+  #again = false;
+  #unwatch: (() => Promise<void>) | undefined;
   /** Called (synchronously, must not block) when a known key is refused; set by the notifier. */
   onRefused: ((refusal: KeyRefusal) => void) | undefined;
 
@@ -73,9 +77,19 @@ export class KeyCache {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Loads the keys and starts polling for changes. */
+  /**
+   * Loads the keys and starts polling for changes; on a store that notifies (PostgreSQL), also
+   * reloads as soon as a change is committed anywhere, the poll staying as the fallback.
+   */
   async start(): Promise<void> {
     await this.refresh();
+    if (this.#store.watch) {
+      try {
+        this.#unwatch = await this.#store.watch(() => void this.refresh().catch(logRefreshError));
+      } catch (error) {
+        logRefreshError(error);
+      }
+    }
     this.#timers.push(
       setInterval(() => void this.refresh().catch(logRefreshError), this.#refreshMs),
       setInterval(() => void this.flushLastUsed().catch(logRefreshError), this.#touchMs),
@@ -86,12 +100,17 @@ export class KeyCache {
   async stop(): Promise<void> {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
+    await this.#unwatch?.().catch(logRefreshError);
+    this.#unwatch = undefined;
     await this.flushLastUsed();
   }
 
   /** Reloads the key table when the store's revision moved. */
   async refresh(): Promise<void> {
-    if (this.#refreshing) return;
+    if (this.#refreshing) {
+      this.#again = true; // it may have read the revision before this change
+      return;
+    }
     this.#refreshing = true;
     try {
       const revision = await this.#store.revision();
@@ -128,6 +147,10 @@ export class KeyCache {
       this.#revision = revision;
     } finally {
       this.#refreshing = false;
+      if (this.#again) {
+        this.#again = false;
+        void this.refresh().catch(logRefreshError);
+      }
     }
   }
 

@@ -2,6 +2,9 @@
 // and spent-today are loaded once at start; afterwards balances are reloaded only when the store's
 // revision moves (a credit or a new account made by the CLI or the admin API). A reload runs
 // between writer batches and subtracts the debits still queued, so nothing settled is forgotten.
+// On a shared limiter (Redis) that already holds an account, a reload applies only the change of
+// the account's credit total: overwriting the balance would drop what other nodes released and
+// have not stored yet.
 import type { Limiter } from "../limits/limiter.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
@@ -16,6 +19,9 @@ export class BalanceSync {
   #revision = -1;
   #timer: ReturnType<typeof setInterval> | undefined;
   #polling = false;
+  /** A poll asked for while one was running (a notification): run once more after it. */
+  #again = false;
+  #unwatch: (() => Promise<void>) | undefined;
 
   constructor(store: Store, limiter: Limiter, writer: GroupCommitWriter<UsageRecord>) {
     this.#store = store;
@@ -31,6 +37,15 @@ export class BalanceSync {
     if (pollMs > 0) {
       this.#timer = setInterval(() => void this.poll(), pollMs);
       this.#timer.unref();
+      // A store that notifies (PostgreSQL) makes a credit on any node seen at once; the poll stays.
+      this.#unwatch = await this.#store
+        .watch?.(() => void this.poll())
+        .catch((error: unknown) => {
+          log("warn", "balance change notifications unavailable; polling only", {
+            error: error instanceof Error ? error.message : String(error),
+          });
+          return undefined;
+        });
     }
   }
 
@@ -45,14 +60,19 @@ export class BalanceSync {
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    await this.#unwatch?.().catch(() => undefined);
+    this.#unwatch = undefined;
   }
 
   /** Reloads balances if the store changed since the last look. */
   async poll(): Promise<void> {
-    if (this.#polling) return;
+    if (this.#polling) {
+      this.#again = true;
+      return;
+    }
     this.#polling = true;
     try {
       const revision = await this.#store.revision();
@@ -64,22 +84,34 @@ export class BalanceSync {
       log("warn", "balance reload failed", { error: error instanceof Error ? error.message : String(error) });
     } finally {
       this.#polling = false;
+      if (this.#again) {
+        this.#again = false;
+        void this.poll();
+      }
     }
   }
 
-  /** Sets every balance to the stored one minus the debits not yet committed. */
+  /**
+   * Sets every balance to the stored one minus the debits not yet committed, tagged with the
+   * revision and credit totals read in the same snapshot (a shared limiter that holds the account
+   * applies only the credits: see Limiter.setBalance).
+   */
   reload(): Promise<void> {
     return this.#writer.exclusive(async () => {
-      const revision = this.#revision;
-      const stored = await this.#store.usage.balances();
+      const figures = await this.#store.usage.seedFigures();
       const pending = new Map<number, number>();
       for (const record of this.#writer.queued()) {
         pending.set(record.accountId, (pending.get(record.accountId) ?? 0) + record.costNanos);
       }
       // Started without an await in between, so no settlement slips between reading the queue and
       // setting the balances (an in-memory limiter sets them synchronously).
-      const updates = [...stored].map(([accountId, balance]) =>
-        this.#limiter.setBalance(accountId, nanos(balance - (pending.get(accountId) ?? 0)), revision),
+      const updates = [...figures.accounts].map(([accountId, { balance, credited }]) =>
+        this.#limiter.setBalance(
+          accountId,
+          nanos(balance - (pending.get(accountId) ?? 0)),
+          figures.revision,
+          credited,
+        ),
       );
       await Promise.all(updates);
     });

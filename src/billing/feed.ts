@@ -1,7 +1,9 @@
 // The live feed of requests: settled ones (published by the meter) and the API requests that were
 // never billed, refusals included (published by the access log, src/http/access-log.ts). The admin
 // event stream, the terminal UI's log and the notifications subscribe here. Publishing never
-// waits for a subscriber.
+// waits for a subscriber. In a cluster, a listener that asks for the whole cluster's events (the
+// admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
+// them while such a listener exists); the others (notifications) see only this node's.
 
 export interface UsageEvent {
   requestId: string;
@@ -36,27 +38,53 @@ export interface UsageEvent {
 
 type Listener = (event: UsageEvent) => void;
 
+export interface SubscribeOptions {
+  /** Also the events other nodes of the cluster publish (the admin event stream). */
+  cluster?: boolean;
+}
+
 export class UsageFeed {
   readonly #listeners = new Set<Listener>();
+  readonly #cluster = new Set<Listener>();
+  #onClusterReaders: ((count: number) => void) | undefined;
 
   /** Adds a listener; returns the function that removes it. A listener must not block. */
-  subscribe(listener: Listener): () => void {
+  subscribe(listener: Listener, options: SubscribeOptions = {}): () => void {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    if (options.cluster) {
+      this.#cluster.add(listener);
+      this.#onClusterReaders?.(this.#cluster.size);
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#cluster.delete(listener)) this.#onClusterReaders?.(this.#cluster.size);
+    };
+  }
+
+  /** An event another node published: only the listeners that asked for the cluster's get it. */
+  publishRemote(event: UsageEvent): void {
+    for (const listener of this.#cluster) deliver(listener, event);
+  }
+
+  /** Calls `callback` with the number of cluster listeners whenever it changes (one relay). */
+  watchClusterReaders(callback: (count: number) => void): void {
+    this.#onClusterReaders = callback;
   }
 
   publish(event: UsageEvent): void {
-    for (const listener of this.#listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        // One failing subscriber must not stop the others or the request that published.
-        console.error("usage feed subscriber failed:", error);
-      }
-    }
+    for (const listener of this.#listeners) deliver(listener, event);
   }
 
   get subscribers(): number {
     return this.#listeners.size;
+  }
+}
+
+function deliver(listener: Listener, event: UsageEvent): void {
+  try {
+    listener(event);
+  } catch (error) {
+    // One failing subscriber must not stop the others or the request that published.
+    console.error("usage feed subscriber failed:", error);
   }
 }

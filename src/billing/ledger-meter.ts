@@ -92,7 +92,7 @@ export class LedgerMeter implements Meter {
 
   /** Commits every settled record still queued; later settlements fail. */
   async close(): Promise<void> {
-    this.#sync.stop();
+    await this.#sync.stop();
     await this.#writer.close();
     this.#journal?.close();
     await this.#limiter.close?.();
@@ -117,6 +117,10 @@ export class LedgerMeter implements Meter {
         journal: journal.path,
       });
     }
+  }
+
+  async pingLimiter(): Promise<void> {
+    await this.#limiter.ping?.();
   }
 
   /** Reloads balances from the store now (the poll does this when the store's revision moves). */

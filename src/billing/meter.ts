@@ -95,6 +95,8 @@ export interface Meter {
   balance?(principal: MeteredKey): Promise<BalanceView>;
   /** Puts every settled record in the store now (before reading usage from it). */
   flush?(): Promise<void>;
+  /** Checks the limiter can be reached (a shared one: Redis); throws if not. For /readyz. */
+  pingLimiter?(): Promise<void>;
   /** Makes every settled record durable and stops; called once at shutdown. */
   close?(): Promise<void>;
   /** Usage records settled but not yet committed to the store (journal lag), when kept here. */

@@ -3,6 +3,7 @@
 // gateway; a cluster primary builds only this (src/cluster/primary.ts), so it stays light.
 import type { Config } from "../config/schema.ts";
 import { openLimiter } from "../limits/open.ts";
+import { RedisFeedRelay } from "../limits/redis-feed.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
@@ -23,6 +24,8 @@ export async function startBilling(
   store: Store,
 ): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier }> {
   const feed = new UsageFeed();
+  // Nodes sharing a Redis show one another's requests on the admin event stream (closed at exit).
+  if (config.redis.url) new RedisFeedRelay(feed, config.redis.url, config.redis.prefix);
   const meter = new LedgerMeter({
     store,
     feed,

@@ -43,6 +43,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);
 
   const store = await openStore(config.store.url, config.store.journal);
+  await store.claimNode?.(config.redis.url !== undefined);
   const bootstrapped = await bootstrapIfEnabled(config, store);
   const gateway = await startGateway(config, store);
   const listener = serveHttp(config, gateway);

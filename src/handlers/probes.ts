@@ -1,5 +1,6 @@
-// Probes: `/` (coding CLIs probe it before their first call), `/healthz` (alive), `/readyz` (store
-// reachable; details of every channel: priority, requests in flight, circuit state).
+// Probes: `/` (coding CLIs probe it before their first call), `/healthz` (alive), `/readyz` (both
+// engines: the store and the limiter — Redis in cluster mode — reachable, else 503 naming the one
+// that is down; details of every channel: priority, requests in flight, circuit state).
 import { type Gateway, VERSION } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 
@@ -16,18 +17,24 @@ export function healthz(): Response {
 }
 
 export async function readyz(_ctx: RequestContext, gateway: Gateway): Promise<Response> {
+  const [store, limiter] = await Promise.all([
+    check(() => gateway.store.ping()),
+    check(async () => gateway.meter.pingLimiter?.()),
+  ]);
+  const ready = store === "ok" && limiter === "ok";
+  return Response.json(
+    { status: ready ? "ready" : "not_ready", store, limiter, channels: channelDetails(gateway) },
+    { status: ready ? 200 : 503 },
+  );
+}
+
+/** "ok", or why the engine cannot be reached. */
+async function check(ping: () => Promise<unknown>): Promise<string> {
   try {
-    await gateway.store.ping();
-    return Response.json({ status: "ready", store: "ok", channels: channelDetails(gateway) });
+    await ping();
+    return "ok";
   } catch (error) {
-    return Response.json(
-      {
-        status: "not_ready",
-        store: error instanceof Error ? error.message : String(error),
-        channels: channelDetails(gateway),
-      },
-      { status: 503 },
-    );
+    return error instanceof Error ? error.message : String(error);
   }
 }
 

@@ -131,6 +131,7 @@ export function loggedMeter(meter: Meter): Meter {
   if (meter.balance) logged.balance = meter.balance.bind(meter);
   if (meter.flush) logged.flush = meter.flush.bind(meter);
   if (meter.close) logged.close = meter.close.bind(meter);
+  if (meter.pingLimiter) logged.pingLimiter = meter.pingLimiter.bind(meter);
   return logged;
 }
 

@@ -87,14 +87,19 @@ export interface Limiter {
   /**
    * Sets an account's balance as the store has it at `revision` (at start, and after credits made
    * elsewhere). A shared limiter applies it only when it holds no balance or an older revision, so
-   * nodes seeding at once converge; the in-memory one always applies it.
+   * nodes seeding at once converge; given `credited` (the store's credit total of the account), a
+   * shared limiter that already holds the account moves its balance by the change of that total
+   * instead, keeping the debits other nodes released and have not stored yet. The in-memory one
+   * always sets the balance (it is the only one counting).
    */
-  setBalance(accountId: number, balance: Nanos, revision: number): Promise<void>;
+  setBalance(accountId: number, balance: Nanos, revision: number, credited?: Nanos): Promise<void>;
   /**
    * Sets what a key (of `accountId`) has spent in the billing day that contains `now` (at start). A
    * shared limiter applies it once per billing day, never adding to what it counts.
    */
   setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void>;
+  /** Checks a shared limiter can be reached now (for /readyz); throws LimiterUnavailableError if not. */
+  ping?(): Promise<void>;
   /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
   close?(): Promise<void>;
 }

@@ -141,7 +141,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   /** Always applies: this process is the only one counting, so the store's figure is the truth. */
-  async setBalance(accountId: number, balance: Nanos, _revision: number): Promise<void> {
+  async setBalance(accountId: number, balance: Nanos, _revision: number, _credited?: Nanos): Promise<void> {
     const account = this.#account(accountId);
     account.balance = balance;
     account.loaded = true;

@@ -146,13 +146,23 @@ return {bal, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0, spen
 `;
 
 /**
- * KEYS A; ARGV balance revision. Sets the balance only when none was seeded or the seeded revision
- * is older (never adds to it): nodes seeding the same revision at once leave one value. Returns 1 if set.
+ * KEYS A; ARGV balance revision credited. Only when none was seeded or the seeded revision is older
+ * (nodes seeding the same revision at once leave one value). With `credited` (the store's total of
+ * the account's credits) on a balance seeded with one too, the balance moves by the change of that
+ * total: releases other nodes applied and have not stored yet are kept. Otherwise (the first seed,
+ * or no total given) the balance is set. Never adds a balance to a balance. Returns 1 if set, 2 if
+ * credited, 0 if older.
  */
 const SET_BALANCE = `
-local rev = redis.call('HGET', KEYS[1], 'rev')
-if rev and tonumber(rev) >= tonumber(ARGV[2]) then return 0 end
+local v = redis.call('HMGET', KEYS[1], 'bal', 'rev', 'cred')
+if v[2] and tonumber(v[2]) >= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] ~= '' and v[1] and v[3] then
+  redis.call('HINCRBY', KEYS[1], 'bal', int(tonumber(ARGV[3]) - tonumber(v[3])))
+  redis.call('HSET', KEYS[1], 'rev', ARGV[2], 'cred', ARGV[3])
+  return 2
+end
 redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'rev', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'cred', ARGV[3]) else redis.call('HDEL', KEYS[1], 'cred') end
 return 1
 `;
 

@@ -271,11 +271,11 @@ export class RedisLimiter implements Limiter {
     return seeded === 1;
   }
 
-  async setBalance(accountId: number, balance: Nanos, revision: number): Promise<void> {
+  async setBalance(accountId: number, balance: Nanos, revision: number, credited?: Nanos): Promise<void> {
     await this.#run(
       SCRIPTS.setBalance,
       [this.#keys.account(accountId).account],
-      [String(balance), String(revision)],
+      [String(balance), String(revision), credited === undefined ? "" : String(credited)],
     );
     this.#known.add(accountId);
   }
@@ -331,6 +331,16 @@ export class RedisLimiter implements Limiter {
         leaseMs: this.#leaseMs,
       });
     }
+  }
+
+  /** PING within the call deadline (what /readyz reports). */
+  async ping(): Promise<void> {
+    if (this.#closed) throw new LimiterUnavailableError("the Redis limiter is closed");
+    if (!this.#client.connected) {
+      this.#reconnect();
+      throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is not connected`);
+    }
+    await this.#deadline(this.#client.send("PING", []), "PING");
   }
 
   /**

@@ -1,6 +1,7 @@
 // PostgreSQL implementation of the AdminStore (tokens, audit, key edits, usage reads, notifications):
 // the queries of admin-sqlite.ts on the pg twin tables, awaited, with aggregates mapped to numbers
 // (PostgreSQL sums bigints as numeric, which the driver returns as text).
+
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type {
   AdminStore,
@@ -17,6 +18,7 @@ import type {
   UsageRow,
 } from "./admin.ts";
 import { type PgDb, selectPgKeys } from "./pg-keys.ts";
+import { bumpRevision } from "./pg-notify.ts";
 import {
   adminTokens,
   apiKeys,
@@ -24,7 +26,6 @@ import {
   groups,
   notificationChannels,
   notificationDeliveries,
-  storeMeta,
   usageRecords,
 } from "./schema-pg.ts";
 import {
@@ -112,11 +113,8 @@ export class PgAdminStore implements AdminStore {
           ? await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.id, id))
           : await tx.update(apiKeys).set(set).where(eq(apiKeys.id, id)).returning({ id: apiKeys.id });
       if (!row) throw new StoreError("not_found", `key "${id}" does not exist`);
-      // The revision gateways poll: a changed key reaches every key cache.
-      await tx
-        .update(storeMeta)
-        .set({ value: sql`${storeMeta.value} + 1` })
-        .where(eq(storeMeta.name, "revision"));
+      // The revision gateways poll and listen for: a changed key reaches every key cache.
+      await bumpRevision(tx);
     });
     return this.getKey(id);
   }

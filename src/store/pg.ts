@@ -9,6 +9,7 @@ import type { Nanos } from "../types.ts";
 import { PgAdminStore } from "./admin-pg.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
+import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
 import { toKeyRecord } from "./sqlite-keys.ts";
 import {
@@ -21,11 +22,13 @@ import {
   type Store,
   StoreError,
 } from "./store.ts";
+import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { PgUsageStore } from "./usage-pg.ts";
 
-const REVISION = "revision";
 /** pg_advisory_lock key held while migrating ("modelgate" in ASCII, as a bigint). */
 const MIGRATION_LOCK = 0x6d6f64656c676174n;
+/** Held by every serving node: shared with a shared limiter (Redis), exclusive without one. */
+const NODE_LOCK = 0x6d6f64656c6e6f64n;
 
 export interface PgStoreOptions {
   /** The store_meta row name of this node's usage-journal sequence (one per journal). */
@@ -43,6 +46,8 @@ export function openPgStore(url: string, options: PgStoreOptions): PgStore {
 export class PgStore implements Store {
   readonly #url: string;
   readonly #client: SQL;
+  /** The connection holding this serving node's advisory lock (claimNode). */
+  #nodeLock: SQL | undefined;
   readonly #db: PgDb;
   readonly admin: PgAdminStore;
   readonly usage: PgUsageStore;
@@ -66,7 +71,7 @@ export class PgStore implements Store {
         session: unknown;
       };
       await db.dialect.migrate(embeddedMigrations("pg"), db.session, { migrationsFolder: "" });
-      await client`INSERT INTO store_meta (name, value) VALUES (${REVISION}, 0) ON CONFLICT DO NOTHING`;
+      await client`INSERT INTO store_meta (name, value) VALUES (${REVISION_META}, 0) ON CONFLICT DO NOTHING`;
       await client`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`;
     } finally {
       await client.close();
@@ -77,7 +82,7 @@ export class PgStore implements Store {
     const [row] = await this.#db
       .select({ value: storeMeta.value })
       .from(storeMeta)
-      .where(eq(storeMeta.name, REVISION));
+      .where(eq(storeMeta.name, REVISION_META));
     return row?.value ?? 0;
   }
 
@@ -91,18 +96,39 @@ export class PgStore implements Store {
     await this.#client`SELECT 1`;
   }
 
+  async claimNode(sharedLimiter: boolean): Promise<void> {
+    const client = new SQL({ url: this.#url, max: 1 });
+    const [row] = (
+      sharedLimiter
+        ? await client`SELECT pg_try_advisory_lock_shared(${NODE_LOCK}) AS ok`
+        : await client`SELECT pg_try_advisory_lock(${NODE_LOCK}) AS ok`
+    ) as { ok: boolean }[];
+    if (row?.ok !== true) {
+      await client.close();
+      throw new StoreError(
+        "conflict",
+        sharedLimiter
+          ? "a modelgate node without Redis already serves this PostgreSQL database: its limits and balances are its own. Give it the same --redis-url and --redis-prefix (redis.url), or stop it, before starting more nodes"
+          : "another modelgate node already serves this PostgreSQL database: nodes on one database must share one Redis. Give every node the same --redis-url and --redis-prefix (redis.url, MODELGATE_REDIS_URL)",
+      );
+    }
+    this.#nodeLock = client;
+  }
+
+  watch(onChange: () => void): Promise<() => Promise<void>> {
+    return watchRevision(this.#client, onChange);
+  }
+
   async close(): Promise<void> {
+    await this.#nodeLock?.close();
     await this.#client.close();
   }
 
-  /** Runs `fn` in one transaction that also bumps the revision gateways poll. */
+  /** Runs `fn` in one transaction that also bumps the revision gateways poll, and notifies them. */
   #change<T>(fn: (tx: PgDb) => Promise<T>): Promise<T> {
     return this.#db.transaction(async (tx) => {
       const result = await fn(tx);
-      await tx
-        .update(storeMeta)
-        .set({ value: sql`${storeMeta.value} + 1` })
-        .where(eq(storeMeta.name, REVISION));
+      await bumpRevision(tx);
       return result;
     });
   }
@@ -134,6 +160,10 @@ export class PgStore implements Store {
         .returning();
       if (!row) throw new StoreError("not_found", `account "${name}" does not exist`);
       await tx.insert(ledger).values({ accountId: row.id, amountNanos: amount, kind: "credit", note });
+      await tx
+        .insert(storeMeta)
+        .values({ name: `${CREDITED_META}${row.id}`, value: amount })
+        .onConflictDoUpdate({ target: storeMeta.name, set: { value: sql`${storeMeta.value} + ${amount}` } });
       return toAccount(row);
     });
   }

@@ -7,7 +7,14 @@ import { nanos } from "../billing/money.ts";
 import type { KeyPatch, NotificationChannel, UsageFilter } from "./admin.ts";
 import type * as sqlite from "./schema.ts";
 import type * as pg from "./schema-pg.ts";
-import type { UsageFilter as TotalsFilter, UsageGroupBy, UsageTotals } from "./usage.ts";
+import {
+  CREDITED_META,
+  REVISION_META,
+  type SeedFigures,
+  type UsageFilter as TotalsFilter,
+  type UsageGroupBy,
+  type UsageTotals,
+} from "./usage.ts";
 
 type Either<K extends keyof typeof sqlite & keyof typeof pg> = (typeof sqlite)[K] | (typeof pg)[K];
 
@@ -219,5 +226,41 @@ export function aggregateFields(u: Either<"usageRecords">, bucket: SQL<string | 
     outputTokens: sum(u.outputTokens),
     generations: sum(u.generations),
     costNanos: sum(u.costNanos),
+  };
+}
+
+/**
+ * The columns of seedFigures(): each account's balance, its credit total (`credited`, an alias of
+ * store_meta joined on `credited:ID`) and the revision, in one statement so they share a snapshot.
+ */
+export function seedFieldsOf<A extends Either<"accounts">, V extends SQLWrapper>(
+  accounts: A,
+  storeMeta: Either<"storeMeta">,
+  creditedValue: V,
+): { id: A["id"]; balance: A["balanceNanos"]; credited: V; revision: SQL<number> } {
+  return {
+    id: accounts.id,
+    balance: accounts.balanceNanos,
+    credited: creditedValue,
+    revision:
+      sql<number>`(select ${storeMeta.value} from ${storeMeta} where ${storeMeta.name} = ${REVISION_META})`.mapWith(
+        Number,
+      ),
+  };
+}
+
+/** The join of an account to its credit total row (both dialects concatenate with ||). */
+export function creditedJoin(accounts: Either<"accounts">, creditedName: SQLWrapper) {
+  return eq(creditedName, sql`cast(${CREDITED_META} as text) || cast(${accounts.id} as text)`);
+}
+
+export function toSeedFigures(
+  rows: readonly { id: number; balance: number; credited: number | null; revision: number }[],
+): SeedFigures {
+  return {
+    revision: rows[0]?.revision ?? 0,
+    accounts: new Map(
+      rows.map((r) => [r.id, { balance: nanos(r.balance), credited: nanos(r.credited ?? 0) }]),
+    ),
   };
 }

@@ -18,9 +18,8 @@ import {
   type Store,
   StoreError,
 } from "./store.ts";
+import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { SqliteUsageStore } from "./usage-sqlite.ts";
-
-const REVISION = "revision";
 
 /** Opens (creating if needed) the SQLite file at `path`; `:memory:` gives a private in-memory store. */
 export function openSqliteStore(path: string): SqliteStore {
@@ -52,14 +51,14 @@ export class SqliteStore implements Store {
       session: unknown;
     };
     db.dialect.migrate(embeddedMigrations(), db.session, { migrationsFolder: "" });
-    this.#db.insert(storeMeta).values({ name: REVISION, value: 0 }).onConflictDoNothing().run();
+    this.#db.insert(storeMeta).values({ name: REVISION_META, value: 0 }).onConflictDoNothing().run();
   }
 
   async revision(): Promise<number> {
     const row = this.#db
       .select({ value: storeMeta.value })
       .from(storeMeta)
-      .where(eq(storeMeta.name, REVISION))
+      .where(eq(storeMeta.name, REVISION_META))
       .get();
     return row?.value ?? 0;
   }
@@ -84,7 +83,7 @@ export class SqliteStore implements Store {
       const result = fn(tx as unknown as BunSQLiteDatabase);
       tx.update(storeMeta)
         .set({ value: sql`${storeMeta.value} + 1` })
-        .where(eq(storeMeta.name, REVISION))
+        .where(eq(storeMeta.name, REVISION_META))
         .run();
       return result;
     });
@@ -115,6 +114,10 @@ export class SqliteStore implements Store {
         .get();
       if (!row) throw new StoreError("not_found", `account "${name}" does not exist`);
       tx.insert(ledger).values({ accountId: row.id, amountNanos: amount, kind: "credit", note }).run();
+      tx.insert(storeMeta)
+        .values({ name: `${CREDITED_META}${row.id}`, value: amount })
+        .onConflictDoUpdate({ target: storeMeta.name, set: { value: sql`${storeMeta.value} + ${amount}` } })
+        .run();
       return toAccount(row);
     });
   }

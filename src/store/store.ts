@@ -85,6 +85,18 @@ export interface Store {
   isEmpty(): Promise<boolean>;
   /** Throws when the database cannot be reached. */
   ping(): Promise<void>;
+  /**
+   * Calls `onChange` soon after any process commits a change that moves the revision (PostgreSQL
+   * LISTEN/NOTIFY), and after a reconnection; resolves to the function that stops it. Absent on
+   * SQLite, where one node polls the revision.
+   */
+  watch?(onChange: () => void): Promise<() => Promise<void>>;
+  /**
+   * Registers a serving node on a shared database (PostgreSQL) for its lifetime: nodes that share a
+   * limiter (Redis) may be many; a node with its own in-memory limiter must be the only one, since
+   * two would each admit against their own balances. Throws StoreError conflict otherwise.
+   */
+  claimNode?(sharedLimiter: boolean): Promise<void>;
   close(): Promise<void>;
 
   createAccount(name: string, balance: Nanos): Promise<Account>;

@@ -12,12 +12,28 @@
 
 import { hostname } from "node:os";
 import { eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import type { PgDb } from "./pg-keys.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
-import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
-import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
+import {
+  creditedJoin,
+  seedFieldsOf,
+  toSeedFigures,
+  toTotals,
+  totalsFields,
+  totalsGroup,
+  totalsWhere,
+} from "./shapes.ts";
+import type {
+  SeedFigures,
+  UsageFilter,
+  UsageGroupBy,
+  UsageRecord,
+  UsageStore,
+  UsageTotals,
+} from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
@@ -179,6 +195,15 @@ export class PgUsageStore implements UsageStore {
   async balances(): Promise<Map<number, Nanos>> {
     const rows = await this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts);
     return new Map(rows.map((r) => [r.id, nanos(r.b)]));
+  }
+
+  async seedFigures(): Promise<SeedFigures> {
+    const credited = alias(storeMeta, "credited");
+    const rows = await this.#db
+      .select(seedFieldsOf(accounts, storeMeta, credited.value))
+      .from(accounts)
+      .leftJoin(credited, creditedJoin(accounts, credited.name));
+    return toSeedFigures(rows);
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {

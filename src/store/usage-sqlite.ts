@@ -10,11 +10,27 @@
 import type { Database } from "bun:sqlite";
 import { eq, getTableColumns, gte, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { alias } from "drizzle-orm/sqlite-core";
 import { nanos } from "../billing/money.ts";
 import type { Nanos } from "../types.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
-import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./shapes.ts";
-import type { UsageFilter, UsageGroupBy, UsageRecord, UsageStore, UsageTotals } from "./usage.ts";
+import {
+  creditedJoin,
+  seedFieldsOf,
+  toSeedFigures,
+  toTotals,
+  totalsFields,
+  totalsGroup,
+  totalsWhere,
+} from "./shapes.ts";
+import type {
+  SeedFigures,
+  UsageFilter,
+  UsageGroupBy,
+  UsageRecord,
+  UsageStore,
+  UsageTotals,
+} from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
@@ -150,6 +166,16 @@ export class SqliteUsageStore implements UsageStore {
   async balances(): Promise<Map<number, Nanos>> {
     const rows = this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts).all();
     return new Map(rows.map((r) => [r.id, nanos(r.b)]));
+  }
+
+  async seedFigures(): Promise<SeedFigures> {
+    const credited = alias(storeMeta, "credited");
+    const rows = this.#db
+      .select(seedFieldsOf(accounts, storeMeta, credited.value))
+      .from(accounts)
+      .leftJoin(credited, creditedJoin(accounts, credited.name))
+      .all();
+    return toSeedFigures(rows);
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {

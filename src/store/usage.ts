@@ -6,6 +6,24 @@ import type { Nanos } from "../types.ts";
 /** The store_meta row holding the last usage-journal sequence number the store received. */
 export const USAGE_JOURNAL_SEQ = "usage_journal_seq";
 
+/** The store_meta row of the store revision (moved by every change of keys, groups, accounts). */
+export const REVISION_META = "revision";
+
+/**
+ * The store_meta row prefix of an account's credits ever made, in nanodollars (`credited:ID`), moved
+ * in the credit's transaction. A shared limiter applies a credit as the change of this total, so it
+ * never overwrites the debits other nodes have released but not stored yet.
+ */
+export const CREDITED_META = "credited:";
+
+/** What a limiter is seeded from, read in one statement (one snapshot). */
+export interface SeedFigures {
+  /** The store revision the figures belong to. */
+  revision: number;
+  /** Per account id: its balance and the total of its credits (CREDITED_META, 0 when none). */
+  accounts: Map<number, { balance: Nanos; credited: Nanos }>;
+}
+
 export type UsageSourceName = "reported" | "estimated" | "none";
 
 /** One row per client request: what was asked, what it used, what it cost, where it went. */
@@ -74,6 +92,8 @@ export interface UsageStore {
   journalSeq(): Promise<number>;
   /** Every account's balance, by account id. */
   balances(): Promise<Map<number, Nanos>>;
+  /** Every account's balance and credit total with the store revision, in one snapshot. */
+  seedFigures(): Promise<SeedFigures>;
   /** Each key's settled cost since `since` (ms since the epoch). */
   spentByKeySince(since: number): Promise<Map<string, Nanos>>;
   /** The stored record of a request id. */

@@ -244,6 +244,24 @@ describe("releases and seeding", () => {
     expect((await three.snapshot("k1", 1, now)).balance).toBe(nanos(1_400));
   });
 
+  test("a credit reseed moves the balance by the credit total's change, keeping releases not yet stored", async () => {
+    const cluster = await nodes();
+    const [one, two, three] = cluster;
+    if (!one || !two || !three) throw new Error("three nodes expected");
+    const now = Date.now();
+    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(1_000), 1, nanos(0))));
+    const a = await one.acquire(request({ reserve: nanos(100) }));
+    if (!a.ok) throw new Error("a must pass");
+    await one.release(a.ticket, nanos(100), now); // released in Redis, not stored yet
+    // A credit of 500 is stored (revision 2); the store's balance does not have the debit yet.
+    await Promise.all([two, three].map((node) => node.setBalance(1, nanos(1_500), 2, nanos(500))));
+    expect((await three.snapshot("k1", 1, now)).balance).toBe(nanos(1_400));
+    // An older revision read late changes nothing; a later one without a new credit changes nothing.
+    await one.setBalance(1, nanos(1_000), 1, nanos(0));
+    await one.setBalance(1, nanos(1_400), 3, nanos(500));
+    expect((await two.snapshot("k1", 1, now)).balance).toBe(nanos(1_400));
+  });
+
   test("every key of an account is in its {acct:N} hash slot", async () => {
     const [node] = await nodes(1);
     if (!node) throw new Error("one node expected");

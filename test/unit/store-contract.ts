@@ -169,6 +169,24 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("usage: seed figures give each balance and credit total with the revision of the same snapshot", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      const other = await store.createAccount("other", nanos(0));
+      expect((await store.usage.seedFigures()).accounts.get(account.id)).toEqual({
+        balance: nanos(10_000),
+        credited: nanos(0),
+      });
+      await store.creditAccount("acme", nanos(500), "a");
+      await store.creditAccount("acme", nanos(250), "b");
+      await store.usage.commit([usageRecord(account.id)]);
+      const figures = await store.usage.seedFigures();
+      expect(figures.revision).toBe(await store.revision());
+      expect(figures.accounts.get(account.id)).toEqual({ balance: nanos(9_750), credited: nanos(750) });
+      expect(figures.accounts.get(other.id)).toEqual({ balance: nanos(0), credited: nanos(0) });
+      await store.close();
+    });
+
     test("usage: a journaled batch replayed (whole or as the start of a bigger one) bills nothing twice", async () => {
       const store = await open();
       const account = await store.createAccount("acme", nanos(10_000));

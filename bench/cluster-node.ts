@@ -1,0 +1,325 @@
+// One node in cluster mode against one node on SQLite, side by side:
+//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--bin PATH]
+// Starts the bench upstream (pinned to the load core), a private redis-server on a free port, a
+// fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting loopback
+// proxy, and per round, in alternating order, two modelgate nodes with the same channel, key and
+// limits: `sqlite` (the in-memory limiter) and `pg-redis` (`--db postgres://…` and `--redis-url`).
+// Per node and round: the added p50 at concurrency 1 (node p50 − upstream p50, wrk, one
+// connection), closed-loop req/s with --c connections, the node's CPU µs per request in that
+// loop, and for pg-redis the round trips per request to Redis (EVALSHA/EVAL calls, INFO
+// commandstats) and to PostgreSQL (Sync and simple-Query messages the proxy forwarded), plus
+// redis-server CPU µs per request. Prints medians of the rounds as JSON. The machine is shared
+// and noisy: read the spread of the rounds, not one figure.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { RedisClient, type Socket, SQL, type TCPSocketListener } from "bun";
+import {
+  cpuSecondsPrecise,
+  freePort,
+  LOAD_CORE,
+  loadAverage,
+  type Proc,
+  runBounded,
+  spawnPinned,
+  TARGET_CORE,
+  waitReady,
+} from "./procs.ts";
+import { writeBodyFile } from "./requests.ts";
+import { percentile } from "./stats.ts";
+import { type BenchContext, CHAT_PATH, type ModelgateServer, startModelgateServer } from "./targets.ts";
+import { wrk } from "./wrk.ts";
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "5" },
+    c: { type: "string", default: "32" },
+    bin: { type: "string" },
+  },
+});
+const ROUNDS = Number(values.rounds);
+const SECONDS = Number(values.seconds);
+const C = Number(values.c);
+const PG = process.env.MODELGATE_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432";
+const ROOT = join(import.meta.dir, "..");
+
+type NodeName = "sqlite" | "pg-redis";
+
+interface Sample {
+  addedP50Us: number;
+  rps: number;
+  cpuUsPerRequest: number;
+  redisTripsPerRequest?: number;
+  redisCpuUsPerRequest?: number;
+  pgTripsPerRequest?: number;
+}
+
+/**
+ * A loopback TCP proxy to PostgreSQL that counts the round trips clients start: each extended-
+ * protocol Sync ('S') and each simple Query ('Q') message ends with the server's ReadyForQuery.
+ */
+class PgTripCounter {
+  trips = 0;
+  readonly #server: TCPSocketListener<unknown>;
+
+  constructor(target: { hostname: string; port: number }) {
+    const counter = this;
+    interface Link {
+      upstream: Socket<unknown> | undefined;
+      pending: Uint8Array[];
+      buffer: Uint8Array;
+      started: boolean;
+    }
+    this.#server = Bun.listen<Link>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(client) {
+          client.data = { upstream: undefined, pending: [], buffer: new Uint8Array(0), started: false };
+          void Bun.connect({
+            hostname: target.hostname,
+            port: target.port,
+            socket: {
+              open(upstream) {
+                client.data.upstream = upstream;
+                for (const chunk of client.data.pending.splice(0)) upstream.write(chunk);
+              },
+              data(_upstream, chunk) {
+                client.write(chunk);
+              },
+              close() {
+                client.end();
+              },
+            },
+          });
+        },
+        data(client, chunk) {
+          counter.#count(client.data, chunk);
+          if (client.data.upstream) client.data.upstream.write(chunk);
+          else client.data.pending.push(new Uint8Array(chunk));
+        },
+        close(client) {
+          client.data.upstream?.end();
+        },
+      },
+    });
+  }
+
+  /** Frames the client's messages: the startup message has no type byte, every later one does. */
+  #count(link: { buffer: Uint8Array; started: boolean }, chunk: Uint8Array): void {
+    const joined = new Uint8Array(link.buffer.length + chunk.length);
+    joined.set(link.buffer);
+    joined.set(chunk, link.buffer.length);
+    const view = new DataView(joined.buffer);
+    let at = 0;
+    for (;;) {
+      if (!link.started) {
+        if (joined.length - at < 4) break;
+        const length = view.getInt32(at);
+        if (joined.length - at < length) break;
+        // An SSLRequest (length 8) is answered by one byte, then the real startup message follows.
+        if (!(length === 8 && view.getInt32(at + 4) === 80877103)) link.started = true;
+        at += length;
+        continue;
+      }
+      if (joined.length - at < 5) break;
+      const length = view.getInt32(at + 1);
+      if (joined.length - at < 1 + length) break;
+      const type = joined[at];
+      if (type === 0x53 || type === 0x51) this.trips++;
+      at += 1 + length;
+    }
+    link.buffer = joined.slice(at);
+  }
+
+  url(db: string): string {
+    const url = new URL(db);
+    url.hostname = "127.0.0.1";
+    url.port = String(this.#server.port);
+    return url.toString();
+  }
+
+  stop(): void {
+    this.#server.stop(true);
+  }
+}
+
+async function buildBinary(dir: string): Promise<string> {
+  say("building the executable");
+  const outfile = join(dir, "bin", "modelgate");
+  const out = await runBounded(
+    [process.execPath, "build", "--compile", "--splitting", join(ROOT, "src/main.ts"), "--outfile", outfile],
+    300_000,
+  );
+  if (out.code !== 0) throw new Error(`bun build --compile failed:\n${out.stderr}${out.stdout}`);
+  return outfile;
+}
+
+/** Redis commands the clients sent (scripts count once) and the server's CPU seconds. */
+async function redisCounters(admin: RedisClient): Promise<{ trips: number; cpu: number }> {
+  const stats = String(await admin.send("INFO", ["commandstats"]));
+  let trips = 0;
+  for (const match of stats.matchAll(/^cmdstat_(evalsha|eval):calls=(\d+)/gm)) trips += Number(match[2]);
+  const cpu = String(await admin.send("INFO", ["cpu"]));
+  const seconds = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, "m").exec(cpu)?.[1] ?? 0);
+  return { trips, cpu: seconds("used_cpu_sys") + seconds("used_cpu_user") };
+}
+
+function say(line: string): void {
+  console.error(`[cluster-node] ${line}`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "modelgate-bench-cluster-"));
+const owned: Proc[] = [];
+const admin = new SQL({ url: `${PG}/postgres`, max: 1 });
+const dbPrefix = `modelgate_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const made: string[] = [];
+let counter: PgTripCounter | undefined;
+let redis: RedisClient | undefined;
+try {
+  const modelgateBin = values.bin ?? (await buildBinary(dir));
+  const upstreamPort = freePort();
+  const upstream = spawnPinned({
+    name: "upstream",
+    cmd: [process.execPath, join(import.meta.dir, "upstream.ts"), String(upstreamPort)],
+    core: LOAD_CORE,
+    dir,
+  });
+  owned.push(upstream);
+  await waitReady(upstream, async () => (await fetch(`http://127.0.0.1:${upstreamPort}/stats`)).ok);
+  const redisPort = freePort();
+  const redisProc = spawnPinned({
+    name: "redis",
+    cmd: [
+      "redis-server",
+      "--port",
+      String(redisPort),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+    ],
+    core: LOAD_CORE,
+    dir,
+  });
+  owned.push(redisProc);
+  const redisUrl = `redis://127.0.0.1:${redisPort}`;
+  await waitReady(redisProc, async () => {
+    const probe = new RedisClient(redisUrl, { autoReconnect: false });
+    try {
+      return (await probe.send("PING", [])) === "PONG";
+    } catch {
+      return false;
+    } finally {
+      probe.close();
+    }
+  });
+  redis = new RedisClient(redisUrl);
+  const pgUrl = new URL(PG);
+  counter = new PgTripCounter({ hostname: pgUrl.hostname, port: Number(pgUrl.port || 5432) });
+  const ctx: BenchContext = {
+    dir,
+    upstream,
+    upstreamPort,
+    modelgateBin,
+    peersDir: "",
+    fileLimit: 0,
+  };
+  const bodyFile = writeBodyFile(dir);
+  const direct = { url: `http://127.0.0.1:${upstreamPort}${CHAT_PATH}`, headers: {}, bodyFile };
+
+  const samples: Record<NodeName, Sample[]> = { sqlite: [], "pg-redis": [] };
+  const loads: string[] = [loadAverage()];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: NodeName[] = round % 2 === 0 ? ["sqlite", "pg-redis"] : ["pg-redis", "sqlite"];
+    for (const name of order) {
+      const label = `${name}-${round}`;
+      // A fresh database per PostgreSQL node, as the SQLite node gets a fresh file.
+      const db = `${dbPrefix}_${round}`;
+      if (name === "pg-redis") {
+        await admin.unsafe(`CREATE DATABASE ${db}`);
+        made.push(db);
+      }
+      const server: ModelgateServer = await startModelgateServer(
+        ctx,
+        name === "sqlite"
+          ? { label, workers: 1, core: TARGET_CORE }
+          : {
+              label,
+              workers: 1,
+              core: TARGET_CORE,
+              store: counter.url(`${PG}/${db}`),
+              serveArgs: ["--redis-url", redisUrl, "--redis-prefix", `bench${round}`],
+            },
+      );
+      owned.push(server.proc);
+      const request = { url: server.base + CHAT_PATH, headers: server.headers, bodyFile };
+      await wrk(request, { connections: 4, seconds: 1, rate: 0 }); // warm up
+      const upstreamAlone = await wrk(direct, { connections: 1, seconds: SECONDS, rate: 0 });
+      const single = await wrk(request, { connections: 1, seconds: SECONDS, rate: 0 });
+      const redisBefore = await redisCounters(redis);
+      const tripsBefore = counter.trips;
+      const cpuBefore = cpuSecondsPrecise(server.proc.pid);
+      const loop = await wrk(request, { connections: C, seconds: SECONDS, rate: 0 });
+      const cpu = cpuSecondsPrecise(server.proc.pid) - cpuBefore;
+      await Bun.sleep(200); // the last settlements reach PostgreSQL
+      const redisAfter = await redisCounters(redis);
+      if (loop.errorCount > 0 || single.errorCount > 0) throw new Error(`${label}: wrk saw errors`);
+      const sample: Sample = {
+        addedP50Us: single.latency_us.p50 - upstreamAlone.latency_us.p50,
+        rps: loop.rps,
+        cpuUsPerRequest: (cpu * 1e6) / loop.requests,
+      };
+      if (name === "pg-redis") {
+        sample.redisTripsPerRequest = (redisAfter.trips - redisBefore.trips) / loop.requests;
+        sample.redisCpuUsPerRequest = ((redisAfter.cpu - redisBefore.cpu) * 1e6) / loop.requests;
+        sample.pgTripsPerRequest = (counter.trips - tripsBefore) / loop.requests;
+      }
+      samples[name].push(sample);
+      say(`${label}: ${JSON.stringify(sample)}`);
+      await server.proc.stop();
+    }
+    loads.push(loadAverage());
+  }
+  const median = (name: NodeName, pick: (s: Sample) => number | undefined) => {
+    const picked = samples[name].map(pick).filter((x): x is number => x !== undefined);
+    return picked.length === 0 ? null : Number(percentile(picked, 50).toFixed(2));
+  };
+  const figures = (name: NodeName) => ({
+    added_p50_us: median(name, (s) => s.addedP50Us),
+    closed_loop_rps: median(name, (s) => s.rps),
+    cpu_us_per_request: median(name, (s) => s.cpuUsPerRequest),
+    redis_round_trips_per_request: median(name, (s) => s.redisTripsPerRequest),
+    redis_server_cpu_us_per_request: median(name, (s) => s.redisCpuUsPerRequest),
+    pg_round_trips_per_request: median(name, (s) => s.pgTripsPerRequest),
+    rounds: samples[name],
+  });
+  console.log(
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        command: `bun bench/cluster-node.ts ${process.argv.slice(2).join(" ")}`.trim(),
+        rounds: ROUNDS,
+        seconds: SECONDS,
+        connections: C,
+        load_average: loads,
+        sqlite: figures("sqlite"),
+        "pg-redis": figures("pg-redis"),
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  for (const proc of owned.reverse()) await proc.stop().catch(() => undefined);
+  counter?.stop();
+  redis?.close();
+  for (const db of made)
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => undefined);
+  await admin.close();
+  rmSync(dir, { recursive: true, force: true });
+}
