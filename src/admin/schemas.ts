@@ -1,7 +1,7 @@
 // valibot schemas of admin API inputs shared by several resources: amounts, CIDRs, times, names.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-import { parseUsd } from "../billing/money.ts";
+import { checkCidr } from "../base/ip.ts";
+import { parseUsd } from "../base/money.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
 import type { Nanos } from "../types.ts";
 

@@ -38,9 +38,9 @@ export async function serveCommand(args: string[]): Promise<void> {
   setLogFormat(config.server.log_format);
   setAccessLog(config.server.access_log);
   if (process.env.MODELGATE_WORKER !== undefined)
-    return (await import("../cluster/worker.ts")).runWorker(config);
+    return (await import("./cluster-worker.ts")).runWorker(config);
   for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });
-  if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);
+  if (config.server.workers > 1) return (await import("./cluster-primary.ts")).runPrimary(config);
 
   const store = await openStore(config.store.url, config.store.journal);
   await store.claimNode?.(config.redis.url !== undefined);

@@ -1,7 +1,7 @@
 // The `[admin]` config section: who may reach the admin API, and how notifications are sent.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-import { parseUsd } from "../billing/money.ts";
+import { checkCidr } from "../base/ip.ts";
+import { parseUsd } from "../base/money.ts";
 
 const Cidr = v.pipe(
   v.string(),

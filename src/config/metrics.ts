@@ -1,7 +1,7 @@
 // The `[metrics]` configuration section: the Prometheus endpoint, who may scrape it, and the
 // overhead response header.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
+import { checkCidr } from "../base/ip.ts";
 
 const Cidr = v.pipe(
   v.string(),

@@ -15,7 +15,7 @@
 //
 // Prices given for a model replace only the fields given; the rest keep their defaults.
 import * as v from "valibot";
-import { parseUsd } from "../billing/money.ts";
+import { parseUsd } from "../base/money.ts";
 import { MODELS } from "../catalog/models.ts";
 
 const Usd = v.pipe(

@@ -1,8 +1,8 @@
 // The configuration schema: a TOML file, MODELGATE_* variables and flags all end up here.
 // Strict objects: an unknown field is an error naming its path.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-import { parseUsd } from "../billing/money.ts";
+import { checkCidr } from "../base/ip.ts";
+import { parseUsd } from "../base/money.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
 import { AdminConfigSchema } from "./admin.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";

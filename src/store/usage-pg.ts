@@ -13,7 +13,7 @@
 import { hostname } from "node:os";
 import { eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import type { PgDb } from "./pg-keys.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";

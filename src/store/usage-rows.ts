@@ -3,7 +3,7 @@
 // and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
 // and reused request ids.
 import { or, type SQL, type SQLWrapper, sql } from "drizzle-orm";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { ledger, usageRecords } from "./schema.ts";
 import type { UsageRecord } from "./usage.ts";
 

@@ -8,7 +8,7 @@ import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { UpstreamEventSchema, UpstreamResultSchema } from "../wire/images-events.ts";
 import { joinUrl, postUpstream } from "./http.ts";
-import type { ImageEvent, ImageJob, ImageUpstream, UploadedImage } from "./images.ts";
+import type { ImageEvent, ImageJob, ImageUpstream, UploadedImage } from "./image-job.ts";
 
 type HttpChannel = Exclude<ChannelConfig, { kind: "sim" }>;
 

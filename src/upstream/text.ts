@@ -1,7 +1,7 @@
 // Upstream adapters for the text endpoints, behind one exhaustive dispatch over channel kinds:
 // OpenAI Responses, OpenAI Chat Completions (also OpenAI-compatible servers), Anthropic Messages,
 // and the simulator in-process. Each adapter sends a body already in its protocol and returns the
-// upstream's raw Response; relaying and error mapping happen in src/relay.
+// upstream's raw Response; relaying happens in src/pipeline/relay, error mapping in text-errors.ts.
 
 import type { RoutingConfig } from "../config/channels.ts";
 import type { Timing } from "../sim/text/pace.ts";

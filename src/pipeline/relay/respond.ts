@@ -1,16 +1,16 @@
 // Turns an upstream's 2xx answer into the client's response: JSON passed through (or translated
 // when the channel spoke another protocol), or an SSE stream relayed event by event (translated
 // event by event when needed); settles the request when the answer is complete.
-import type { Gateway } from "../gateway.ts";
-import type { RequestContext } from "../http/context.ts";
-import { describeAnswer } from "../telemetry/request.ts";
-import { SSE_HEADERS } from "../wire/sse.ts";
-import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import type { Gateway } from "../../gateway.ts";
+import type { RequestContext } from "../../http/context.ts";
+import { describeAnswer } from "../../telemetry/request.ts";
+import { SSE_HEADERS } from "../../wire/sse.ts";
+import type { TextProtocol, TextView } from "../../wire/text-view.ts";
+import type { Answered } from "../call.ts";
+import type { Settle } from "../settle.ts";
 import { relayJson } from "./nonstream.ts";
-import type { Answered } from "./route.ts";
 import { relayStream } from "./stream.ts";
 import { UsageTap } from "./tap.ts";
-import type { Settle } from "./text.ts";
 import { type Translation, translateJson, translateStream } from "./translated.ts";
 
 export interface RespondInput {

@@ -1,4 +1,4 @@
-// Calling the upstream for a text request (channels are chosen in src/relay/protocols.ts), tried
+// Calling the upstream for a text request (channels are chosen in src/pipeline/channels.ts), tried
 // by priority and weight through the shared failover loop (src/upstream/retry.ts): retries and
 // failover on connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx
 // answer arrived — never once the client got a byte.
