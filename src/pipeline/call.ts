@@ -9,8 +9,9 @@ import type { Channel, Lease } from "../upstream/channels.ts";
 import { AttemptGuard, type ResolvedTimeouts, type UpstreamTiming } from "../upstream/guard.ts";
 import { UpstreamUnreachable } from "../upstream/http.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
-import { callText, type TextCall, type UpstreamEnv } from "../upstream/text.ts";
-import { upstreamError, worthFailover } from "../upstream/text-errors.ts";
+import { callText } from "../upstream/text.ts";
+import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
+import { upstreamError } from "../upstream/text-errors.ts";
 import { GatewayError } from "../wire/errors.ts";
 
 export function upstreamEnv(gateway: Gateway): UpstreamEnv {
@@ -75,7 +76,7 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
     if (!response.ok) {
       const error = await upstreamError(channel.name, response);
       guard.dispose();
-      const retryable = worthFailover(response.status);
+      const retryable = error.retryable;
       lease.release(response.status === 429 || !retryable ? "neutral" : "failure");
       // A refused credential is worth another call here only when the channel has another one.
       const refused = response.status === 401 || response.status === 403;

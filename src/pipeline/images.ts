@@ -32,8 +32,6 @@ interface Opened {
   events: AsyncGenerator<ImageEvent>;
 }
 
-const RETRYABLE = new Set(["upstream_failed", "upstream_timeout", "rate_limited"]);
-
 export async function runImages(
   ctx: RequestContext,
   gateway: Gateway,
@@ -124,7 +122,7 @@ async function attemptImages(
       throw thrown;
     }
     const error = fired === undefined ? thrown : guard.timeoutError(fired);
-    if (!(error instanceof GatewayError) || !RETRYABLE.has(error.kind)) {
+    if (!(error instanceof GatewayError) || !error.retryable) {
       lease.release("neutral");
       throw error;
     }

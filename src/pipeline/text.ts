@@ -12,7 +12,7 @@ import type { RequestContext } from "../http/context.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest, tracedAdmission } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
-import type { TextCall } from "../upstream/text.ts";
+import type { TextCall } from "../upstream/text-call.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-view.ts";
 import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
@@ -205,12 +205,7 @@ export async function serveText(
     const error = asGatewayError(thrown);
     await settle({ status: error.status, usage: NO_USAGE, source: "none", channels: tried });
     if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
-      throw new GatewayError(error.kind, error.message, {
-        param: error.param,
-        ...(error.code === null ? {} : { code: error.code }),
-        ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
-        headers: { ...admission.headers },
-      });
+      throw error.withHeaders(admission.headers);
     }
     throw thrown;
   }

@@ -1,11 +1,12 @@
 // Image upstreams: the dispatch from a channel to its adapter (in-process simulator or an
 // OpenAI-style images API); the job and its events are in image-job.ts.
 import type { Gateway } from "../gateway.ts";
+import type { Secret } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { Channel } from "./channels.ts";
 import type { ImageUpstream } from "./image-job.ts";
-import { openaiImageUpstream } from "./images-openai.ts";
-import { simImageUpstream } from "./images-sim.ts";
+import { openaiImageUpstream } from "./openai-images/images.ts";
+import { simImageUpstream } from "./sim/images.ts";
 
 /** Whether a channel can make images (the simulator or an OpenAI-style images API). */
 export function servesImages(channel: Channel): boolean {
@@ -13,7 +14,7 @@ export function servesImages(channel: Channel): boolean {
 }
 
 /** The adapter for a channel; a text-only channel kind cannot serve images. */
-export function imageUpstream(channel: Channel, gateway: Gateway, credential?: string): ImageUpstream {
+export function imageUpstream(channel: Channel, gateway: Gateway, credential?: Secret): ImageUpstream {
   const config = channel.config;
   switch (config.kind) {
     case "sim":
