@@ -10,7 +10,20 @@ import { simImageUpstream } from "./sim/images.ts";
 
 /** Whether a channel can make images (the simulator or an OpenAI-style images API). */
 export function servesImages(channel: Channel): boolean {
-  return channel.config.kind === "sim" || channel.config.kind === "openai-images";
+  const kind = channel.config.kind;
+  switch (kind) {
+    case "sim":
+    case "openai-images":
+      return true;
+    case "openai-responses":
+    case "openai-chat":
+    case "anthropic":
+      return false;
+    default: {
+      const unknown: never = kind;
+      throw new Error(`unhandled channel kind ${String(unknown)}`);
+    }
+  }
 }
 
 /** The adapter for a channel; a text-only channel kind cannot serve images. */
