@@ -32,13 +32,13 @@ export function postgresDatabaseOf(url: string): string {
   try {
     parsed = new URL(url);
   } catch {
-    throw new StoreError("invalid_url", `database URL "${url}" is not a valid URL: ${FORMS}`);
+    throw new StoreError("invalid_url", `database URL "${storeLabel(url)}" is not a valid URL: ${FORMS}`);
   }
   const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
   if (parsed.hostname === "" || database === "" || database.includes("/")) {
     throw new StoreError(
       "invalid_url",
-      `database URL "${url}" names no host or database: use postgres://USER@HOST:PORT/DB`,
+      `database URL "${storeLabel(url)}" names no host or database: use postgres://USER@HOST:PORT/DB`,
     );
   }
   return database;
@@ -54,7 +54,7 @@ export async function openStore(url: string, journal?: string): Promise<Store> {
     await store.migrate();
     return store;
   }
-  const store = openPgStore(url, { journalSeqName: journalSeqName(usageJournalPath(url, journal)) });
+  const store = openPgStore(url, { journalSeqName: () => journalSeqName(usageJournalPath(url, journal)) });
   try {
     await store.migrate();
   } catch (error) {
@@ -88,6 +88,10 @@ export function storeLabel(url: string): string {
     if (parsed.password !== "") parsed.password = "***";
     return parsed.toString();
   } catch {
-    return url;
+    // Unparseable (e.g. a password with an unescaped `#`): hide everything between the scheme and
+    // the last `@`, where a password would be; a password may itself hold an `@`.
+    const at = url.lastIndexOf("@");
+    const scheme = url.indexOf("://") + 3;
+    return at > scheme ? `${url.slice(0, scheme)}***${url.slice(at)}` : url;
   }
 }

@@ -32,7 +32,8 @@ const NODE_LOCK = 0x6d6f64656c6e6f64n;
 
 export interface PgStoreOptions {
   /** The store_meta row name of this node's usage-journal sequence (one per journal). */
-  journalSeqName: string;
+  /** Names this node's journal sequence row, called on first use. */
+  journalSeqName: () => string;
   /** Most pooled connections. */
   maxConnections?: number;
 }
@@ -52,7 +53,7 @@ export class PgStore implements Store {
   readonly admin: PgAdminStore;
   readonly usage: PgUsageStore;
 
-  constructor(url: string, client: SQL, journalSeqName: string) {
+  constructor(url: string, client: SQL, journalSeqName: () => string) {
     this.#url = url;
     this.#client = client;
     this.#db = drizzle({ client }) as unknown as PgDb;

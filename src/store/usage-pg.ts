@@ -10,7 +10,8 @@
 // A request id already stored is then a different request that reused a client-sent id, stored
 // under `id~N` as in SQLite.
 
-import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 import { eq, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { nanos } from "../base/money.ts";
@@ -38,16 +39,35 @@ import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
   debitsOf,
+  firstFreeReuse,
   fromUsageRow,
   INSERT_CHUNK,
-  idFamily,
   reusedIn,
   toUsageRow,
 } from "./usage-rows.ts";
 
-/** The store_meta row of one node's journal: several nodes share the database, each its own journal. */
+/**
+ * The store_meta row of one node's journal: several nodes share the database, each its own journal.
+ * The row is named by an id kept beside the journal (`<journal>.id`, made once), not by the host
+ * name: a container gets a new host name at each start, and a journal replayed under a new name
+ * would find no stored sequence and store its records a second time.
+ */
 export function journalSeqName(journalPath: string | undefined): string {
-  return journalPath === undefined ? USAGE_JOURNAL_SEQ : `${USAGE_JOURNAL_SEQ}@${hostname()}:${journalPath}`;
+  return journalPath === undefined ? USAGE_JOURNAL_SEQ : `${USAGE_JOURNAL_SEQ}@${journalId(journalPath)}`;
+}
+
+/** The journal's id from `<journal>.id`, made when the file does not exist yet. */
+export function journalId(journalPath: string): string {
+  const file = `${journalPath}.id`;
+  try {
+    writeFileSync(file, `${randomUUID()}\n`, { flag: "wx" });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
+  const id = readFileSync(file, "utf8").trim();
+  if (!/^[0-9a-f-]{36}$/.test(id))
+    throw new Error(`${file} does not hold a journal id; remove it only with its journal`);
+  return id;
 }
 
 /** YYYY-MM-DD (UTC) of epoch seconds. */
@@ -56,15 +76,22 @@ export const pgDay = (seconds: SQL): SQL =>
 
 export class PgUsageStore implements UsageStore {
   readonly #db: PgDb;
-  readonly #seqName: string;
+  /** Named on first use: a command that never touches the journal makes no journal id file. */
+  readonly #nameSeq: () => string;
+  #seqNameCache: string | undefined;
   /** The settlement token of each batch array being committed (retries pass the same array). */
   readonly #tokens = new WeakMap<readonly UsageRecord[], string>();
   /** Tokens of batches known to be stored: deleted by the next transaction. */
   readonly #done: string[] = [];
 
-  constructor(db: PgDb, seqName: string) {
+  constructor(db: PgDb, seqName: () => string) {
     this.#db = db;
-    this.#seqName = seqName;
+    this.#nameSeq = seqName;
+  }
+
+  #seqName(): string {
+    this.#seqNameCache ??= this.#nameSeq();
+    return this.#seqNameCache;
   }
 
   async commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]> {
@@ -115,12 +142,12 @@ export class PgUsageStore implements UsageStore {
       if (claimed.length === 0) return records.map((r) => r.requestId); // stored by an earlier try
       let fresh = records;
       if (journalSeq !== undefined) {
-        await tx.insert(storeMeta).values({ name: this.#seqName, value: 0 }).onConflictDoNothing();
+        await tx.insert(storeMeta).values({ name: this.#seqName(), value: 0 }).onConflictDoNothing();
         // FOR UPDATE: a concurrent commit of the same journal waits, then sees this one's number.
         const [row] = await tx
           .select({ value: storeMeta.value })
           .from(storeMeta)
-          .where(eq(storeMeta.name, this.#seqName))
+          .where(eq(storeMeta.name, this.#seqName()))
           .for("update");
         fresh = records.slice(coveredBy(row?.value ?? 0, journalSeq, records.length));
       }
@@ -129,7 +156,7 @@ export class PgUsageStore implements UsageStore {
         await tx
           .update(storeMeta)
           .set({ value: sql`greatest(${storeMeta.value}, ${journalSeq})` })
-          .where(eq(storeMeta.name, this.#seqName));
+          .where(eq(storeMeta.name, this.#seqName()));
       }
       return [...records.slice(0, records.length - fresh.length).map((r) => r.requestId), ...ids];
     });
@@ -141,7 +168,7 @@ export class PgUsageStore implements UsageStore {
     const [row] = await this.#db
       .select({ value: storeMeta.value })
       .from(storeMeta)
-      .where(eq(storeMeta.name, this.#seqName));
+      .where(eq(storeMeta.name, this.#seqName()));
     return row?.value ?? 0;
   }
 
@@ -177,11 +204,18 @@ export class PgUsageStore implements UsageStore {
 
   /** Stores a different request that reused a client-sent id under `id~N`. */
   async #insertReused(tx: PgDb, record: UsageRecord): Promise<string> {
-    const [count] = await tx
-      .select({ n: sql<number>`count(*)`.mapWith(Number) })
-      .from(usageRecords)
-      .where(idFamily(usageRecords.requestId, record.requestId));
-    for (let n = (count?.n ?? 1) + 1; ; n++) {
+    const search = firstFreeReuse();
+    let step = search.next(true);
+    while (!step.done) {
+      const id = `${record.requestId}~${step.value}`;
+      const found = await tx
+        .select({ id: usageRecords.id })
+        .from(usageRecords)
+        .where(eq(usageRecords.requestId, id))
+        .limit(1);
+      step = search.next(found.length > 0);
+    }
+    for (let n = step.value; ; n++) {
       const id = `${record.requestId}~${n}`;
       const rows = await tx
         .insert(usageRecords)

@@ -35,8 +35,8 @@ import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import {
   coveredBy,
   debitsOf,
+  firstFreeReuse,
   fromUsageRow,
-  idFamily,
   type NewUsageRow,
   reusedIn,
   toUsageRow,
@@ -146,12 +146,18 @@ export class SqliteUsageStore implements UsageStore {
   /** Stores a different request that reused a client-sent id under `id~N` (N: its place among the uses). */
   #insertReused(record: UsageRecord): string {
     const tx = this.#db;
-    const count = tx
-      .select({ n: sql<number>`count(*)` })
-      .from(usageRecords)
-      .where(idFamily(usageRecords.requestId, record.requestId))
-      .get();
-    for (let n = (count?.n ?? 1) + 1; ; n++) {
+    const search = firstFreeReuse();
+    let step = search.next(true);
+    while (!step.done) {
+      const id = `${record.requestId}~${step.value}`;
+      const found = tx
+        .select({ id: usageRecords.id })
+        .from(usageRecords)
+        .where(eq(usageRecords.requestId, id))
+        .get();
+      step = search.next(found !== undefined);
+    }
+    for (let n = step.value; ; n++) {
       const id = `${record.requestId}~${n}`;
       const rows = tx
         .insert(usageRecords)

@@ -19,6 +19,11 @@ async function samples(): Promise<Record<string, Uint8Array>> {
   };
 }
 
+test("the WebP codec leaves no browser `location` behind (its glue sets one; URL resolution then throws)", async () => {
+  await samples();
+  expect("location" in globalThis).toBe(false);
+});
+
 describe("image structure", () => {
   test("complete files of every format pass", async () => {
     for (const [format, bytes] of Object.entries(await samples())) {

@@ -49,16 +49,22 @@ async function instantiate<M>(
 /** Loads the WebP codecs once, on first use. */
 function webpCodecs(): Promise<WebpCodecs> {
   webp ??= (async () => {
+    const hadLocation = "location" in globalThis;
     const [encModule, decModule, meta] = await Promise.all([
       import("@jsquash/webp/codec/enc/webp_enc.js"),
       import("@jsquash/webp/codec/dec/webp_dec.js"),
       import("@jsquash/webp/meta.js"),
     ]);
+
     type Factory = (o: Record<string, unknown>) => Promise<Omit<WebpCodecs, "defaults">>;
     const [enc, dec] = await Promise.all([
       instantiate(encModule.default as unknown as Factory, webpEncWasm),
       instantiate(decModule.default as unknown as Factory, webpDecWasm),
     ]);
+    // The Emscripten glue sets `self.location = {href: ""}` outside a browser when its factory runs;
+    // other code takes a defined `location` for a page and resolves URLs against its empty href,
+    // which throws (OpenTelemetry's exporter did, for an endpoint configured after a WebP image).
+    if (!hadLocation) Reflect.deleteProperty(globalThis, "location");
     return { encode: enc.encode.bind(enc), decode: dec.decode.bind(dec), defaults: meta.defaultOptions };
   })();
   return webp;
