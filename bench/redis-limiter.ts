@@ -7,7 +7,7 @@
 // in-memory limiter's CPU per pair is measured alongside for scale.
 import { parseArgs } from "node:util";
 import { RedisClient } from "bun";
-import { nanos } from "../src/billing/money.ts";
+import { nanos } from "../src/base/money.ts";
 import type { AcquireRequest, Limiter, Ticket } from "../src/limits/limiter.ts";
 import { MemoryLimiter } from "../src/limits/memory.ts";
 import { RedisLimiter } from "../src/limits/redis.ts";

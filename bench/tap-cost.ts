@@ -1,8 +1,8 @@
 // What the usage tap and the stream relay cost per streamed event, in isolation: the bench upstream's
 // 64-event stream of each protocol (answers.ts), one event per chunk as the network delivers paced
-// events, pushed through src/relay/stream.ts relayStream with its UsageTap (and with a tap that
+// events, pushed through src/pipeline/relay/stream.ts relayStream with its UsageTap (and with a tap that
 // does nothing, so the difference is the tap's share), through the tap alone on events already
-// parsed, and through src/relay/translated.ts translateStream for the bench's translated pairs.
+// parsed, and through src/pipeline/relay/translated.ts translateStream for the bench's translated pairs.
 // Prints µs of CPU (user + system, this process) per event, the median of the rounds.
 //
 //   bun bench/tap-cost.ts [--src DIR] [--rounds N] [--streams N] [--json]
@@ -13,6 +13,7 @@
 // this tree and OTHER_SRC alternately in N fresh processes each (default 3) and prints the medians
 // side by side with their ratio.
 
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createParser } from "eventsource-parser";
@@ -20,9 +21,9 @@ import { ANSWERS, MODEL_ID, type Protocol } from "./answers.ts";
 import { loadAverage } from "./procs.ts";
 import { percentile } from "./stats.ts";
 
-type RelayModule = typeof import("../src/relay/stream.ts");
-type TapModule = typeof import("../src/relay/tap.ts");
-type TranslatedModule = typeof import("../src/relay/translated.ts");
+type RelayModule = typeof import("../src/pipeline/relay/stream.ts");
+type TapModule = typeof import("../src/pipeline/relay/tap.ts");
+type TranslatedModule = typeof import("../src/pipeline/relay/translated.ts");
 type UsageTap = InstanceType<TapModule["UsageTap"]>;
 
 const { values } = parseArgs({
@@ -46,9 +47,11 @@ const SRC = resolve(values.src ?? resolve(import.meta.dir, "../src"));
 const ROUNDS = whole("rounds", values.rounds, 9);
 const STREAMS = whole("streams", values.streams, 300);
 
-const relay: RelayModule = await import(`${SRC}/relay/stream.ts`);
-const tapModule: TapModule = await import(`${SRC}/relay/tap.ts`);
-const translated: TranslatedModule = await import(`${SRC}/relay/translated.ts`);
+// The relay modules live in src/pipeline/relay/ since the architecture refactor, in src/relay/ before.
+const RELAY = existsSync(`${SRC}/pipeline/relay`) ? `${SRC}/pipeline/relay` : `${SRC}/relay`;
+const relay: RelayModule = await import(`${RELAY}/stream.ts`);
+const tapModule: TapModule = await import(`${RELAY}/tap.ts`);
+const translated: TranslatedModule = await import(`${RELAY}/translated.ts`);
 
 const encoder = new TextEncoder();
 const CHUNKS: Record<Protocol, Uint8Array[]> = {

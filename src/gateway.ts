@@ -1,8 +1,8 @@
 // The running gateway's shared state, built once at start and handed to every handler.
 
 import pkg from "../package.json";
-import { CidrList } from "./auth/ip.ts";
 import { KeyCache } from "./auth/keys.ts";
+import { CidrList } from "./base/ip.ts";
 import type { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
 import { type Billing, startBilling } from "./billing/start.ts";

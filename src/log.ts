@@ -1,8 +1,9 @@
 // Structured log lines on stderr: JSON for a collector, or `key=value` text for a person at a
-// terminal (`server.log_format`, `--log-format`, MODELGATE_LOG_FORMAT). Never pass secrets or
+// terminal (`server.log_format`, `--log-format`, MODELGATE_LOG_FORMAT), from a level up
+// (`server.log_level`, `--log-level`, MODELGATE_LOG_LEVEL; default info). Never pass secrets or
 // prompt text here.
 
-type Level = "debug" | "info" | "warn" | "error";
+export type Level = "debug" | "info" | "warn" | "error";
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 let threshold: number = ORDER.info;
 /** Fields every line of this process carries (a cluster worker's number). */

@@ -34,7 +34,7 @@ type Command = (args: string[]) => Promise<void>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => {
-    (await import("./cli/reexec.ts")).liftFetchCap();
+    (await import("./base/reexec.ts")).liftFetchCap();
     return (await import("./cli/serve.ts")).serveCommand;
   },
   sim: async () => (await import("./cli/sim.ts")).simCommand,

@@ -1,11 +1,11 @@
 // /admin/v1/accounts and /admin/v1/groups: list, create, credit (a ledger entry with its note),
 // and set a group's models. Accounts show their balance and what they spent today.
 import * as v from "valibot";
-import { formatUsd, nanos } from "../billing/money.ts";
+import { formatUsd, nanos } from "../base/money.ts";
+import { startOfUtcDay } from "../base/time.ts";
 import type { Account } from "../store/store.ts";
 import { adminRoute, readJson } from "./http.ts";
 import { ModelPattern, Name, Usd } from "./schemas.ts";
-import { startOfUtcDay } from "./time.ts";
 
 const CreateAccount = v.strictObject({
   name: Name,

@@ -1,11 +1,11 @@
 // /admin/v1/keys: list with filters, create (secret in the answer only), change settings,
 // revoke and enable. Changes go through the Store, which bumps the revision every key cache polls.
 import * as v from "valibot";
+import { startOfUtcDay } from "../base/time.ts";
 import type { KeyPatch } from "../store/admin.ts";
 import { type AdminCall, adminRoute, readJson, readQuery } from "./http.ts";
 import { createKey, keyView } from "./keys.ts";
 import { Cidr, FutureTime, Name, PositiveInt, Usd } from "./schemas.ts";
-import { startOfUtcDay } from "./time.ts";
 
 const CreateKey = v.strictObject({
   account: Name,

@@ -1,8 +1,8 @@
 // /admin/v1/usage (aggregates by key, model or day), /admin/v1/requests (recent usage records)
 // and /admin/v1/audit (who changed what, when). Read from usage_records and audit_log.
 import * as v from "valibot";
+import { startOfUtcDay } from "../base/time.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
-import { startOfUtcDay } from "./time.ts";
 
 const Filters = {
   days: v.optional(intText(1, 366), "30"),

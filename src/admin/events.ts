@@ -2,8 +2,9 @@
 // (settled ones, and refused or unbilled ones with their error code); in a cluster, every node's.
 // Backpressure: each reader has a bounded queue; a reader whose queue is full (it stopped
 // reading) is sent a final `dropped` event and disconnected. Publishing never waits on a reader.
+
+import { formatUsd } from "../base/money.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import { formatUsd } from "../billing/money.ts";
 import { log } from "../log.ts";
 import { adminRoute } from "./http.ts";
 

@@ -1,43 +1,8 @@
-// valibot schemas of admin API inputs shared by several resources: amounts, CIDRs, times, names.
+// valibot schemas of admin API inputs shared by several resources: times, names, counts, and the
+// amounts, CIDRs and model patterns the config reads the same way (src/config/blocks.ts).
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-import { parseUsd } from "../billing/money.ts";
-import { checkModelPattern } from "../catalog/groups.ts";
-import type { Nanos } from "../types.ts";
 
-/** A USD amount as a string ("2.50") or number (2.5), turned into nano-USD. */
-export const Usd = v.pipe(
-  v.union([v.string(), v.number()], 'expected a USD amount such as 10 or "2.50"'),
-  v.transform(String),
-  v.check(
-    (s) => parseUsd(s).ok,
-    (issue) => {
-      const parsed = parseUsd(String(issue.input));
-      return parsed.ok ? "invalid amount" : parsed.message;
-    },
-  ),
-  v.transform((s): Nanos => {
-    const parsed = parseUsd(s);
-    if (!parsed.ok) throw new Error(parsed.message);
-    return parsed.value;
-  }),
-);
-
-export const Cidr = v.pipe(
-  v.string(),
-  v.check(
-    (s) => checkCidr(s) === undefined,
-    (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
-  ),
-);
-
-export const ModelPattern = v.pipe(
-  v.string(),
-  v.check(
-    (s) => checkModelPattern(s) === undefined,
-    (issue) => checkModelPattern(String(issue.input)) ?? "invalid model pattern",
-  ),
-);
+export { Cidr, ModelPattern, UsdNanos as Usd } from "../config/blocks.ts";
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 

@@ -1,15 +1,13 @@
 // Admin tokens: `mga-` plus 32 random bytes, distinct from API keys (`sk-`); only the SHA-256 is
 // stored. Checked on every /admin/v1 request together with the client address allowlist.
 import { randomBytes } from "node:crypto";
-import { CidrList } from "../auth/ip.ts";
-import { hashSecret } from "../auth/secret.ts";
+import { ADMIN_TOKEN_PREFIX, hashSecret } from "../auth/secret.ts";
+import { CidrList } from "../base/ip.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { AdminToken } from "../store/admin.ts";
 import { type Store, StoreError } from "../store/store.ts";
 import { GatewayError } from "../wire/errors.ts";
-
-export const ADMIN_TOKEN_PREFIX = "mga-";
 
 /** Mints an admin token; the returned `token` is the only copy of the secret. */
 export async function createAdminToken(

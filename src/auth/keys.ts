@@ -3,13 +3,12 @@
 // the moment a change commits on any node or in the CLI), so a revoked key is refused within one
 // poll interval at worst without a database query per request.
 
-import { ADMIN_TOKEN_PREFIX } from "../admin/tokens.ts";
+import { CidrList, type parseAddress } from "../base/ip.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyId, Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { CidrList, type parseAddress } from "./ip.ts";
-import { hashSecret } from "./secret.ts";
+import { ADMIN_TOKEN_PREFIX, hashSecret } from "./secret.ts";
 
 type Address = NonNullable<ReturnType<typeof parseAddress>>;
 

@@ -4,6 +4,9 @@ import type { KeyId } from "../types.ts";
 
 const PREFIX_LENGTH = 10;
 
+/** What every admin token starts with (so a key lookup can tell one apart from an API key). */
+export const ADMIN_TOKEN_PREFIX = "mga-";
+
 export interface IssuedSecret {
   /** The whole secret, shown once to the operator and never stored. */
   secret: string;

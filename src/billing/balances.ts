@@ -5,11 +5,12 @@
 // On a shared limiter (Redis) that already holds an account, a reload applies only the change of
 // the account's credit total: overwriting the balance would drop what other nodes released and
 // have not stored yet.
+
+import { nanos } from "../base/money.ts";
 import type { Limiter } from "../limits/limiter.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
-import { nanos } from "./money.ts";
 import type { GroupCommitWriter } from "./writer.ts";
 
 export class BalanceSync {

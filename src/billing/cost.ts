@@ -18,11 +18,12 @@
 //    more reasoning than output tokens, the larger figure is billed.
 // 6. The worst case (what admission reserves) prices every input token at the dearest input-side
 //    rate (plain, cache read, cache write, 1-hour cache write), so no settled cost exceeds it.
+
+import { nanos } from "../base/money.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
 import type { Nanos } from "../types.ts";
 import type { UsageCounts, WorstCase } from "./meter.ts";
-import { nanos } from "./money.ts";
 import type { ImagePrice, PriceTable, TextPrice } from "./prices.ts";
 
 const MILLION = 1_000_000n;

@@ -9,6 +9,8 @@
 //   else input plus the output tokens actually delivered, source `estimated`;
 // - a stream that ends incomplete is charged for what was produced, never zero.
 // Every path releases the concurrency slot and the reservation; settle() is first-call-wins.
+
+import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
 import { type Limiter, LimiterUnavailableError, type RateState, type Ticket } from "../limits/limiter.ts";
@@ -23,7 +25,6 @@ import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
 import { Journal, replayJournal } from "./journal.ts";
 import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "./meter.ts";
-import { nanos } from "./money.ts";
 import { buildPriceTable } from "./prices.ts";
 import { rateHeaders, refusalError } from "./refusal.ts";
 import { GroupCommitWriter } from "./writer.ts";

@@ -1,6 +1,8 @@
 // The runtime price table: the `[billing]` configuration merged over the placeholder defaults and
 // converted once, at start, into exact integers (nano-USD per million tokens, nano-USD per image
 // generation, a per-mille factor), so pricing a request never parses or uses floats.
+
+import { parseUsd } from "../base/money.ts";
 import { MODELS } from "../catalog/models.ts";
 import {
   type BillingConfig,
@@ -12,7 +14,6 @@ import {
   type ImageQuality,
   type ImageSize,
 } from "../config/prices.ts";
-import { parseUsd } from "./money.ts";
 
 /** Nano-USD per one million tokens. */
 export interface TextPrice {

@@ -1,9 +1,10 @@
 // What a client is told about limits: the x-ratelimit-* headers every admitted answer carries, and
 // the 429 for each refusal with Retry-After / retry-after-ms and a message that says what to do.
+
+import { formatUsd } from "../base/money.ts";
 import type { RateState, Refusal, RefusalFacts } from "../limits/limiter.ts";
 import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { formatUsd } from "./money.ts";
 
 /** `850ms`, `1s`, `59.999s`, `6m0s`: the duration style of OpenAI's reset headers. */
 export function formatReset(ms: number): string {

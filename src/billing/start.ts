@@ -1,6 +1,6 @@
 // The deployment's one real billing: the ledger meter (balances loaded, usage journal beside the
 // SQLite file), the live usage feed and the notifier. A single process builds it beside its
-// gateway; a cluster primary builds only this (src/cluster/primary.ts), so it stays light.
+// gateway; a cluster primary builds only this (src/cli/cluster-primary.ts), so it stays light.
 import type { Config } from "../config/schema.ts";
 import { openLimiter } from "../limits/open.ts";
 import { RedisFeedRelay } from "../limits/redis-feed.ts";

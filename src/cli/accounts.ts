@@ -1,5 +1,5 @@
 // `modelgate accounts create|credit|list`.
-import { formatUsd } from "../billing/money.ts";
+import { formatUsd } from "../base/money.ts";
 import type { Account } from "../store/store.ts";
 import { parse, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
 

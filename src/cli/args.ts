@@ -1,9 +1,9 @@
 // Command-line parsing on node:util parseArgs, with valibot checking what the values mean.
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import * as v from "valibot";
+import { parseUsd } from "../base/money.ts";
 import { catchUpJournal } from "../billing/journal.ts";
 import { STORE_BATCH } from "../billing/ledger-meter.ts";
-import { parseUsd } from "../billing/money.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { openStore, usageJournalPath } from "../store/open.ts";

@@ -1,8 +1,8 @@
 // `modelgate keys create|list|revoke|enable`.
 
 import { createKey, keyView } from "../admin/keys.ts";
-import { checkCidr } from "../auth/ip.ts";
-import { formatUsd } from "../billing/money.ts";
+import { checkCidr } from "../base/ip.ts";
+import { formatUsd } from "../base/money.ts";
 import { parse, positiveInt, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
 
 const USAGE = `usage:

@@ -2,7 +2,7 @@
 // and announcing its secrets, and stopping once on SIGINT/SIGTERM. `serve` alone and the cluster
 // primary (which loads no request path) use it; the HTTP side is serving.ts.
 import { type Bootstrapped, bootstrapStore } from "../admin/bootstrap.ts";
-import { formatUsd, parseUsd } from "../billing/money.ts";
+import { formatUsd, parseUsd } from "../base/money.ts";
 import type { Config } from "../config/schema.ts";
 import type { Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";

@@ -5,7 +5,7 @@ import { loadConfig } from "../config/load.ts";
 import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
 import { setAccessLog } from "../http/access-log.ts";
-import { log, setLogFormat } from "../log.ts";
+import { log, setLogFormat, setLogLevel } from "../log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
 import { parse, UsageError } from "./args.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
@@ -24,6 +24,7 @@ const FLAGS = {
   "shutdown-deadline": { type: "string" },
   workers: { type: "string" },
   "log-format": { type: "string" },
+  "log-level": { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
   "otlp-endpoint": { type: "string" },
@@ -36,11 +37,12 @@ export async function serveCommand(args: string[]): Promise<void> {
   const { config: file, ...flags } = values;
   const config = loadConfig({ file: file ?? process.env.MODELGATE_CONFIG, env: process.env, flags });
   setLogFormat(config.server.log_format);
+  setLogLevel(config.server.log_level);
   setAccessLog(config.server.access_log);
   if (process.env.MODELGATE_WORKER !== undefined)
-    return (await import("../cluster/worker.ts")).runWorker(config);
+    return (await import("./cluster-worker.ts")).runWorker(config);
   for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });
-  if (config.server.workers > 1) return (await import("../cluster/primary.ts")).runPrimary(config);
+  if (config.server.workers > 1) return (await import("./cluster-primary.ts")).runPrimary(config);
 
   const store = await openStore(config.store.url, config.store.journal);
   await store.claimNode?.(config.redis.url !== undefined);

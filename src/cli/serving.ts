@@ -2,9 +2,9 @@
 // the gateway after it. `serve` alone and each cluster worker use it (lifecycle.ts has the rest).
 import type { Config } from "../config/schema.ts";
 import { type Gateway, stopGateway } from "../gateway.ts";
+import { socketRoute } from "../handlers/sockets.ts";
 import { loggedMeter } from "../http/access-log.ts";
 import { type Listener, type ListenOptions, listen } from "../http/listener.ts";
-import { socketRoute } from "../http/websocket.ts";
 import { log } from "../log.ts";
 import { createApp } from "../server.ts";
 

@@ -2,7 +2,7 @@
 // optionally filtered by key, account and time, grouped by any of key, account, model and billing
 // day, printed as a table, JSON or CSV (for invoices and reconciliation against provider bills).
 import * as v from "valibot";
-import { formatUsd } from "../billing/money.ts";
+import { formatUsd } from "../base/money.ts";
 import type { UsageTotals } from "../store/usage.ts";
 import { describeIssues } from "../validation.ts";
 import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, table, UsageError } from "./args.ts";

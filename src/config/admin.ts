@@ -1,19 +1,10 @@
 // The `[admin]` config section: who may reach the admin API, and how notifications are sent.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-import { parseUsd } from "../billing/money.ts";
-
-const Cidr = v.pipe(
-  v.string(),
-  v.check(
-    (s) => checkCidr(s) === undefined,
-    (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
-  ),
-);
+import { Cidr, usdText, wholeNumber } from "./blocks.ts";
 
 const SmtpSchema = v.strictObject({
   host: v.pipe(v.string(), v.minLength(1)),
-  port: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(65535)), 587),
+  port: v.optional(wholeNumber(1, 65535), 587),
   /** TLS from the first byte (port 465); otherwise STARTTLS when the server offers it. */
   secure: v.optional(v.boolean(), false),
   from: v.pipe(v.string(), v.email("expected an e-mail address such as gateway@example.com")),
@@ -27,24 +18,17 @@ const SmtpSchema = v.strictObject({
 const NotificationsSchema = v.strictObject({
   smtp: v.optional(SmtpSchema),
   /** Attempts per webhook or e-mail delivery before it is recorded as failed. */
-  max_attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20)), 5),
+  max_attempts: v.optional(wholeNumber(1, 20), 5),
   /** First retry delay; each retry doubles it (plus up to 20% jitter). */
-  retry_base_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(600_000)), 1000),
+  retry_base_ms: v.optional(wholeNumber(1, 600_000), 1000),
   /** Per-attempt timeout of a webhook POST. */
-  timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(100), v.maxValue(120_000)), 10_000),
+  timeout_ms: v.optional(wholeNumber(100, 120_000), 10_000),
   /** At most one key security alert per key and reason in this window; the rest are counted. */
   alert_interval_seconds: v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(86_400)), 300),
   /** Balance under which `balance.low` fires, for channels that set no threshold of their own. */
-  balance_threshold_usd: v.optional(
-    v.pipe(
-      v.union([v.string(), v.number()]),
-      v.transform(String),
-      v.check((s) => parseUsd(s).ok, "expected a USD amount such as 5 or 2.50"),
-    ),
-    "1",
-  ),
+  balance_threshold_usd: v.optional(usdText("such as 5 or 2.50"), "1"),
   /** How often balances and daily caps are checked after traffic. */
-  check_interval_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(50), v.maxValue(600_000)), 1000),
+  check_interval_ms: v.optional(wholeNumber(50, 600_000), 1000),
 });
 
 export const AdminConfigSchema = v.strictObject({

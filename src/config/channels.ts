@@ -3,8 +3,9 @@
 // simulator fault profile a `sim` channel may take, and the `[routing]` section (request-wide
 // attempt budget, backoff and replay bound).
 import * as v from "valibot";
+import { wholeNumber } from "./blocks.ts";
 
-const MsNumber = (min: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(86_400_000));
+const MsNumber = (min: number) => wholeNumber(min, 86_400_000);
 const Ms = (min: number, fallback: number) => v.optional(MsNumber(min), fallback);
 const MaybeMs = (min: number) => v.optional(MsNumber(min));
 
@@ -25,11 +26,11 @@ export const TimeoutsSchema = v.strictObject({
 /** The circuit breaker of one channel. */
 export const CircuitSchema = v.strictObject({
   /** Consecutive failures that open the circuit. */
-  failures: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 5),
+  failures: v.optional(wholeNumber(1), 5),
   /** Failure share among the last `window` calls that opens it (once `min_calls` were made). */
   failure_ratio: v.optional(v.pipe(v.number(), v.minValue(0.01), v.maxValue(1)), 0.5),
-  window: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 20),
-  min_calls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 10),
+  window: v.optional(wholeNumber(1, 1000), 20),
+  min_calls: v.optional(wholeNumber(1), 10),
   /** How long an open circuit skips the channel before one probe is let through. */
   cooldown_ms: Ms(1, 30_000),
 });
@@ -40,11 +41,11 @@ const EnvName = v.pipe(v.string(), v.regex(/^[A-Z_][A-Z0-9_]*$/, "expected an en
 export const ChannelRoutingFields = {
   /** Higher priorities are tried first; equal priorities share traffic by weight. */
   priority: v.optional(v.pipe(v.number(), v.integer()), 0),
-  weight: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1_000_000)), 1),
+  weight: v.optional(wholeNumber(1, 1_000_000), 1),
   /** Most requests in flight on this channel at once; 0 means no cap. */
-  max_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  max_concurrency: v.optional(wholeNumber(0), 0),
   /** Extra attempts on this same channel when no other channel is left (or it asked to Retry-After). */
-  retries: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(10)), 1),
+  retries: v.optional(wholeNumber(0, 10), 1),
   timeouts: v.optional(TimeoutsSchema, {}),
   circuit: v.optional(CircuitSchema, {}),
 };
@@ -68,12 +69,12 @@ export const FaultProfileSchema = v.strictObject({
   rate_500: Rate,
   rate_503: Rate,
   /** The Retry-After a 429 or 503 carries, in seconds. */
-  retry_after_seconds: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 1),
+  retry_after_seconds: v.optional(wholeNumber(0), 1),
   /** The first N calls fail with `fail_status`, whatever the rates say. */
-  fail_first: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  fail_first: v.optional(wholeNumber(0), 0),
   fail_status: v.optional(v.picklist([429, 500, 503]), 500),
   /** Streams: cut the connection after this many content events. */
-  disconnect_after_events: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
+  disconnect_after_events: v.optional(wholeNumber(0)),
   /** Probability of never answering (the call waits until the client gives up). */
   hang_rate: Rate,
 });
@@ -85,9 +86,9 @@ export type CircuitConfig = v.InferOutput<typeof CircuitSchema>;
 /** The `[routing]` section: request-wide retry policy. */
 export const RoutingSchema = v.strictObject({
   /** Upstream attempts per client request, across all channels. */
-  max_attempts: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(20)), 4),
+  max_attempts: v.optional(wholeNumber(1, 20), 4),
   /** Bodies larger than this are sent once and never replayed. */
-  max_replay_bytes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 8 * 1024 * 1024),
+  max_replay_bytes: v.optional(wholeNumber(0), 8 * 1024 * 1024),
   /** Backoff before retrying the same channel: base × 2^n, at most max, with full jitter above half. */
   backoff_base_ms: Ms(0, 100),
   backoff_max_ms: Ms(0, 2_000),

@@ -7,6 +7,7 @@
 //   "modelx-5.5" = ["responses", "chat"]      # not /v1/messages
 import * as v from "valibot";
 import { findModel } from "../catalog/models.ts";
+import { wholeNumber } from "./blocks.ts";
 
 export const TEXT_ENDPOINTS = ["responses", "chat", "messages"] as const;
 
@@ -30,10 +31,7 @@ export const EndpointsConfigSchema = v.strictObject({
   /** Responses WebSocket mode: the most seconds one connection lives (OpenAI uses 60 minutes). */
   websocket_max_seconds: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(86_400)), 3600),
   /** Responses WebSocket mode: how many earlier responses a connection remembers for previous_response_id. */
-  websocket_remembered_responses: v.optional(
-    v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(256)),
-    16,
-  ),
+  websocket_remembered_responses: v.optional(wholeNumber(1, 256), 16),
 });
 
 export type EndpointsConfig = v.InferOutput<typeof EndpointsConfigSchema>;

@@ -53,6 +53,7 @@ export const SETTINGS: readonly Setting[] = [
   },
   { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
   { path: ["server", "log_format"], env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
+  { path: ["server", "log_level"], env: "MODELGATE_LOG_LEVEL", flag: "log-level", parse: text },
   { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
   { path: ["store", "journal"], env: "MODELGATE_JOURNAL", flag: "journal", parse: text },
   { path: ["redis", "url"], env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },

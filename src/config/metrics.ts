@@ -1,15 +1,7 @@
 // The `[metrics]` configuration section: the Prometheus endpoint, who may scrape it, and the
 // overhead response header.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-
-const Cidr = v.pipe(
-  v.string(),
-  v.check(
-    (s) => checkCidr(s) === undefined,
-    (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
-  ),
-);
+import { Cidr } from "./blocks.ts";
 
 export const MetricsConfigSchema = v.strictObject({
   /** Serve GET /metrics (Prometheus text format) on the gateway's listener. */

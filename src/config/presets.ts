@@ -2,7 +2,7 @@
 // people run (protocol kind, base URL, credential variable) and selects its Chat Completions
 // dialect (the quirks table below), each of which the entry may still override. The facts and
 // where they come from are in docs/upstreams.md; the quirks are applied in one place,
-// src/upstream/dialects.ts, as the last step before the HTTP call.
+// src/upstream/openai-chat/dialects.ts, as the last step before the HTTP call.
 import * as v from "valibot";
 
 /** How a server's Chat Completions dialect differs from OpenAI's. */

@@ -15,14 +15,10 @@
 //
 // Prices given for a model replace only the fields given; the rest keep their defaults.
 import * as v from "valibot";
-import { parseUsd } from "../billing/money.ts";
 import { MODELS } from "../catalog/models.ts";
+import { usdText, wholeNumber } from "./blocks.ts";
 
-const Usd = v.pipe(
-  v.union([v.string(), v.number()]),
-  v.transform(String),
-  v.check((s) => parseUsd(s).ok, "expected a USD amount with at most 9 decimals, such as 10 or 0.125"),
-);
+const Usd = usdText("with at most 9 decimals, such as 10 or 0.125");
 
 const TextPriceSchema = v.strictObject({
   input_usd_per_mtok: v.optional(Usd),
@@ -77,11 +73,11 @@ const Factor = v.pipe(
 
 export const BillingSchema = v.strictObject({
   /** The billing day (daily caps) starts at 00:00 at this offset from UTC, in minutes; 0 = UTC. */
-  day_utc_offset_minutes: v.optional(v.pipe(v.number(), v.integer(), v.minValue(-720), v.maxValue(840)), 0),
+  day_utc_offset_minutes: v.optional(wholeNumber(-720, 840), 0),
   /** Requests per minute for keys without their own --rpm. */
-  default_rpm: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 1_000_000),
+  default_rpm: v.optional(wholeNumber(1), 1_000_000),
   /** Concurrent requests for keys without their own --concurrency; 0 means no limit. */
-  default_concurrency: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  default_concurrency: v.optional(wholeNumber(0), 0),
   /**
    * How long the usage writer holds a batch's first record for company, in ms. 0 (default): classic
    * group commit — commit at once when idle, batch whatever queues while a commit runs.

@@ -1,10 +1,8 @@
 // The configuration schema: a TOML file, MODELGATE_* variables and flags all end up here.
 // Strict objects: an unknown field is an error naming its path.
 import * as v from "valibot";
-import { checkCidr } from "../auth/ip.ts";
-import { parseUsd } from "../billing/money.ts";
-import { checkModelPattern } from "../catalog/groups.ts";
 import { AdminConfigSchema } from "./admin.ts";
+import { Cidr, ModelPattern, usdText, wholeNumber } from "./blocks.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
 import { MetricsConfigSchema } from "./metrics.ts";
@@ -29,27 +27,7 @@ export function splitListen(listen: string): { hostname: string; port: number } 
   return { hostname: listen.slice(0, at).replace(/^\[(.*)\]$/, "$1"), port: Number(listen.slice(at + 1)) };
 }
 
-const Cidr = v.pipe(
-  v.string(),
-  v.check(
-    (s) => checkCidr(s) === undefined,
-    (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
-  ),
-);
-
-const ModelPattern = v.pipe(
-  v.string(),
-  v.check(
-    (s) => checkModelPattern(s) === undefined,
-    (issue) => checkModelPattern(String(issue.input)) ?? "invalid model pattern",
-  ),
-);
-
-const UsdAmount = v.pipe(
-  v.union([v.string(), v.number()]),
-  v.transform(String),
-  v.check((s) => parseUsd(s).ok, "expected a USD amount such as 10 or 2.50"),
-);
+const UsdAmount = usdText("such as 10 or 2.50");
 
 const ServerSchema = v.strictObject({
   listen: v.optional(ListenSchema, "127.0.0.1:8080"),
@@ -67,9 +45,14 @@ const ServerSchema = v.strictObject({
   /** Peers whose X-Forwarded-For is believed. */
   trusted_proxies: v.optional(v.array(Cidr), []),
   /** Processes serving HTTP on the one port (reusePort); above 1, a primary keeps the limits (docs/workers.md). */
-  workers: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(64)), 1),
+  workers: v.optional(wholeNumber(1, 64), 1),
   /** Log lines (access log included): `text` for a person, `json` for a collector, `auto` = text on a terminal. */
   log_format: v.optional(v.picklist(["auto", "text", "json"], "expected auto, text or json"), "auto"),
+  /** The least severe log lines written: `debug` shows every refused request's detail, `error` only failures. */
+  log_level: v.optional(
+    v.picklist(["debug", "info", "warn", "error"], "expected debug, info, warn or error"),
+    "info",
+  ),
   /** One log line per request (src/http/access-log.ts). */
   access_log: v.optional(v.boolean(), true),
 });
@@ -107,7 +90,7 @@ const BootstrapSchema = v.strictObject({
 });
 
 const SimSchema = v.strictObject({
-  seed: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0)), 0),
+  seed: v.optional(wholeNumber(0), 0),
 });
 
 /** Why a base URL cannot be called, or undefined when it can (an http or https URL with a host). */

@@ -25,12 +25,12 @@
 //   "day_resets_at": "2026-05-02T00:00:00.000Z"
 // }
 // The answer carries the x-ratelimit-* headers of the key without counting as a request.
-import { formatUsd } from "../billing/money.ts";
+import { formatUsd } from "../base/money.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
 import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { authenticate } from "./auth.ts";
 
 function money(prefix: string, value: Nanos | number | null): Record<string, string | number | null> {
   return {

@@ -2,7 +2,7 @@
 // when the channel speaks another protocol).
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { serveText, type TextEndpoint } from "../relay/text.ts";
+import { serveText, type TextEndpoint } from "../pipeline/text.ts";
 import { decodeChatRequest, viewOfChat } from "../wire/chat.ts";
 import { readChatRequest } from "../wire/translate/index.ts";
 

@@ -4,12 +4,12 @@
 import { requireModel } from "../auth/permissions.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import type { UploadedImage } from "../upstream/images.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
+import { runImages } from "../pipeline/images.ts";
+import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { coerceFormFields, EditFieldsSchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
-import { authenticate } from "./auth.ts";
 import { requireImageModel, unknownFields } from "./images.ts";
-import { runImages } from "./images-run.ts";
 import { readImageUpload } from "./images-upload.ts";
 
 /** The mask rules of SPEC.md, answered with 400: a PNG with an alpha channel, the image's size. */

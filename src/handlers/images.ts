@@ -3,12 +3,12 @@
 import { requireModel } from "../auth/permissions.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
+import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
+import { runImages } from "../pipeline/images.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { GenerationBodySchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
-import { authenticate } from "./auth.ts";
-import { readJsonBody } from "./images-body.ts";
-import { runImages } from "./images-run.ts";
 
 /** Refuses a text or messages model on an image endpoint. */
 export function requireImageModel(model: ModelInfo): ModelInfo {

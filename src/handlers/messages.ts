@@ -6,9 +6,10 @@
 // Query parameters such as Claude Code's `?beta=true` are accepted and ignored.
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
+import { parseJson, readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
-import { parseJson, readBody } from "../relay/body.ts";
-import { requireTextModel, serveText, type TextEndpoint } from "../relay/text.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
+import { requireTextModel, serveText, type TextEndpoint } from "../pipeline/text.ts";
 import {
   decodeCountTokensRequest,
   decodeMessagesRequest,
@@ -17,7 +18,6 @@ import {
   viewOfMessages,
 } from "../wire/messages.ts";
 import { readMessagesRequest } from "../wire/translate/index.ts";
-import { authenticate } from "./auth.ts";
 
 const ENDPOINT: TextEndpoint = {
   path: "/v1/messages",

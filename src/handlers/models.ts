@@ -9,13 +9,13 @@ import { requireModel } from "../auth/permissions.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { upstreamProtocol } from "../relay/protocols.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
+import { upstreamProtocol } from "../pipeline/channels.ts";
 import { servesImages } from "../upstream/images.ts";
 import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { anthropicModel, anthropicModelList, openaiModel, openaiModelList } from "../wire/models.ts";
 import { codexModelList } from "../wire/models-codex.ts";
-import { authenticate } from "./auth.ts";
 
 /** Whether some configured channel can answer requests for `model` (otherwise they would be 503). */
 function served(gateway: Gateway, model: ModelInfo): boolean {

@@ -12,12 +12,12 @@ import type { Gateway } from "../gateway.ts";
 import { buildContext } from "../http/context.ts";
 import { peers, runHandler } from "../http/edge.ts";
 import { log } from "../log.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
 import { asGatewayError, errorResponse, GatewayError } from "../wire/errors.ts";
 import { usageToResponses } from "../wire/translate/finish.ts";
 import { ZERO_USAGE } from "../wire/translate/ir.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
 import { echoRequest, responseShell } from "../wire/translate/responses-writer.ts";
-import { authenticate } from "./auth.ts";
 import { createResponse } from "./responses.ts";
 
 export interface SocketData {

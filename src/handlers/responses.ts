@@ -2,7 +2,7 @@
 // channel speaks another protocol).
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { type DecodedText, serveText, type TextEndpoint } from "../relay/text.ts";
+import { type DecodedText, serveText, type TextEndpoint } from "../pipeline/text.ts";
 import { decodeResponsesRequest, viewOfResponses } from "../wire/responses.ts";
 import { readResponsesRequest } from "../wire/translate/index.ts";
 

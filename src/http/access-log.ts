@@ -53,7 +53,7 @@ export function pendingLines(): number {
   return notes.size;
 }
 
-/** Called once a request's key is known (src/handlers/auth.ts). */
+/** Called once a request's key is known (src/pipeline/authenticate.ts). */
 export function noteKey(ctx: RequestContext, principal: Principal): void {
   principals.set(ctx.request, principal);
 }

@@ -1,6 +1,6 @@
 // The per-request context built at the edge: request id, client address, start time, protocol,
 // and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
-import { type CidrList, clientAddress, type parseAddress } from "../auth/ip.ts";
+import { type CidrList, clientAddress, type parseAddress } from "../base/ip.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
 import type { ErrorProtocol } from "../wire/errors.ts";
 

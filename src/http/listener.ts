@@ -3,8 +3,8 @@
 import type { Server } from "bun";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
-import { setBodyTimeouts } from "../relay/body.ts";
 import { asGatewayError, errorResponse } from "../wire/errors.ts";
+import { setBodyTimeouts } from "./body.ts";
 import { newRequestId } from "./context.ts";
 import { describeThrown, peers } from "./edge.ts";
 import { routable } from "./target.ts";

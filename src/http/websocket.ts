@@ -1,14 +1,8 @@
-// The WebSocket side of the listener: which upgrade requests are WebSockets and the handlers that
-// serve them (today only the Responses WebSocket mode, src/handlers/responses-ws.ts). Kept apart
-// from the Elysia route table because an upgrade needs Bun's server object.
+// The WebSocket side of the listener: the shape of a socket route (which upgrade requests are
+// WebSockets and the handlers that serve them; the one route is src/handlers/sockets.ts). Kept
+// apart from the Elysia route table because an upgrade needs Bun's server object.
 import type { Server, WebSocketHandler } from "bun";
-import type { Gateway } from "../gateway.ts";
-import {
-  isResponsesUpgrade,
-  responsesSocketHandlers,
-  type SocketData,
-  upgradeData,
-} from "../handlers/responses-ws.ts";
+import type { SocketData } from "../handlers/responses-ws.ts";
 
 export type { SocketData };
 
@@ -28,26 +22,3 @@ export const NO_SOCKETS: WebSocketHandler<SocketData> = {
     // Never reached: nothing is upgraded without a SocketRoute.
   },
 };
-
-export function socketRoute(gateway: Gateway): SocketRoute {
-  return {
-    handle(request, server, peer) {
-      if (!isResponsesUpgrade(request)) return "pass";
-      const data = upgradeData(gateway, request, peer);
-      if (data instanceof Response) return data;
-      if (server.upgrade(request, { data })) return undefined;
-      return new Response(
-        JSON.stringify({
-          error: {
-            message: "WebSocket upgrade failed.",
-            type: "invalid_request_error",
-            param: null,
-            code: null,
-          },
-        }),
-        { status: 400, headers: { "content-type": "application/json" } },
-      );
-    },
-    handlers: responsesSocketHandlers(gateway),
-  };
-}

@@ -1,7 +1,7 @@
 // The in-memory limiter: one process owns every counter, so each acquire is atomic by construction
 // (it runs to completion without yielding). Balances and spent-today are seeded from the store at
 // start; after that the hot path touches only these maps.
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { BillingDay } from "./day.ts";
 import {

@@ -16,7 +16,7 @@
 // `limiter_unavailable`). There is no offline queue and no local fallback. A release that fails is
 // kept and retried by the heartbeat until Redis takes it (releases are idempotent by ticket id).
 import { RedisClient } from "bun";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import { log } from "../log.ts";
 import type { Nanos } from "../types.ts";
 import { BillingDay } from "./day.ts";

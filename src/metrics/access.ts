@@ -2,7 +2,7 @@
 // addresses, loopback unless configured), or any client presenting the scrape token named by
 // `metrics.token_env`. Refusals are 403 (address) or 401 (wrong token), naming the setting.
 import { createHash, timingSafeEqual } from "node:crypto";
-import { CidrList } from "../auth/ip.ts";
+import { CidrList } from "../base/ip.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Handler } from "../http/edge.ts";
 import { log } from "../log.ts";

@@ -2,10 +2,10 @@
 // and daily caps at 80% / 100% (checked shortly after traffic, off the request path), refused
 // known keys (from the key cache, rate-limited), and operator announcements.
 
-import { startOfUtcDay, utcDay } from "../admin/time.ts";
 import type { KeyCache, KeyRefusal } from "../auth/keys.ts";
+import { formatUsd, parseUsd } from "../base/money.ts";
+import { startOfUtcDay, utcDay } from "../base/time.ts";
 import type { UsageFeed } from "../billing/feed.ts";
-import { formatUsd, parseUsd } from "../billing/money.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
 import { log } from "../log.ts";
 import type { NotificationChannel } from "../store/admin.ts";

@@ -1,7 +1,7 @@
 // Notification payloads: one envelope for every event kind, the same for webhooks (as the JSON
 // body) and e-mail (as the message). Documented with examples in docs/notifications.md.
 import { randomBytes } from "node:crypto";
-import { formatUsd } from "../billing/money.ts";
+import { formatUsd } from "../base/money.ts";
 
 export const EVENT_KINDS = ["balance.low", "quota.daily_cap", "key.security_alert", "announcement"] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];

@@ -9,27 +9,9 @@ import { describeIssues } from "../validation.ts";
 import { openaiModelList } from "../wire/models.ts";
 import { FaultInjector, type SimStats } from "./faults.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
+import type { SimRoute, SimServerOptions } from "./routes.ts";
 import { simError } from "./text/errors.ts";
-import type { Timing } from "./text/pace.ts";
 import { SIM_TEXT_ROUTES } from "./text/routes.ts";
-
-export interface SimServerOptions {
-  hostname: string;
-  port: number;
-  seed: number;
-  /** The fault profile (default: no faults). */
-  profile?: FaultProfile | undefined;
-  /** Set per call from the profile: timing and stream cut for answers without directives. */
-  timing?: Timing | undefined;
-  dropAfter?: number | undefined;
-}
-
-/** A route of the simulator: protocol modules (text, images) each contribute theirs. */
-export interface SimRoute {
-  method: "GET" | "POST";
-  path: string;
-  handle(request: Request, options: SimServerOptions): Response | Promise<Response>;
-}
 
 const ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },

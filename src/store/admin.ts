@@ -2,7 +2,7 @@
 // spending and usage aggregates read from usage_records, notification channels and deliveries.
 
 import type { Nanos } from "../types.ts";
-import type { KeyRecord } from "./store.ts";
+import type { KeyRecord } from "./key-record.ts";
 import type { UsageRecord } from "./usage.ts";
 
 export interface AdminToken {

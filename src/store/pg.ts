@@ -4,7 +4,7 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { PgAdminStore } from "./admin-pg.ts";
 import { embeddedMigrations } from "./migrations.ts";

@@ -3,7 +3,7 @@
 // API's channel. Each takes the dialect's tables (schema.ts or its twin schema-pg.ts), which have
 // the same columns, so one definition serves the SQLite and the PostgreSQL store.
 import { and, eq, gte, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { KeyPatch, NotificationChannel, UsageFilter } from "./admin.ts";
 import type * as sqlite from "./schema.ts";
 import type * as pg from "./schema-pg.ts";

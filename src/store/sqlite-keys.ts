@@ -2,7 +2,7 @@
 // names), shared by the main store and the admin sub-store.
 import { eq } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { KeyId } from "../types.ts";
 import { accounts, apiKeys, groups } from "./schema.ts";
 import { keyColumnsOf } from "./shapes.ts";

@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { SqliteAdminStore } from "./admin-sqlite.ts";
 import { embeddedMigrations } from "./migrations.ts";

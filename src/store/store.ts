@@ -3,9 +3,10 @@
 // (test/unit/store-contract.ts, run by store-sqlite.test.ts and store-pg.test.ts).
 import type { KeyId, Nanos } from "../types.ts";
 import type { AdminStore } from "./admin.ts";
+import type { KeyRecord, KeyStatus } from "./key-record.ts";
 import type { UsageStore } from "./usage.ts";
 
-export type KeyStatus = "enabled" | "revoked";
+export type { KeyRecord, KeyStatus };
 
 export interface Account {
   id: number;
@@ -18,24 +19,6 @@ export interface Group {
   id: number;
   name: string;
   modelPatterns: string[];
-}
-
-/** A key as the operator sees it; the stored status is `enabled` or `revoked`, expiry is separate. */
-export interface KeyRecord {
-  id: KeyId;
-  name: string;
-  prefix: string;
-  account: string;
-  accountId: number;
-  group: string;
-  status: KeyStatus;
-  expiresAt: number | null;
-  allowIps: string[] | null;
-  dailyCap: Nanos | null;
-  rpm: number | null;
-  concurrency: number | null;
-  createdAt: number;
-  lastUsedAt: number | null;
 }
 
 /** What the gateway loads into memory to authenticate without a query per request. */

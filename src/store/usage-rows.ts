@@ -2,7 +2,7 @@
 // (the two dialects' tables infer the same row types, schema-pg.ts being derived from schema.ts)
 // and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
 // and reused request ids.
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { ledger, usageRecords } from "./schema.ts";
 import type { UsageRecord } from "./usage.ts";
 

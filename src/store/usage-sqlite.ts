@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import { eq, getTableColumns, gte, type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
-import { nanos } from "../billing/money.ts";
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
 import {

@@ -5,6 +5,7 @@
 import { ModelAllowList } from "../catalog/groups.ts";
 import { type Quirks, resolveQuirks } from "../config/presets.ts";
 import type { ChannelConfig, Config } from "../config/schema.ts";
+import { Secret } from "../types.ts";
 import { Circuit, type CircuitSnapshot } from "./circuit.ts";
 
 /** Why a channel could not take a call right now. */
@@ -13,7 +14,7 @@ export type Unavailable = "circuit_open" | "at_capacity";
 export interface Lease {
   readonly channel: Channel;
   /** The credential for this call (rotates across the channel's credentials); undefined when none. */
-  readonly credential: string | undefined;
+  readonly credential: Secret | undefined;
   /** Ends the call: `success`/`failure` tell the circuit, `neutral` tells it nothing. Idempotent. */
   release(outcome: "success" | "failure" | "neutral"): void;
 }
@@ -97,12 +98,12 @@ export class Channel {
     };
   }
 
-  #nextCredential(): string | undefined {
+  #nextCredential(): Secret | undefined {
     const count = this.#credentialEnvs.length;
     for (let i = 0; i < count; i++) {
       const env = this.#credentialEnvs[this.#turn++ % count];
       const value = env === undefined ? undefined : process.env[env];
-      if (value) return value;
+      if (value) return new Secret(value);
     }
     return undefined;
   }

@@ -24,9 +24,6 @@ export interface UpstreamTiming {
   endedAt: number | undefined;
 }
 
-/** Totals across all calls, for the overhead figure (read by the benchmark and metrics). */
-export const upstreamTime = { calls: 0, totalMs: 0 };
-
 export interface ResolvedTimeouts extends Required<Omit<Timeouts, "first_byte_ms">> {
   first_byte_ms: number;
 }
@@ -245,7 +242,5 @@ export class AttemptGuard {
   #end(): void {
     if (this.timing.endedAt !== undefined) return;
     this.timing.endedAt = performance.now();
-    upstreamTime.calls++;
-    upstreamTime.totalMs += this.timing.endedAt - this.timing.startedAt;
   }
 }

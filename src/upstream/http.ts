@@ -1,6 +1,6 @@
 // The one module that owns upstream HTTP, on Bun's fetch: its native keep-alive pool costs a
 // fraction of node:http's CPU per call (isolated: 25–27 µs against 136–154 µs). Two gaps of fetch
-// are closed here and in src/cli/reexec.ts:
+// are closed here and in src/base/reexec.ts:
 // - In-flight cap: fetch queues everything beyond BUN_CONFIG_MAX_HTTP_REQUESTS (256 by default,
 //   read only at process start), which would stall the 257th concurrent stream; `serve` re-executes
 //   itself once at start with the cap raised.

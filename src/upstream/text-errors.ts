@@ -1,5 +1,7 @@
 // Maps an upstream's error answer (any protocol) to a GatewayError the client sees in its own
 // protocol: the upstream's message is kept, the status chosen for the client's point of view.
+// Whether the failure is worth another attempt follows from the kind (the error table,
+// src/wire/errors.ts): 401/403, 429 and 5xx are; the request's own faults (other 4xx) are not.
 import * as v from "valibot";
 import { GatewayError } from "../wire/errors.ts";
 
@@ -27,11 +29,6 @@ function retryAfter(headers: Headers): number | undefined {
   if (Number.isFinite(ms) && ms > 0) return ms / 1000;
   const s = Number(headers.get("retry-after"));
   return Number.isFinite(s) && s > 0 ? s : undefined;
-}
-
-/** Whether another channel might do better (the failure is the upstream's, not the request's). */
-export function worthFailover(status: number): boolean {
-  return status === 429 || status >= 500 || status === 401 || status === 403;
 }
 
 /** The client-facing error for an upstream's non-2xx answer. */

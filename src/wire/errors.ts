@@ -15,9 +15,11 @@ interface KindInfo {
   /** OpenAI `error.code` unless the throw site gives one. */
   code: string | null;
   level: Level;
+  /** Whether another attempt (this channel again or the next) may succeed: the one place the failover loop asks. */
+  retryable: boolean;
 }
 
-/** The exhaustive table of error kinds: status, wire types, default code and log level. */
+/** The exhaustive table of error kinds: status, wire types, default code, log level, retryability. */
 const KINDS = {
   invalid_request: {
     status: 400,
@@ -25,6 +27,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: null,
     level: "debug",
+    retryable: false,
   },
   model_not_found: {
     status: 400,
@@ -32,6 +35,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: "model_not_found",
     level: "debug",
+    retryable: false,
   },
   misplaced_field: {
     status: 400,
@@ -39,6 +43,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: "upstream_error",
     level: "debug",
+    retryable: false,
   },
   invalid_api_key: {
     status: 401,
@@ -46,6 +51,7 @@ const KINDS = {
     anthropicType: "authentication_error",
     code: "invalid_api_key",
     level: "info",
+    retryable: false,
   },
   model_not_allowed: {
     status: 403,
@@ -53,6 +59,7 @@ const KINDS = {
     anthropicType: "permission_error",
     code: "model_not_allowed",
     level: "info",
+    retryable: false,
   },
   forbidden: {
     status: 403,
@@ -60,6 +67,7 @@ const KINDS = {
     anthropicType: "permission_error",
     code: "forbidden",
     level: "info",
+    retryable: false,
   },
   ip_not_allowed: {
     status: 403,
@@ -67,6 +75,7 @@ const KINDS = {
     anthropicType: "permission_error",
     code: "ip_not_allowed",
     level: "warn",
+    retryable: false,
   },
   not_found: {
     status: 404,
@@ -74,6 +83,7 @@ const KINDS = {
     anthropicType: "not_found_error",
     code: "unknown_url",
     level: "debug",
+    retryable: false,
   },
   method_not_allowed: {
     status: 405,
@@ -81,6 +91,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: "method_not_allowed",
     level: "debug",
+    retryable: false,
   },
   body_timeout: {
     status: 408,
@@ -88,6 +99,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: "request_timeout",
     level: "info",
+    retryable: false,
   },
   too_large: {
     status: 413,
@@ -95,6 +107,7 @@ const KINDS = {
     anthropicType: "request_too_large",
     code: "request_too_large",
     level: "debug",
+    retryable: false,
   },
   invalid_value: {
     status: 422,
@@ -102,6 +115,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: "invalid_value",
     level: "debug",
+    retryable: false,
   },
   // nginx's 499: the client closed the connection before the answer; nobody reads this response.
   client_closed: {
@@ -110,6 +124,7 @@ const KINDS = {
     anthropicType: "invalid_request_error",
     code: "client_closed_request",
     level: "debug",
+    retryable: false,
   },
   rate_limited: {
     status: 429,
@@ -117,6 +132,7 @@ const KINDS = {
     anthropicType: "rate_limit_error",
     code: "rate_limit_exceeded",
     level: "info",
+    retryable: true,
   },
   quota_exceeded: {
     status: 429,
@@ -124,6 +140,7 @@ const KINDS = {
     anthropicType: "rate_limit_error",
     code: "insufficient_quota",
     level: "info",
+    retryable: false,
   },
   internal: {
     status: 500,
@@ -131,6 +148,7 @@ const KINDS = {
     anthropicType: "api_error",
     code: null,
     level: "error",
+    retryable: false,
   },
   upstream_failed: {
     status: 502,
@@ -138,6 +156,7 @@ const KINDS = {
     anthropicType: "api_error",
     code: "upstream_failed",
     level: "warn",
+    retryable: true,
   },
   no_channel: {
     status: 503,
@@ -145,6 +164,7 @@ const KINDS = {
     anthropicType: "overloaded_error",
     code: "no_healthy_channel",
     level: "warn",
+    retryable: false,
   },
   limiter_unavailable: {
     status: 503,
@@ -152,6 +172,7 @@ const KINDS = {
     anthropicType: "overloaded_error",
     code: "limiter_unavailable",
     level: "error",
+    retryable: false,
   },
   upstream_timeout: {
     status: 504,
@@ -159,6 +180,7 @@ const KINDS = {
     anthropicType: "timeout_error",
     code: "upstream_timeout",
     level: "warn",
+    retryable: true,
   },
 } as const satisfies Record<string, KindInfo>;
 
@@ -173,6 +195,8 @@ export interface GatewayErrorOptions {
   retryAfterSeconds?: number;
   /** Extra headers the response must carry (e.g. `Allow` on 405). */
   headers?: Record<string, string>;
+  /** What caused it (kept for logs and traces, never shown to the client). */
+  cause?: unknown;
 }
 
 /** A failure the client sees: message says what was wrong and how to fix it. */
@@ -184,7 +208,7 @@ export class GatewayError extends Error {
   readonly headers: Record<string, string> | undefined;
 
   constructor(kind: ErrorKind, message: string, options: GatewayErrorOptions = {}) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "GatewayError";
     this.kind = kind;
     this.param = options.param ?? null;
@@ -199,6 +223,21 @@ export class GatewayError extends Error {
 
   get level(): Level {
     return KINDS[this.kind].level;
+  }
+
+  get retryable(): boolean {
+    return KINDS[this.kind].retryable;
+  }
+
+  /** The same error with `headers` added to the ones it carries (e.g. the admission's limit headers). */
+  withHeaders(headers: Record<string, string>): GatewayError {
+    return new GatewayError(this.kind, this.message, {
+      param: this.param,
+      ...(this.code === null ? {} : { code: this.code }),
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      headers: { ...this.headers, ...headers },
+      cause: this.cause,
+    });
   }
 
   /** The body in the OpenAI shape: `{"error":{"message","type","param","code"}}`. */
@@ -243,5 +282,6 @@ export function asGatewayError(thrown: unknown): GatewayError {
   return new GatewayError(
     "internal",
     "The gateway failed while handling this request; it has been logged. Retry, and report the x-request-id if it persists.",
+    { cause: thrown },
   );
 }

@@ -1,10 +1,10 @@
-// Property tests of the JSON body reader (src/relay/body.ts; issue 17, fuzzing): any JSON value
+// Property tests of the JSON body reader (src/http/body.ts; issue 17, fuzzing): any JSON value
 // parses as JSON.parse does; any byte string is either parsed or refused with a 400 naming the
 // problem (never another error); the depth check agrees with a reference count for every nesting
 // and string content; invalid UTF-8 is always refused. Fixed seed (FUZZ_SEED overrides it).
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { MAX_JSON_DEPTH, nestsDeeperThan, parseJson } from "../../src/relay/body.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan, parseJson } from "../../src/http/body.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 170_005);

@@ -3,7 +3,7 @@
 // openai SDK waiting out our 429's Retry-After and then succeeding.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { formatUsd } from "../../src/billing/money.ts";
+import { formatUsd } from "../../src/base/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
 import {

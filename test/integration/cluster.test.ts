@@ -4,7 +4,7 @@
 // worker killed mid-stream (its reservation and slot come back, it restarts), and a SIGTERM with
 // requests in flight (every success has its record, the balance is the start minus their cost).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { formatUsd } from "../../src/billing/money.ts";
+import { formatUsd } from "../../src/base/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
 import {

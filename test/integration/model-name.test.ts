@@ -4,7 +4,7 @@
 // that merely mentions the upstream's name (escaped inside a JSON string) reaches the client as sent.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createParser } from "eventsource-parser";
-import { renameModel } from "../../src/relay/stream.ts";
+import { renameModel } from "../../src/pipeline/relay/stream.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { byteSlices, type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
 import { post } from "./text-setup.ts";

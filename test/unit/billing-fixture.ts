@@ -2,10 +2,10 @@
 // principal for a key of it, a manual clock, and a LedgerMeter wired to all of them.
 import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
+import { nanos, parseUsd } from "../../src/base/money.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
 import type { AdmitInput, UsageCounts, WorstCase } from "../../src/billing/meter.ts";
-import { nanos, parseUsd } from "../../src/billing/money.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { findModel, type ModelInfo } from "../../src/catalog/models.ts";
 import { BillingSchema } from "../../src/config/prices.ts";

@@ -7,9 +7,9 @@ import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing
 import { findModel } from "../../src/catalog/models.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/gateway.ts";
-import { runImages } from "../../src/handlers/images-run.ts";
 import { recognise } from "../../src/handlers/images-upload.ts";
 import type { RequestContext } from "../../src/http/context.ts";
+import { runImages } from "../../src/pipeline/images.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import type { ImageOptions } from "../../src/wire/images.ts";
 import { flatPng } from "./images-fixtures.ts";

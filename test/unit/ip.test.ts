@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CidrList, checkCidr, clientAddress, parseAddress } from "../../src/auth/ip.ts";
+import { CidrList, checkCidr, clientAddress, parseAddress } from "../../src/base/ip.ts";
 
 describe("CIDR allowlists", () => {
   test("match IPv4 and IPv6 ranges, and single hosts", () => {

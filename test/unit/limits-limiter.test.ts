@@ -3,7 +3,7 @@
 // window is exact at its edges; the daily cap resets at the billing-day boundary; refusals change
 // nothing; releases turn reservations into spending, once.
 import { afterEach, describe, expect, test } from "bun:test";
-import { nanos } from "../../src/billing/money.ts";
+import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
 import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";

@@ -3,7 +3,7 @@
 // spare port for the tests that stop Redis (the shared one on 6379 is never stopped); and the
 // admission request the limiter tests start from.
 import { RedisClient } from "bun";
-import { nanos } from "../../src/billing/money.ts";
+import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest } from "../../src/limits/limiter.ts";
 import { RedisLimiter, type RedisLimiterOptions } from "../../src/limits/redis.ts";
 

@@ -6,10 +6,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import * as v from "valibot";
+import { nanos } from "../../src/base/money.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
 import { NO_USAGE } from "../../src/billing/meter.ts";
-import { nanos } from "../../src/billing/money.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { BillingSchema } from "../../src/config/prices.ts";

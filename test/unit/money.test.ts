@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { formatUsd, nanos, parseUsd } from "../../src/billing/money.ts";
+import { formatUsd, nanos, parseUsd } from "../../src/base/money.ts";
 
 describe("money", () => {
   test("parses decimal USD exactly into nano-USD", () => {

@@ -1,8 +1,8 @@
 // E-mail notifications through a local SMTP sink (smtp-server): envelope, subject, headers and
 // the JSON payload in the body; an unreachable SMTP server ends as a failed delivery record.
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { parseAddress } from "../../src/auth/ip.ts";
 import { KeyCache } from "../../src/auth/keys.ts";
+import { parseAddress } from "../../src/base/ip.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Notifier } from "../../src/notify/notifier.ts";
 import type { EventKind } from "../../src/notify/payloads.ts";

@@ -2,8 +2,8 @@
 // `<timestamp>.<body>` and the exact payload of every event kind, delivery records, retries with
 // backoff and their final state, and the rate limit on key security alerts (a moved clock, no sleeps).
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { parseAddress } from "../../src/auth/ip.ts";
 import { KeyCache } from "../../src/auth/keys.ts";
+import { parseAddress } from "../../src/base/ip.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Notifier } from "../../src/notify/notifier.ts";
 import type { EventKind } from "../../src/notify/payloads.ts";

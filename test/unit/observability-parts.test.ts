@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
 import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
-import { UsageTap } from "../../src/relay/tap.ts";
+import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
 import type { TextView } from "../../src/wire/text-view.ts";
 

@@ -1,6 +1,6 @@
 // Upstream presets in the configuration (defaults filled, overrides kept, unknown names refused),
 // base_url validation, the start-up warning for unset credential variables, and the Chat dialect
-// rewrite each preset's quirks make (src/upstream/dialects.ts).
+// rewrite each preset's quirks make (src/upstream/openai-chat/dialects.ts).
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +9,7 @@ import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { OPENAI_QUIRKS, PRESET_NAMES, PRESETS, resolveQuirks } from "../../src/config/presets.ts";
 import type { ChannelConfig } from "../../src/config/schema.ts";
 import { configWarnings } from "../../src/config/warnings.ts";
-import { applyDialect } from "../../src/upstream/dialects.ts";
+import { applyDialect } from "../../src/upstream/openai-chat/dialects.ts";
 import { tempDir } from "../helpers/gateway.ts";
 
 function load(toml: string) {

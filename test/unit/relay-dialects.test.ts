@@ -4,9 +4,9 @@
 // ever dropped — recognized by its parsed shape, whatever the framing.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { relayStream, type StreamOutcome } from "../../src/relay/stream.ts";
-import { UsageTap } from "../../src/relay/tap.ts";
-import { translateStream } from "../../src/relay/translated.ts";
+import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
+import { UsageTap } from "../../src/pipeline/relay/tap.ts";
+import { translateStream } from "../../src/pipeline/relay/translated.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-view.ts";
 import {

@@ -3,7 +3,7 @@
 // 16, so the reservation must cover 16 or the settled cost can pass it.
 import { expect, test } from "bun:test";
 import { findModel } from "../../src/catalog/models.ts";
-import { worstOutputTokens } from "../../src/relay/text.ts";
+import { worstOutputTokens } from "../../src/pipeline/text.ts";
 import { decodeMessagesRequest } from "../../src/wire/messages.ts";
 import { readMessagesRequest, writeRequest } from "../../src/wire/translate/index.ts";
 

@@ -1,6 +1,6 @@
 // The Store contract: every implementation (SQLite now, PostgreSQL later) must pass these tests.
 import { describe, expect, test } from "bun:test";
-import { nanos } from "../../src/billing/money.ts";
+import { nanos } from "../../src/base/money.ts";
 import type { NewKey, Store } from "../../src/store/store.ts";
 import { StoreError } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage.ts";

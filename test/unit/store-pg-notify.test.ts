@@ -3,7 +3,7 @@
 // group set, a key created, revoked or edited through the admin part — and nothing from a change
 // that rolled back; watching stops cleanly.
 import { afterAll, expect, test } from "bun:test";
-import { nanos } from "../../src/billing/money.ts";
+import { nanos } from "../../src/base/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { KeyId } from "../../src/types.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";

@@ -5,7 +5,7 @@
 // retry the same batch, or replay it from the journal inside a bigger one — one row, one debit.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { nanos } from "../../src/billing/money.ts";
+import { nanos } from "../../src/base/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
 import { usageRecord } from "./store-contract.ts";

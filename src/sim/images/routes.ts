@@ -17,7 +17,7 @@ import {
   sseFrame,
   upstreamEventName,
 } from "../../wire/images-events.ts";
-import type { SimRoute, SimServerOptions } from "../server.ts";
+import type { SimRoute, SimServerOptions } from "../routes.ts";
 import { resolveMeta, type SimImageEvent, type SimImageRequest, SimInputError, simImages } from "./engine.ts";
 
 type Kind = "generation" | "edit";

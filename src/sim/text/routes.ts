@@ -8,7 +8,7 @@ import { decodeMessagesRequest, viewOfMessages } from "../../wire/messages.ts";
 import { decodeResponsesRequest, viewOfResponses } from "../../wire/responses.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
 import type { TextProtocol, TextView } from "../../wire/text-view.ts";
-import type { SimRoute } from "../server.ts";
+import type { SimRoute } from "../routes.ts";
 import { chatCompletion, chatEvents } from "./chat.ts";
 import { simError } from "./errors.ts";
 import { messageObject, messagesEvents } from "./messages.ts";

@@ -251,7 +251,7 @@ export function writeResponsesRequest(ir: IrRequest, model: string): Obj {
   } else if (f?.kind === "json_object") body.text = { format: { type: "json_object" } };
   // Raised to the API's minimum: a client's smaller cap (a Messages `max_tokens: 10`) would be
   // refused. The answer may run a few tokens longer than asked; admission reserves for the raised
-  // cap (src/relay/text.ts) and the answer is billed as the upstream reports it.
+  // cap (src/pipeline/text.ts) and the answer is billed as the upstream reports it.
   if (ir.maxTokens !== undefined) body.max_output_tokens = Math.max(MIN_OUTPUT_TOKENS, ir.maxTokens);
   if (ir.promptCacheKey !== undefined) body.prompt_cache_key = ir.promptCacheKey;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;

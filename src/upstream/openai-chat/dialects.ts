@@ -1,11 +1,11 @@
 // Chat Completions dialects: the one place where a channel's quirks (src/config/presets.ts) change
-// a request body, as the last step before the HTTP call (src/upstream/text.ts). Protocol-level
+// a request body, as the last step before the HTTP call (src/upstream/openai-chat/text.ts). Protocol-level
 // translation happens earlier (src/wire/translate); this only bends an OpenAI-valid Chat body to
 // what one server reads: the output-cap field, the developer role, parallel_tool_calls, the
 // reasoning effort's place. A body no quirk touches is sent as it came, bytes unchanged. The caller
 // passes the object the body was made from when it has one, so the body is never parsed again; that
 // object is left as it is (a failover to another channel starts from it afresh).
-import type { Quirks } from "../config/presets.ts";
+import type { Quirks } from "../../config/presets.ts";
 
 const decoder = new TextDecoder();
 

@@ -7,8 +7,8 @@
 // outgrows MAX_EVENT_BYTES) with the protocol's error event, stops reading the upstream while a
 // slow client has CLIENT_QUEUE_BYTES queued, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
-import { log } from "../log.ts";
-import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../wire/sse.ts";
+import { log } from "../../log.ts";
+import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
 import type { UsageTap } from "./tap.ts";
 

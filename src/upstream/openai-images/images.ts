@@ -3,12 +3,13 @@
 // (`image_generation.*` / `image_edit.*`) parsed by valibot into the gateway's ImageEvents.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import * as v from "valibot";
-import type { ChannelConfig } from "../config/schema.ts";
-import { describeIssues } from "../validation.ts";
-import { GatewayError } from "../wire/errors.ts";
-import { UpstreamEventSchema, UpstreamResultSchema } from "../wire/images-events.ts";
-import { joinUrl, postUpstream } from "./http.ts";
-import type { ImageEvent, ImageJob, ImageUpstream, UploadedImage } from "./images.ts";
+import type { ChannelConfig } from "../../config/schema.ts";
+import type { Secret } from "../../types.ts";
+import { describeIssues } from "../../validation.ts";
+import { GatewayError } from "../../wire/errors.ts";
+import { UpstreamEventSchema, UpstreamResultSchema } from "../../wire/images-events.ts";
+import { joinUrl, postUpstream } from "../http.ts";
+import type { ImageEvent, ImageJob, ImageUpstream, UploadedImage } from "../image-job.ts";
 
 type HttpChannel = Exclude<ChannelConfig, { kind: "sim" }>;
 
@@ -154,13 +155,13 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
   }
 }
 
-export function openaiImageUpstream(channel: HttpChannel, credential: string | undefined): ImageUpstream {
+export function openaiImageUpstream(channel: HttpChannel, credential: Secret | undefined): ImageUpstream {
   return {
     async *run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent> {
       const headers: Record<string, string> = {
         accept: job.options.stream ? "text/event-stream" : "application/json",
       };
-      if (credential) headers.authorization = `Bearer ${credential}`;
+      if (credential) headers.authorization = `Bearer ${credential.expose()}`;
       const path = job.kind === "generation" ? "/images/generations" : "/images/edits";
       let body: string | FormData;
       if (job.kind === "generation") {

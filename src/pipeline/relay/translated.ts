@@ -3,10 +3,10 @@
 // stateful reader/writer pair (each upstream event is written out as soon as it is read; nothing
 // waits for the end of the stream).
 import { createParser } from "eventsource-parser";
-import { SseFeed } from "../wire/sse.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
-import { replyReader, replyWriter, translateAnswer } from "../wire/translate/index.ts";
-import type { Obj } from "../wire/translate/narrow.ts";
+import { SseFeed } from "../../wire/sse.ts";
+import type { TextProtocol } from "../../wire/text-view.ts";
+import { replyReader, replyWriter, translateAnswer } from "../../wire/translate/index.ts";
+import type { Obj } from "../../wire/translate/narrow.ts";
 import { MAX_EVENT_BYTES } from "./stream.ts";
 import { UsageTap } from "./tap.ts";
 

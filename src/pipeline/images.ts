@@ -10,13 +10,14 @@ import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { log } from "../log.ts";
-import { timeoutsOf, upstreamEnv } from "../relay/route.ts";
 import type { Lease } from "../upstream/channels.ts";
 import { AttemptGuard } from "../upstream/guard.ts";
-import { type ImageEvent, type ImageJob, imageUpstream, servesImages } from "../upstream/images.ts";
+import type { ImageEvent, ImageJob } from "../upstream/image-job.ts";
+import { imageUpstream, servesImages } from "../upstream/images.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
+import { timeoutsOf, upstreamEnv } from "./call.ts";
 import { ImageTally } from "./images-tally.ts";
 
 export interface ImageRequest {
@@ -30,8 +31,6 @@ interface Opened {
   first: IteratorResult<ImageEvent>;
   events: AsyncGenerator<ImageEvent>;
 }
-
-const RETRYABLE = new Set(["upstream_failed", "upstream_timeout", "rate_limited"]);
 
 export async function runImages(
   ctx: RequestContext,
@@ -123,7 +122,7 @@ async function attemptImages(
       throw thrown;
     }
     const error = fired === undefined ? thrown : guard.timeoutError(fired);
-    if (!(error instanceof GatewayError) || !RETRYABLE.has(error.kind)) {
+    if (!(error instanceof GatewayError) || !error.retryable) {
       lease.release("neutral");
       throw error;
     }

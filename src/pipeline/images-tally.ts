@@ -2,7 +2,7 @@
 // channels tried — and its one settlement with the meter (billing facts: generations, quality,
 // size, input fidelity, output format).
 import { type Admission, NO_USAGE } from "../billing/meter.ts";
-import type { ImageEvent, ImageMeta } from "../upstream/images.ts";
+import type { ImageEvent, ImageMeta } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { ImageOptions } from "../wire/images.ts";
 import {

@@ -5,12 +5,12 @@
 // and settlement, so limits stay exact however the kernel spreads connections.
 import pkg from "../../package.json";
 import { startBilling } from "../billing/start.ts";
-import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "../cli/lifecycle.ts";
+import { Supervisor } from "../cluster/supervisor.ts";
 import { ConfigError } from "../config/load.ts";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
-import { Supervisor } from "./supervisor.ts";
+import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 
 /** How long beyond the workers' own shutdown deadline the primary waits before killing them. */
 const STOP_GRACE_MS = 10_000;

@@ -1,11 +1,11 @@
-// The non-stream relay: the upstream's JSON answer (read whole by the attempt, src/relay/route.ts)
+// The non-stream relay: the upstream's JSON answer (read whole by the attempt, src/pipeline/call.ts)
 // is parsed once, for its usage and (when the channel spoke another protocol) for translation;
 // otherwise its bytes are passed to the client unchanged, unless the upstream named its own model
 // (a mapped id such as `llama3.2`): the client sees the model id it asked for.
-import type { UsageCounts } from "../billing/meter.ts";
-import { GatewayError } from "../wire/errors.ts";
-import { usageOfBody } from "../wire/text-usage.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
+import type { UsageCounts } from "../../billing/meter.ts";
+import { GatewayError } from "../../wire/errors.ts";
+import { usageOfBody } from "../../wire/text-usage.ts";
+import type { TextProtocol } from "../../wire/text-view.ts";
 
 export interface JsonAnswer {
   bytes: Uint8Array;

@@ -1,7 +1,7 @@
 // The in-process simulator as an image upstream (channel kind "sim"): no HTTP, same images.
-import { SimInputError, simImages } from "../sim/images/engine.ts";
-import { GatewayError } from "../wire/errors.ts";
-import type { ImageEvent, ImageJob, ImageUpstream } from "./images.ts";
+import { SimInputError, simImages } from "../../sim/images/engine.ts";
+import { GatewayError } from "../../wire/errors.ts";
+import type { ImageEvent, ImageJob, ImageUpstream } from "../image-job.ts";
 
 export function simImageUpstream(seed: number): ImageUpstream {
   return {

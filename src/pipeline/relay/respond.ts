@@ -1,16 +1,17 @@
 // Turns an upstream's 2xx answer into the client's response: JSON passed through (or translated
 // when the channel spoke another protocol), or an SSE stream relayed event by event (translated
 // event by event when needed); settles the request when the answer is complete.
-import type { Gateway } from "../gateway.ts";
-import type { RequestContext } from "../http/context.ts";
-import { describeAnswer } from "../telemetry/request.ts";
-import { SSE_HEADERS } from "../wire/sse.ts";
-import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import { NO_USAGE } from "../../billing/meter.ts";
+import type { Gateway } from "../../gateway.ts";
+import type { RequestContext } from "../../http/context.ts";
+import { describeAnswer } from "../../telemetry/request.ts";
+import { SSE_HEADERS } from "../../wire/sse.ts";
+import type { TextProtocol, TextView } from "../../wire/text-view.ts";
+import type { Answered } from "../call.ts";
+import type { Settle } from "../settle.ts";
 import { relayJson } from "./nonstream.ts";
-import type { Answered } from "./route.ts";
 import { relayStream } from "./stream.ts";
 import { UsageTap } from "./tap.ts";
-import type { Settle } from "./text.ts";
 import { type Translation, translateJson, translateStream } from "./translated.ts";
 
 export interface RespondInput {
@@ -49,15 +50,7 @@ export async function respond(input: RespondInput): Promise<Response> {
       view.model,
     );
     describeAnswer(ctx.trace, input.upstream, answer.json);
-    const usage = answer.usage ?? {
-      inputTokens: input.inputTokens,
-      cachedInputTokens: 0,
-      cacheWriteTokens: 0,
-      cacheWrite1hTokens: 0,
-      outputTokens: 0,
-      reasoningTokens: 0,
-      generations: 0,
-    };
+    const usage = answer.usage ?? { ...NO_USAGE, inputTokens: input.inputTokens };
     await settle({
       status: 200,
       usage,

@@ -5,9 +5,9 @@
 // on SIGINT/SIGTERM like a single process, and exits at once if the primary goes away.
 import type { UsageEvent } from "../billing/feed.ts";
 import { UsageFeed } from "../billing/feed.ts";
-import { UsageError } from "../cli/args.ts";
-import { stopOnSignal } from "../cli/lifecycle.ts";
-import { drainAndStop, serveHttp } from "../cli/serving.ts";
+import { PrimaryLink } from "../cluster/link.ts";
+import { batched, type ToPrimary } from "../cluster/protocol.ts";
+import { RemoteMeter } from "../cluster/remote-meter.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
 import type { Config } from "../config/schema.ts";
 import { startGateway } from "../gateway.ts";
@@ -16,9 +16,9 @@ import { Notifier } from "../notify/notifier.ts";
 import { sqlitePathOf } from "../store/open.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
-import { PrimaryLink } from "./link.ts";
-import { batched, type ToPrimary } from "./protocol.ts";
-import { RemoteMeter } from "./remote-meter.ts";
+import { UsageError } from "./args.ts";
+import { stopOnSignal } from "./lifecycle.ts";
+import { drainAndStop, serveHttp } from "./serving.ts";
 
 /** A feed the primary fills: it asks for events when its first reader comes and stops at the last. */
 class RelayedFeed extends UsageFeed {

@@ -1,7 +1,7 @@
 // The event that ends a broken stream in each protocol, so the client sees an error and never a
 // made-up normal finish: Responses `error` + `response.failed`, Chat a `data: {"error":…}` line,
 // Messages `event: error`.
-import { sseJson } from "../wire/sse.ts";
+import { sseJson } from "../../wire/sse.ts";
 import type { UsageTap } from "./tap.ts";
 
 /** The bytes that terminate a stream whose upstream broke off with `message`. */

@@ -1,4 +1,4 @@
-// Calling the upstream for a text request (channels are chosen in src/relay/protocols.ts), tried
+// Calling the upstream for a text request (channels are chosen in src/pipeline/channels.ts), tried
 // by priority and weight through the shared failover loop (src/upstream/retry.ts): retries and
 // failover on connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx
 // answer arrived — never once the client got a byte.
@@ -9,8 +9,9 @@ import type { Channel, Lease } from "../upstream/channels.ts";
 import { AttemptGuard, type ResolvedTimeouts, type UpstreamTiming } from "../upstream/guard.ts";
 import { UpstreamUnreachable } from "../upstream/http.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
-import { callText, type TextCall, type UpstreamEnv } from "../upstream/text.ts";
-import { upstreamError, worthFailover } from "../upstream/text-errors.ts";
+import { callText } from "../upstream/text.ts";
+import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
+import { upstreamError } from "../upstream/text-errors.ts";
 import { GatewayError } from "../wire/errors.ts";
 
 export function upstreamEnv(gateway: Gateway): UpstreamEnv {
@@ -75,7 +76,7 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
     if (!response.ok) {
       const error = await upstreamError(channel.name, response);
       guard.dispose();
-      const retryable = worthFailover(response.status);
+      const retryable = error.retryable;
       lease.release(response.status === 429 || !retryable ? "neutral" : "failure");
       // A refused credential is worth another call here only when the channel has another one.
       const refused = response.status === 401 || response.status === 403;

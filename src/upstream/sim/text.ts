@@ -2,13 +2,13 @@
 // without a socket, behind the channel's own fault injector (its `profile`), whose counters tests
 // and operators read through simChannelStats().
 
-import { FaultInjector, type SimStats } from "../sim/faults.ts";
-import { NO_FAULTS } from "../sim/server.ts";
-import { simError } from "../sim/text/errors.ts";
-import type { Timing } from "../sim/text/pace.ts";
-import { simTextAnswer } from "../sim/text/routes.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
-import type { Channel } from "./channels.ts";
+import { FaultInjector, type SimStats } from "../../sim/faults.ts";
+import { NO_FAULTS } from "../../sim/server.ts";
+import { simError } from "../../sim/text/errors.ts";
+import type { Timing } from "../../sim/text/pace.ts";
+import { simTextAnswer } from "../../sim/text/routes.ts";
+import type { TextProtocol } from "../../wire/text-view.ts";
+import type { Channel } from "../channels.ts";
 
 const injectors = new Map<string, FaultInjector>();
 

@@ -215,3 +215,11 @@ export function parseJson(bytes: Uint8Array): unknown {
     );
   }
 }
+
+/** An image generation body is a prompt of at most 32000 characters plus a few fields: 1 MiB is ample. */
+export const MAX_JSON_BYTES = 1024 * 1024;
+
+/** Reads a JSON body under `cap` and parses it once (the images generation endpoint). */
+export async function readJsonBody(request: Request, cap = MAX_JSON_BYTES): Promise<unknown> {
+  return parseJson(await readBody(request, cap));
+}

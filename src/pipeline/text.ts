@@ -3,27 +3,26 @@
 // call upstream → relay (JSON or SSE) → settle exactly once on every path.
 import type { Principal } from "../auth/keys.ts";
 import { requireModel } from "../auth/permissions.ts";
-import type { Admission, Settlement } from "../billing/meter.ts";
 import { NO_USAGE } from "../billing/meter.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
-import { authenticate } from "../handlers/auth.ts";
+import { parseJson, readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
-import { describeRequest, tracedAdmission, tracedSettle } from "../telemetry/request.ts";
-import type { RequestTrace } from "../telemetry/span.ts";
+import { describeRequest, tracedAdmission } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
-import type { TextCall } from "../upstream/text.ts";
+import type { TextCall } from "../upstream/text-call.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-view.ts";
 import { type IrRequest, writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
-import { parseJson, readBody } from "./body.ts";
+import { authenticate } from "./authenticate.ts";
+import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
+import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
-import { textChannelsFor, upstreamProtocol } from "./protocols.ts";
-import { respond } from "./respond.ts";
-import { callChannels, upstreamEnv, upstreamWaitMs } from "./route.ts";
+import { respond } from "./relay/respond.ts";
+import { settleOnce } from "./settle.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
 export interface DecodedText {
@@ -206,26 +205,8 @@ export async function serveText(
     const error = asGatewayError(thrown);
     await settle({ status: error.status, usage: NO_USAGE, source: "none", channels: tried });
     if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
-      throw new GatewayError(error.kind, error.message, {
-        param: error.param,
-        ...(error.code === null ? {} : { code: error.code }),
-        ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
-        headers: { ...admission.headers },
-      });
+      throw error.withHeaders(admission.headers);
     }
     throw thrown;
   }
-}
-
-export type Settle = (result: Settlement) => Promise<void>;
-
-/** Guards the admission so this request's code settles it exactly once, whichever path ends it. */
-function settleOnce(admission: Admission, trace: RequestTrace | undefined): Settle {
-  let done = false;
-  const settle = tracedSettle(trace, (result) => admission.settle(result));
-  return async (result) => {
-    if (done) return;
-    done = true;
-    await settle(result);
-  };
 }

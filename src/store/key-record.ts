@@ -1,0 +1,23 @@
+// A key as the store keeps it, apart from store.ts so the admin part of the store
+// (admin.ts) and the store itself (store.ts) can both name it without importing each other.
+import type { KeyId, Nanos } from "../types.ts";
+
+export type KeyStatus = "enabled" | "revoked";
+
+/** A key as the operator sees it; the stored status is `enabled` or `revoked`, expiry is separate. */
+export interface KeyRecord {
+  id: KeyId;
+  name: string;
+  prefix: string;
+  account: string;
+  accountId: number;
+  group: string;
+  status: KeyStatus;
+  expiresAt: number | null;
+  allowIps: string[] | null;
+  dailyCap: Nanos | null;
+  rpm: number | null;
+  concurrency: number | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
