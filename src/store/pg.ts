@@ -11,6 +11,7 @@ import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
 import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
+import { newKeyRow } from "./shapes.ts";
 import { toKeyRecord } from "./sqlite-keys.ts";
 import {
   type Account,
@@ -201,20 +202,7 @@ export class PgStore implements Store {
       if (!account) throw new StoreError("not_found", `account "${key.account}" does not exist`);
       const [group] = await tx.select({ id: groups.id }).from(groups).where(eq(groups.name, key.group));
       if (!group) throw new StoreError("not_found", `group "${key.group}" does not exist`);
-      await tx.insert(apiKeys).values({
-        id: key.id,
-        accountId: account.id,
-        groupId: group.id,
-        name: key.name,
-        prefix: key.prefix,
-        secretHash: key.secretHash,
-        status: "enabled",
-        expiresAt: key.expiresAt,
-        allowIps: key.allowIps,
-        dailyCapNanos: key.dailyCap,
-        rpm: key.rpm,
-        concurrency: key.concurrency,
-      });
+      await tx.insert(apiKeys).values(newKeyRow(key, account.id, group.id));
     });
     return this.admin.getKey(key.id);
   }

@@ -7,6 +7,7 @@ import { nanos } from "../base/money.ts";
 import type { KeyPatch, NotificationChannel, UsageFilter } from "./admin.ts";
 import type * as sqlite from "./schema.ts";
 import type * as pg from "./schema-pg.ts";
+import type { NewKey } from "./store.ts";
 import {
   CREDITED_META,
   REVISION_META,
@@ -119,6 +120,28 @@ export function usageWhereOf(u: Either<"usageRecords">, filter: UsageFilter) {
     filter.accountId === undefined ? undefined : eq(u.accountId, filter.accountId),
     filter.model === undefined ? undefined : eq(u.model, filter.model),
   );
+}
+
+/** The api_keys row of a key being created, once its account and group ids are known. */
+export function newKeyRow(
+  key: NewKey,
+  accountId: number,
+  groupId: number,
+): typeof sqlite.apiKeys.$inferInsert {
+  return {
+    id: key.id,
+    accountId,
+    groupId,
+    name: key.name,
+    prefix: key.prefix,
+    secretHash: key.secretHash,
+    status: "enabled",
+    expiresAt: key.expiresAt,
+    allowIps: key.allowIps,
+    dailyCapNanos: key.dailyCap,
+    rpm: key.rpm,
+    concurrency: key.concurrency,
+  };
 }
 
 /** The api_keys columns a patch sets (the group is looked up by the caller). */

@@ -7,6 +7,7 @@ import type { Nanos } from "../types.ts";
 import { SqliteAdminStore } from "./admin-sqlite.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
+import { newKeyRow } from "./shapes.ts";
 import { keyColumns, selectKeys, toKeyRecord } from "./sqlite-keys.ts";
 import {
   type Account,
@@ -157,20 +158,7 @@ export class SqliteStore implements Store {
       const group = tx.select({ id: groups.id }).from(groups).where(eq(groups.name, key.group)).get();
       if (!group) throw new StoreError("not_found", `group "${key.group}" does not exist`);
       tx.insert(apiKeys)
-        .values({
-          id: key.id,
-          accountId: account.id,
-          groupId: group.id,
-          name: key.name,
-          prefix: key.prefix,
-          secretHash: key.secretHash,
-          status: "enabled",
-          expiresAt: key.expiresAt,
-          allowIps: key.allowIps,
-          dailyCapNanos: key.dailyCap,
-          rpm: key.rpm,
-          concurrency: key.concurrency,
-        })
+        .values(newKeyRow(key, account.id, group.id))
         .run();
     });
     return this.#getKey(key.id);
