@@ -23,6 +23,7 @@ import {
   TARGET_CORE,
   waitReady,
 } from "./procs.ts";
+import { MODEL, provisionBenchKey } from "./targets.ts";
 
 const { values } = parseArgs({
   options: {
@@ -37,7 +38,6 @@ const RUNS = Number(values.runs);
 const N = Number(values.n);
 const C = Number(values.c);
 const ROOT = resolve(import.meta.dir, "..");
-const MODEL = "modelx-5.5";
 /** Longer than the batch exporter's 1 s delay: a round's spans are exported before CPU is read. */
 const SETTLE_MS = 1500;
 
@@ -54,12 +54,6 @@ function median(xs: number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
-async function cli(bin: string, args: string[]): Promise<string> {
-  const out = await runBounded([bin, ...args], 60_000);
-  if (out.code !== 0) throw new Error(`modelgate ${args.join(" ")} failed:\n${out.stderr}`);
-  return out.stdout.trim();
 }
 
 async function startSide(
@@ -79,19 +73,7 @@ async function startSide(
     `[server]\nlisten = "127.0.0.1:${port}"\n[store]\nurl = "sqlite://${join(home, "modelgate.db")}"\n[bootstrap]\nenabled = false\n${telemetry}[[channels]]\nkind = "openai-chat"\nname = "bench-upstream"\nbase_url = "http://127.0.0.1:${upstreamPort}/v1"\nmodels = ["${MODEL}"]\n`,
   );
   const config = ["--config", configFile];
-  await cli(bin, ["accounts", "create", "bench", "--balance", "1000000", ...config]);
-  await cli(bin, ["groups", "set", "bench", "--models", MODEL, ...config]);
-  const keyArgs = [
-    "--account",
-    "bench",
-    "--group",
-    "bench",
-    "--rpm",
-    "1000000000",
-    "--concurrency",
-    "100000",
-  ];
-  const key = await cli(bin, ["keys", "create", ...keyArgs, ...config]);
+  const key = await provisionBenchKey(bin, configFile);
   const proc = spawnPinned({
     name: `gateway-${name}`,
     cmd: [bin, "serve", ...config],

@@ -126,10 +126,34 @@ async function startBunProxy(ctx: BenchContext): Promise<RunningTarget> {
   return { name: "bun-proxy", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
 }
 
-async function cli(ctx: BenchContext, args: string[]): Promise<string> {
-  const out = await runBounded([ctx.modelgateBin, ...args], 30_000);
+/** Runs the modelgate CLI `bin` and returns its stdout; a failure throws with its stderr. */
+export async function modelgateCli(bin: string, args: string[]): Promise<string> {
+  const out = await runBounded([bin, ...args], 60_000);
   if (out.code !== 0) throw new Error(`modelgate ${args.join(" ")} failed (exit ${out.code}): ${out.stderr}`);
   return out.stdout.trim();
+}
+
+/**
+ * The bench account, group and key in the store `configFile` names; returns the key. Limits on:
+ * every request is counted against an RPM window and takes a concurrency slot.
+ */
+export async function provisionBenchKey(bin: string, configFile: string): Promise<string> {
+  const config = ["--config", configFile];
+  await modelgateCli(bin, ["accounts", "create", "bench", "--balance", "1000000", ...config]);
+  await modelgateCli(bin, ["groups", "set", "bench", "--models", MODEL, ...config]);
+  const limits = ["--rpm", "1000000000", "--concurrency", "100000"];
+  const key = await modelgateCli(bin, [
+    "keys",
+    "create",
+    "--account",
+    "bench",
+    "--group",
+    "bench",
+    ...limits,
+    ...config,
+  ]);
+  if (!/^sk-/.test(key)) throw new Error(`modelgate keys create printed no key: ${key}`);
+  return key;
 }
 
 /** The channel kinds modelgate speaks to upstreams; the bench upstream answers each. */
@@ -196,21 +220,7 @@ models = ["${MODEL}"]
 `,
   );
   const config = ["--config", configFile];
-  await cli(ctx, ["accounts", "create", "bench", "--balance", "1000000", ...config]);
-  await cli(ctx, ["groups", "set", "bench", "--models", MODEL, ...config]);
-  // Limits on: every request is counted against an RPM window and a concurrency slot.
-  const keyArgs = [
-    "--account",
-    "bench",
-    "--group",
-    "bench",
-    "--rpm",
-    "1000000000",
-    "--concurrency",
-    "100000",
-  ];
-  const key = await cli(ctx, ["keys", "create", ...keyArgs, ...config]);
-  if (!/^sk-/.test(key)) throw new Error(`modelgate keys create printed no key: ${key}`);
+  const key = await provisionBenchKey(ctx.modelgateBin, configFile);
   const cmd = [ctx.modelgateBin, "serve", ...config, ...(variant.serveArgs ?? [])];
   const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env: BUN_ENV });
   const base = `http://127.0.0.1:${port}`;
