@@ -86,6 +86,14 @@ function opened(ws: Socket): SocketState {
   };
 }
 
+/** One response.create on its connection. */
+interface Turn {
+  gateway: Gateway;
+  ws: Socket;
+  state: SocketState;
+  streamId: string | undefined;
+}
+
 function send(ws: Socket, payload: Obj, streamId: string | undefined): void {
   ws.send(JSON.stringify(streamId === undefined ? payload : { ...payload, stream_id: streamId }));
 }
@@ -195,8 +203,9 @@ async function onCreate(
     history = [...earlier.input, ...earlier.output];
   }
   const fullInput = [...history, ...input];
-  if (generate === false) return warmUp(gateway, ws, state, body, fullInput, streamId);
-  await runCreate(gateway, ws, state, { ...body, input: fullInput, stream: true }, fullInput, streamId);
+  const turn: Turn = { gateway, ws, state, streamId };
+  if (generate === false) return warmUp(turn, body, fullInput);
+  await runCreate(turn, { ...body, input: fullInput, stream: true }, fullInput);
 }
 
 function remember(
@@ -216,14 +225,7 @@ function remember(
 }
 
 /** `generate: false`: no model call; the input is remembered under a new response id. */
-function warmUp(
-  gateway: Gateway,
-  ws: Socket,
-  state: SocketState,
-  body: Obj,
-  input: unknown[],
-  streamId: string | undefined,
-): void {
+function warmUp({ gateway, ws, state, streamId }: Turn, body: Obj, input: unknown[]): void {
   const request = new Request(`http://gateway.internal${RESPONSES_SOCKET_PATH}`, { headers: state.headers });
   authenticate(
     buildContext(request, state.peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH),
@@ -243,14 +245,8 @@ function warmUp(
 }
 
 /** Runs one response.create through the HTTP path's handler and relays its events as frames. */
-async function runCreate(
-  gateway: Gateway,
-  ws: Socket,
-  state: SocketState,
-  body: Obj,
-  input: unknown[],
-  streamId: string | undefined,
-): Promise<void> {
+async function runCreate(turn: Turn, body: Obj, input: unknown[]): Promise<void> {
+  const { gateway, ws, state, streamId } = turn;
   const headers = new Headers(state.headers);
   headers.set("content-type", "application/json");
   const request = new Request(`http://gateway.internal${RESPONSES_SOCKET_PATH}`, {
