@@ -71,7 +71,7 @@ export function createApp(gateway: Gateway): App {
     const response =
       ctx === undefined
         ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), requestIdOf(request))
-        : finish(ctx, gateway, errorResponse(failure, ctx.protocol, ctx.requestId), meter, error);
+        : finish(ctx, gateway, errorResponse(failure, ctx.protocol, ctx.requestId), meter, failure);
     report(failure, ctx, gateway);
     return response;
   });

@@ -262,7 +262,7 @@ async function runCreate(turn: Turn, body: Obj, input: unknown[]): Promise<void>
     response = finish(ctx, gateway, await createResponse(ctx, gateway), undefined);
   } catch (thrown) {
     const error = failureOf(thrown, ctx);
-    finish(ctx, gateway, errorResponse(error, "openai", ctx.requestId), undefined, thrown);
+    finish(ctx, gateway, errorResponse(error, "openai", ctx.requestId), undefined, error);
     sendError(gateway, ws, error, streamId, ctx);
     if (error.status === 401 || error.status === 403) ws.close(1008, "credential refused");
     return;

@@ -3,8 +3,8 @@
 // (`finish`: `x-request-id`, status, overhead = total minus upstream time, optionally
 // `x-modelgate-overhead-us` and in a cluster `x-modelgate-worker`, the access log, the trace),
 // what a throw means for the client (`failureOf`) and the one report of a failure (`report`:
-// logged at its error-table level with its cause, counted in `modelgate_errors_total{kind}`,
-// marked on the trace) for HTTP and WebSocket alike.
+// logged at its error-table level with its cause, counted in `modelgate_errors_total{kind}`)
+// for HTTP and WebSocket alike.
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -54,17 +54,18 @@ export function begin(
   return ctx;
 }
 
-/** The answer (or the error answer) is final: stamps it, measures it, logs its line, ends its trace. */
+/** The answer (or the error answer and its failure) is final: stamps it, measures it, logs its line, ends its trace. */
 export function finish(
   ctx: RequestContext,
   gateway: Gateway,
   response: Response,
   meter: EdgeMeter | undefined,
-  thrown?: unknown,
+  failure?: GatewayError,
 ): Response {
   response.headers.set("x-request-id", ctx.requestId);
   if (meter) measure(meter, ctx, response, gateway);
-  requestEnded(ctx, gateway, response, thrown);
+  requestEnded(ctx, gateway, response, failure);
+  if (failure) ctx.trace?.fail(failure.kind, failure.message);
   ctx.trace?.finish(response.status);
   return response;
 }
@@ -81,7 +82,8 @@ export function failureOf(thrown: unknown, ctx: RequestContext | undefined): Gat
 
 /**
  * The one report of an error answer (HTTP or WebSocket): logged at its error-table level with its
- * cause, counted by kind, marked on the trace. Called after the answer's access-log line.
+ * cause, counted by kind. Called after the answer's access-log line (`finish`, which also marks
+ * the trace).
  */
 export function report(error: GatewayError, ctx: RequestContext | undefined, gateway: Gateway): void {
   log(error.level, error.kind === "internal" ? "handler failed" : "request refused", {
@@ -93,7 +95,6 @@ export function report(error: GatewayError, ctx: RequestContext | undefined, gat
     ...(error.cause === undefined ? {} : { error: describeThrown(error.cause) }),
   });
   gateway.traffic.error(error.kind, error.status, error.code);
-  ctx?.trace?.fail(error.kind, error.message);
 }
 
 /** Everything known about a thrown value, never empty: name, message, stack and the chain of causes. */
