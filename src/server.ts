@@ -1,6 +1,9 @@
-// The route table: which handler serves which method and path, and in which error protocol.
+// The gateway's Elysia app: the route table (method, path → handler row; the Responses WebSocket
+// mode; the admin API as a group under /admin/v1) and the request lifecycle around it — routable
+// targets on request, the edge's context on derive, its records after handle, every error and
+// the 404/405 in the client's protocol on error (src/http/edge.ts does the work).
 import { Elysia } from "elysia";
-import { ADMIN_ROUTES } from "./admin/routes.ts";
+import { ADMIN_PREFIX, ADMIN_ROUTES } from "./admin/routes.ts";
 import type { Gateway } from "./gateway.ts";
 import { getBalance } from "./handlers/balance.ts";
 import { createChatCompletion } from "./handlers/chat.ts";
@@ -10,89 +13,105 @@ import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
+import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import { requestIdOf } from "./http/context.ts";
-import { type Handler, type RouteMeter, runHandler } from "./http/edge.ts";
+import { begin, type EdgeMeter, failureOf, finish, peers, type Route, report } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
+import { routable, routerReadsPath } from "./http/target.ts";
 import { metricsHandler } from "./metrics/access.ts";
 import { Metrics } from "./metrics/metrics.ts";
-import type { ErrorProtocol } from "./wire/errors.ts";
-import { errorResponse } from "./wire/errors.ts";
+import { errorResponse, GatewayError } from "./wire/errors.ts";
 
-type Method = "GET" | "HEAD" | "POST";
-
-interface Route {
-  method: Method;
-  path: string;
-  protocol: ErrorProtocol;
-  handler: Handler;
-}
-
+/** The API routes; each path's error shape follows from it (src/http/paths.ts `protocolOfPath`). */
 export const ROUTES: readonly Route[] = [
-  { method: "GET", path: "/", protocol: "openai", handler: root },
-  { method: "HEAD", path: "/", protocol: "openai", handler: root },
-  { method: "GET", path: "/healthz", protocol: "openai", handler: healthz },
-  { method: "GET", path: "/readyz", protocol: "openai", handler: readyz },
-  { method: "GET", path: "/v1/models", protocol: "openai", handler: listModels },
-  { method: "GET", path: "/v1/models/:id", protocol: "openai", handler: getModel },
-  { method: "GET", path: "/v1/dashboard/billing/balance", protocol: "openai", handler: getBalance },
-  { method: "POST", path: "/v1/responses", protocol: "openai", handler: createResponse },
-  { method: "POST", path: "/v1/chat/completions", protocol: "openai", handler: createChatCompletion },
-  { method: "POST", path: "/v1/messages", protocol: "anthropic", handler: createMessage },
-  { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handler: countMessageTokens },
-  { method: "POST", path: "/v1/images/generations", protocol: "openai", handler: createImage },
-  { method: "POST", path: "/v1/images/edits", protocol: "openai", handler: editImage },
-  ...ADMIN_ROUTES,
+  ["GET", "/", root],
+  ["HEAD", "/", root],
+  ["GET", "/healthz", healthz],
+  ["GET", "/readyz", readyz],
+  ["GET", "/v1/models", listModels],
+  ["GET", "/v1/models/:id", getModel],
+  ["GET", "/v1/dashboard/billing/balance", getBalance],
+  ["POST", "/v1/responses", createResponse],
+  ["POST", "/v1/chat/completions", createChatCompletion],
+  ["POST", "/v1/messages", createMessage],
+  ["POST", "/v1/messages/count_tokens", countMessageTokens],
+  ["POST", "/v1/images/generations", createImage],
+  ["POST", "/v1/images/edits", editImage],
 ];
 
 export interface App {
+  /** The Elysia app; src/http/listener.ts serves it. */
+  elysia: Elysia;
   handle(request: Request): Promise<Response>;
   /** Request counts, overhead and upstream-time histograms (GET /metrics renders them). */
   metrics: Metrics;
 }
 
-/** GET /metrics: the Prometheus text exposition of the app's metrics, to allowed scrapers only. */
-function metricsRoute(metrics: Metrics, gateway: Gateway): Route {
-  return { method: "GET", path: "/metrics", protocol: "openai", handler: metricsHandler(metrics, gateway) };
-}
-
-/** Builds the HTTP app for a gateway; `handle` is what the listener calls. */
+/** Builds the gateway's app; the listener serves it, tests may call `handle`. */
 export function createApp(gateway: Gateway): App {
   const metrics = new Metrics();
-  const app = new Elysia().onError(({ code, request }) => {
-    if (code !== "NOT_FOUND") return undefined;
-    const pathname = new URL(request.url).pathname;
-    const allowed = allowedMethods(pathname);
-    const error =
-      allowed.length > 0
-        ? methodNotAllowedError(request.method, pathname, allowed)
-        : notFoundError(request.method, pathname);
-    const requestId = requestIdOf(request);
-    const response = errorResponse(error, protocolOfPath(pathname), requestId);
-    unroutedEnded(request, requestId, response, error.code ?? error.kind);
+  const meter: EdgeMeter = { metrics, overheadHeader: gateway.config.metrics.overhead_header };
+  const app = new Elysia({ websocket: { perMessageDeflate: true } });
+  // A target the router would misread (src/http/target.ts) is answered as the same request
+  // under a URL it reads; the socket peer goes along, since Bun only knows the request it received.
+  app.onRequest(({ request, server }) => {
+    if (routerReadsPath(request.url)) return undefined;
+    const fixed = routable(request);
+    const peer = server?.requestIP(request)?.address;
+    if (peer !== undefined) peers.set(fixed, peer);
+    return app.handle(fixed);
+  });
+  app.onError((context) => {
+    const { request, error, code } = context;
+    if (code === "NOT_FOUND" && !(error instanceof GatewayError)) return unrouted(app, request);
+    // The edge's context is there when a route matched (`derive` below); an upgrade refusal has none.
+    const ctx = (context as { ctx?: ReturnType<typeof begin> }).ctx;
+    const failure = failureOf(error, ctx);
+    const response =
+      ctx === undefined
+        ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), requestIdOf(request))
+        : finish(ctx, gateway, errorResponse(failure, ctx.protocol, ctx.requestId), meter, failure);
+    report(failure, ctx, gateway);
     return response;
   });
-  const routes = gateway.config.metrics.enabled ? [...ROUTES, metricsRoute(metrics, gateway)] : ROUTES;
-  for (const route of routes) {
-    const meter: RouteMeter = {
-      metrics,
-      route: route.path,
-      overheadHeader: gateway.config.metrics.overhead_header,
-    };
-    // parse: "none": handlers read bodies themselves, with size caps enforced while reading.
-    app.route(
-      route.method,
-      route.path,
-      ({ request, params }) =>
-        runHandler(route.handler, route.protocol, gateway, request, params as Record<string, string>, meter),
-      { parse: "none" },
-    );
-  }
-  return { handle: (request) => app.handle(request), metrics };
+  // Before `derive`: a socket is not a request the edge times and counts.
+  app.ws(RESPONSES_SOCKET_PATH, responsesSocket(gateway));
+  const routed = app
+    .derive(({ request, server, route }) => ({
+      ctx: begin(gateway, request, peers.get(request) ?? server?.requestIP(request)?.address, route, meter),
+    }))
+    .onAfterHandle(({ ctx, response }) => {
+      if (response instanceof Response) finish(ctx, gateway, response, meter);
+    });
+  const rows: Route[] = gateway.config.metrics.enabled
+    ? [...ROUTES, ["GET", "/metrics", metricsHandler(metrics, gateway)]]
+    : [...ROUTES];
+  // parse: "none": handlers read bodies themselves, with size caps enforced while reading.
+  for (const [method, path, handler] of rows)
+    routed.route(method, path, ({ ctx, params }) => handler(ctx, gateway, params), { parse: "none" });
+  routed.group(ADMIN_PREFIX, (admin) => {
+    for (const [method, path, handler] of ADMIN_ROUTES)
+      admin.route(method, path, ({ ctx, params }) => handler(ctx, gateway, params), { parse: "none" });
+    return admin;
+  });
+  return { elysia: app, handle: (request) => app.handle(request), metrics };
 }
 
-function allowedMethods(pathname: string): Method[] {
-  return ROUTES.filter((r) => pathMatches(r.path, pathname)).map((r) => r.method);
+/** 404, or 405 with `Allow` when the path is served under other methods: in the path's protocol. */
+function unrouted(app: Elysia, request: Request): Response {
+  const pathname = new URL(request.url).pathname;
+  const allowed = app.routes
+    .filter((r) => r.method !== "WS" && pathMatches(r.path, pathname))
+    .map((r) => r.method);
+  const error =
+    allowed.length > 0
+      ? methodNotAllowedError(request.method, pathname, allowed)
+      : notFoundError(request.method, pathname);
+  const requestId = requestIdOf(request);
+  const response = errorResponse(error, protocolOfPath(pathname), requestId);
+  unroutedEnded(request, requestId, response, error.code ?? error.kind);
+  return response;
 }
 
 function pathMatches(pattern: string, pathname: string): boolean {

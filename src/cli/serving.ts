@@ -2,7 +2,6 @@
 // the gateway after it. `serve` alone and each cluster worker use it (lifecycle.ts has the rest).
 import type { Config } from "../config/schema.ts";
 import { type Gateway, stopGateway } from "../gateway.ts";
-import { socketRoute } from "../handlers/sockets.ts";
 import { loggedMeter } from "../http/access-log.ts";
 import { type Listener, type ListenOptions, listen } from "../http/listener.ts";
 import { log } from "../log.ts";
@@ -12,8 +11,7 @@ import { createApp } from "../server.ts";
 export function serveHttp(config: Config, gateway: Gateway, options?: ListenOptions): Listener {
   // Requests see the meter through the access log, which notes admissions and settlements.
   const serving: Gateway = { ...gateway, meter: loggedMeter(gateway.meter) };
-  const app = createApp(serving);
-  return listen(config, (request) => app.handle(request), socketRoute(serving), options);
+  return listen(config, createApp(serving).elysia, options);
 }
 
 /** Stops accepting, finishes in-flight requests up to the shutdown deadline, then stops the gateway. */

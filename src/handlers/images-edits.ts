@@ -1,16 +1,13 @@
-// POST /v1/images/edits: authenticate before reading any upload, stream the multipart body in
-// with per-file caps, validate fields and files (mask: PNG with alpha, same size as the image),
-// then the shared image path.
-import { requireModel } from "../auth/permissions.ts";
+// POST /v1/images/edits as a table row: its codec streams the multipart body in with per-file
+// caps and validates fields and files (mask: PNG with alpha, same size as the image); its job is
+// an edit. Served by the image rows' shared run (src/handlers/images.ts `serveImages`).
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { authenticate } from "../pipeline/authenticate.ts";
-import { runImages } from "../pipeline/images.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { coerceFormFields, EditFieldsSchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
-import { requireImageModel, unknownFields } from "./images.ts";
-import { readImageUpload } from "./images-upload.ts";
+import { type ImageEndpoint, serveImages, unknownFields } from "./images.ts";
+import { type ImageUpload, readImageUpload } from "./images-upload.ts";
 
 /** The mask rules of SPEC.md, answered with 400: a PNG with an alpha channel, the image's size. */
 export function checkMask(mask: UploadedImage, image: UploadedImage): void {
@@ -31,29 +28,44 @@ export function checkMask(mask: UploadedImage, image: UploadedImage): void {
   }
 }
 
-export async function editImage(ctx: RequestContext, gateway: Gateway): Promise<Response> {
-  const principal = authenticate(ctx, gateway);
-  const upload = await readImageUpload(ctx.request);
-  const body = parseOrThrow(EditFieldsSchema, coerceFormFields(upload.fields));
-  const model = requireImageModel(requireModel(principal, body.model));
-  const options = toImageOptions(body);
-  const [first] = upload.images;
-  if (!first) {
-    throw new GatewayError("invalid_request", "image is required: attach a PNG, JPEG or WebP file as image", {
-      param: "image",
-    });
-  }
-  if (upload.mask) checkMask(upload.mask, first);
-  return runImages(ctx, gateway, {
-    principal,
-    model,
-    endpoint: "/v1/images/edits",
-    job: {
+interface EditBody {
+  model: string;
+  fields: ReturnType<typeof parseEditFields>;
+  upload: ImageUpload;
+}
+
+function parseEditFields(upload: ImageUpload) {
+  return parseOrThrow(EditFieldsSchema, coerceFormFields(upload.fields));
+}
+
+const EDITS: ImageEndpoint<EditBody> = {
+  path: "/v1/images/edits",
+  decode: async (request) => {
+    const upload = await readImageUpload(request);
+    const fields = parseEditFields(upload);
+    return { model: fields.model, fields, upload };
+  },
+  job: ({ fields, upload }) => {
+    const options = toImageOptions(fields);
+    const [first] = upload.images;
+    if (!first) {
+      throw new GatewayError(
+        "invalid_request",
+        "image is required: attach a PNG, JPEG or WebP file as image",
+        { param: "image" },
+      );
+    }
+    if (upload.mask) checkMask(upload.mask, first);
+    return {
       kind: "edit",
       options,
       images: upload.images,
       mask: upload.mask,
-      extra: unknownFields(body, EditFieldsSchema.entries),
-    },
-  });
+      extra: unknownFields(fields, EditFieldsSchema.entries),
+    };
+  },
+};
+
+export function editImage(ctx: RequestContext, gateway: Gateway): Promise<Response> {
+  return serveImages(ctx, gateway, EDITS);
 }

@@ -1,14 +1,25 @@
-// POST /v1/images/generations: authenticate, read the capped JSON body, validate every field
-// (errors name the field), resolve an image model, then the shared image path.
+// POST /v1/images/generations as a table row — its codec (the capped JSON body, every field
+// validated, errors naming the field) and its job — and the run both image rows share:
+// authenticate, decode, an image model allowed to the key, then the image pipeline
+// (src/pipeline/images.ts, which calls the image upstreams).
 import { requireModel } from "../auth/permissions.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
-import { runImages } from "../pipeline/images.ts";
+import { type ImageRequest, runImages } from "../pipeline/images.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { GenerationBodySchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
+
+/** An image endpoint: how its body is read and validated, and the job a valid body asks for. */
+export interface ImageEndpoint<Body extends { model: string }> {
+  path: string;
+  /** The wire codec: reads the body (under its caps) into validated fields. */
+  decode(request: Request): Promise<Body>;
+  /** The upstream call's job, once the model is known to be an image model the key may use. */
+  job(body: Body): ImageRequest["job"];
+}
 
 /** Refuses a text or messages model on an image endpoint. */
 export function requireImageModel(model: ModelInfo): ModelInfo {
@@ -28,25 +39,37 @@ export function unknownFields(
   return Object.fromEntries(Object.entries(body).filter(([name]) => !(name in known)));
 }
 
-export async function createImage(ctx: RequestContext, gateway: Gateway): Promise<Response> {
+/** One image row served: authenticated before any body is read. */
+export async function serveImages<Body extends { model: string }>(
+  ctx: RequestContext,
+  gateway: Gateway,
+  endpoint: ImageEndpoint<Body>,
+): Promise<Response> {
   const principal = authenticate(ctx, gateway);
-  const raw = await readJsonBody(ctx.request);
+  const body = await endpoint.decode(ctx.request);
+  const model = requireImageModel(requireModel(principal, body.model));
+  return runImages(ctx, gateway, { principal, model, endpoint: endpoint.path, job: endpoint.job(body) });
+}
+
+const GENERATIONS: ImageEndpoint<ReturnType<typeof parseGeneration>> = {
+  path: "/v1/images/generations",
+  decode: async (request) => parseGeneration(await readJsonBody(request)),
+  job: (body) => ({
+    kind: "generation",
+    options: toImageOptions(body),
+    images: [],
+    mask: undefined,
+    extra: unknownFields(body, GenerationBodySchema.entries),
+  }),
+};
+
+function parseGeneration(raw: unknown) {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     throw new GatewayError("invalid_request", "request body must be a JSON object with model and prompt");
   }
-  const body = parseOrThrow(GenerationBodySchema, raw);
-  const model = requireImageModel(requireModel(principal, body.model));
-  const options = toImageOptions(body);
-  return runImages(ctx, gateway, {
-    principal,
-    model,
-    endpoint: "/v1/images/generations",
-    job: {
-      kind: "generation",
-      options,
-      images: [],
-      mask: undefined,
-      extra: unknownFields(body, GenerationBodySchema.entries),
-    },
-  });
+  return parseOrThrow(GenerationBodySchema, raw);
+}
+
+export function createImage(ctx: RequestContext, gateway: Gateway): Promise<Response> {
+  return serveImages(ctx, gateway, GENERATIONS);
 }

@@ -4,27 +4,31 @@
 // every SSE event of the answer goes back as one text frame with the same JSON. The connection
 // remembers its last responses (input + output items), so `previous_response_id` works with
 // `store: false`; `generate: false` is a warm-up that only records the input. Errors are nested
-// frames `{type:"error", status, error:{type, code, message, param}}`. A connection lives at most
-// `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`).
-import type { ServerWebSocket } from "bun";
+// frames `{type:"error", status, error:{type, code, message, param}}`, rendered from the error
+// table and reported by the edge like HTTP errors. A connection lives at most
+// `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`). Served by
+// Elysia's `ws` on the route table (src/server.ts).
+import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
-import { buildContext } from "../http/context.ts";
-import { peers, runHandler } from "../http/edge.ts";
+import { buildContext, type RequestContext } from "../http/context.ts";
+import { begin, failureOf, finish, report } from "../http/edge.ts";
 import { log } from "../log.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
-import { asGatewayError, errorResponse, GatewayError } from "../wire/errors.ts";
+import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";
 import { usageToResponses } from "../wire/translate/finish.ts";
 import { ZERO_USAGE } from "../wire/translate/ir.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
 import { echoRequest, responseShell } from "../wire/translate/responses-writer.ts";
 import { createResponse } from "./responses.ts";
 
-export interface SocketData {
+export const RESPONSES_SOCKET_PATH = "/v1/responses";
+
+/** What one connection keeps between frames. */
+interface SocketState {
   /** The upgrade request's headers (credentials are re-checked with them on every frame). */
   headers: Headers;
   peer: string | undefined;
-  openedAt: number;
   remembered: Map<string, { input: unknown[]; output: unknown[] }>;
   queue: Promise<void>;
   busy: boolean;
@@ -34,38 +38,45 @@ export interface SocketData {
   abort: AbortController;
 }
 
-type Socket = ServerWebSocket<SocketData>;
-
-/** Whether a request asks for the Responses WebSocket mode. */
-export function isResponsesUpgrade(request: Request): boolean {
-  return (
-    request.method === "GET" &&
-    request.headers.get("upgrade")?.toLowerCase() === "websocket" &&
-    new URL(request.url).pathname.replace(/\/+$/, "") === "/v1/responses"
-  );
+/** The part of Elysia's socket wrapper this mode uses; `raw` is Bun's socket, the same for every event of a connection. */
+interface Socket {
+  raw: object;
+  data: { request: Request };
+  remoteAddress: string;
+  send(data: string): unknown;
+  close(code?: number, reason?: string): unknown;
 }
 
-/** Authenticates the upgrade; the error response when refused, else the socket's initial data. */
-export function upgradeData(
-  gateway: Gateway,
-  request: Request,
-  peer: string | undefined,
-): SocketData | Response {
-  const ctx = buildContext(request, peer, gateway.trustedProxies, "openai");
-  try {
-    authenticate(ctx, gateway);
-  } catch (thrown) {
-    return errorResponse(asGatewayError(thrown), "openai", ctx.requestId);
-  }
+/** The connections' state, by Bun's socket: Elysia hands each event a new wrapper around it. */
+const states = new WeakMap<object, SocketState>();
+
+function stateOf(ws: Socket): SocketState {
+  const state = states.get(ws.raw);
+  if (state === undefined) throw new Error("a Responses WebSocket event arrived before open");
+  return state;
+}
+
+/** Refuses an upgrade that cannot succeed or whose credentials do not hold (rendered by the app's error handler). */
+function checkUpgrade(gateway: Gateway, { request, server }: Pick<Context, "request" | "server">): void {
+  // Bun refuses an upgrade without a key; say so in the gateway's error shape rather than Elysia's text.
+  if (request.headers.get("sec-websocket-key") === null)
+    throw new GatewayError(
+      "invalid_request",
+      "WebSocket upgrade failed: the Sec-WebSocket-Key header is missing.",
+    );
+  const peer = server?.requestIP(request)?.address;
+  authenticate(buildContext(request, peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH), gateway);
+}
+
+function opened(ws: Socket): SocketState {
   const headers = new Headers();
   for (const name of ["authorization", "x-api-key", "x-forwarded-for", "user-agent"]) {
-    const value = request.headers.get(name);
+    const value = ws.data.request.headers.get(name);
     if (value !== null) headers.set(name, value);
   }
   return {
     headers,
-    peer,
-    openedAt: Date.now(),
+    peer: ws.remoteAddress || undefined,
     remembered: new Map(),
     queue: Promise.resolve(),
     busy: false,
@@ -75,88 +86,107 @@ export function upgradeData(
   };
 }
 
+/** One response.create on its connection. */
+interface Turn {
+  gateway: Gateway;
+  ws: Socket;
+  state: SocketState;
+  streamId: string | undefined;
+}
+
 function send(ws: Socket, payload: Obj, streamId: string | undefined): void {
   ws.send(JSON.stringify(streamId === undefined ? payload : { ...payload, stream_id: streamId }));
 }
 
-function errorFrame(ws: Socket, status: number, error: Obj, streamId: string | undefined): void {
-  send(ws, { type: "error", status, error: { param: null, ...error } }, streamId);
+/** A failure as a frame, rendered from the error table (src/wire/errors.ts) like every HTTP error answer, and reported. */
+function sendError(
+  gateway: Gateway,
+  ws: Socket,
+  error: GatewayError,
+  streamId: string | undefined,
+  ctx?: RequestContext,
+): void {
+  send(ws, errorFrame(error), streamId);
+  report(error, ctx, gateway);
 }
 
-function closeExpired(ws: Socket): void {
+function closeExpired(gateway: Gateway, ws: Socket): void {
   const message = "The WebSocket connection reached its lifetime limit. Open a new connection to continue.";
-  errorFrame(
-    ws,
-    400,
-    { type: "invalid_request_error", code: "websocket_connection_limit_reached", message },
-    undefined,
-  );
+  const error = new GatewayError("invalid_request", message, { code: "websocket_connection_limit_reached" });
+  sendError(gateway, ws, error, undefined);
   ws.close(1000, "connection lifetime reached");
 }
 
-/** The Bun WebSocket handlers of the Responses mode. */
-export function responsesSocketHandlers(gateway: Gateway) {
+/** Elysia's `ws` options of the Responses mode: the upgrade's checks and the socket's events. */
+export function responsesSocket(gateway: Gateway) {
   const limits = gateway.config.endpoints;
   return {
-    perMessageDeflate: true,
+    upgrade: (context: Context) => checkUpgrade(gateway, context),
     open(ws: Socket) {
-      log("info", "responses websocket opened", { client: ws.data.peer });
-      ws.data.timer = setTimeout(() => {
-        ws.data.expired = true;
-        if (!ws.data.busy) closeExpired(ws);
+      const state = opened(ws);
+      states.set(ws.raw, state);
+      log("info", "responses websocket opened", { client: state.peer });
+      state.timer = setTimeout(() => {
+        state.expired = true;
+        if (!state.busy) closeExpired(gateway, ws);
       }, limits.websocket_max_seconds * 1000);
     },
-    message(ws: Socket, message: string | Buffer) {
-      ws.data.queue = ws.data.queue.then(async () => {
-        if (ws.data.expired) return;
-        ws.data.busy = true;
+    // Elysia has parsed a JSON text frame already: an object here, a string when it did not parse.
+    message(ws: Socket, message: unknown) {
+      const state = stateOf(ws);
+      state.queue = state.queue.then(async () => {
+        if (state.expired) return;
+        state.busy = true;
         try {
-          await onFrame(gateway, ws, message);
+          await onFrame(gateway, ws, state, message);
         } catch (thrown) {
-          const error = asGatewayError(thrown);
-          errorFrame(
-            ws,
-            error.status,
-            { type: "server_error", code: error.code, message: error.message },
-            undefined,
-          );
+          sendError(gateway, ws, failureOf(thrown, undefined), undefined);
         } finally {
-          ws.data.busy = false;
-          if (ws.data.expired) closeExpired(ws);
+          state.busy = false;
+          if (state.expired) closeExpired(gateway, ws);
         }
       });
     },
     close(ws: Socket) {
-      clearTimeout(ws.data.timer);
-      ws.data.abort.abort();
-      ws.data.remembered.clear();
+      const state = states.get(ws.raw);
+      if (state === undefined) return;
+      clearTimeout(state.timer);
+      state.abort.abort();
+      state.remembered.clear();
+      states.delete(ws.raw);
     },
   };
 }
 
-function badFrame(message: string): GatewayError {
-  return new GatewayError("invalid_request", message);
+function badFrame(message: string, options: { code?: string; param?: string } = {}): GatewayError {
+  return new GatewayError("invalid_request", message, options);
 }
 
-async function onFrame(gateway: Gateway, ws: Socket, message: string | Buffer): Promise<void> {
-  if (typeof message !== "string") throw badFrame("Binary frames are not accepted: send JSON text frames.");
-  let frame: Obj;
-  try {
-    frame = obj(JSON.parse(message));
-  } catch {
+async function onFrame(gateway: Gateway, ws: Socket, state: SocketState, message: unknown): Promise<void> {
+  if (Buffer.isBuffer(message) || message instanceof ArrayBuffer || ArrayBuffer.isView(message))
+    throw badFrame("Binary frames are not accepted: send JSON text frames.");
+  if (typeof message === "string")
     throw badFrame("The frame is not valid JSON: send one JSON object per text frame.");
-  }
+  const frame = obj(message);
   if (frame.type === "response.processed") return;
   const streamId = str(frame.stream_id);
+  try {
+    await onCreate(gateway, ws, state, frame, streamId);
+  } catch (thrown) {
+    sendError(gateway, ws, failureOf(thrown, undefined), streamId);
+  }
+}
+
+async function onCreate(
+  gateway: Gateway,
+  ws: Socket,
+  state: SocketState,
+  frame: Obj,
+  streamId: string | undefined,
+): Promise<void> {
   if (frame.type !== "response.create") {
     const said = `Unsupported frame type ${JSON.stringify(frame.type)}: send {"type":"response.create", ...}.`;
-    errorFrame(
-      ws,
-      400,
-      { type: "invalid_request_error", code: "unsupported_frame", message: said },
-      streamId,
-    );
-    return;
+    throw badFrame(said, { code: "unsupported_frame" });
   }
   const { type: _type, stream_id: _stream, generate, previous_response_id: previous, ...body } = frame;
   const input =
@@ -165,31 +195,27 @@ async function onFrame(gateway: Gateway, ws: Socket, message: string | Buffer): 
       : arr(body.input);
   let history: unknown[] = [];
   if (typeof previous === "string") {
-    const earlier = ws.data.remembered.get(previous);
+    const earlier = state.remembered.get(previous);
     if (earlier === undefined) {
       const said = `previous_response_id ${previous} is not known on this connection (it remembers its last ${gateway.config.endpoints.websocket_remembered_responses} responses). Send the full input instead.`;
-      errorFrame(
-        ws,
-        400,
-        {
-          type: "invalid_request_error",
-          code: "previous_response_not_found",
-          message: said,
-          param: "previous_response_id",
-        },
-        streamId,
-      );
-      return;
+      throw badFrame(said, { code: "previous_response_not_found", param: "previous_response_id" });
     }
     history = [...earlier.input, ...earlier.output];
   }
   const fullInput = [...history, ...input];
-  if (generate === false) return warmUp(gateway, ws, body, fullInput, streamId);
-  await runCreate(gateway, ws, { ...body, input: fullInput, stream: true }, fullInput, streamId);
+  const turn: Turn = { gateway, ws, state, streamId };
+  if (generate === false) return warmUp(turn, body, fullInput);
+  await runCreate(turn, { ...body, input: fullInput, stream: true }, fullInput);
 }
 
-function remember(gateway: Gateway, ws: Socket, id: string, input: unknown[], output: unknown[]): void {
-  const map = ws.data.remembered;
+function remember(
+  gateway: Gateway,
+  state: SocketState,
+  id: string,
+  input: unknown[],
+  output: unknown[],
+): void {
+  const map = state.remembered;
   map.set(id, { input, output });
   while (map.size > gateway.config.endpoints.websocket_remembered_responses) {
     const oldest = map.keys().next().value;
@@ -199,15 +225,12 @@ function remember(gateway: Gateway, ws: Socket, id: string, input: unknown[], ou
 }
 
 /** `generate: false`: no model call; the input is remembered under a new response id. */
-function warmUp(
-  gateway: Gateway,
-  ws: Socket,
-  body: Obj,
-  input: unknown[],
-  streamId: string | undefined,
-): void {
-  const request = new Request("http://gateway.internal/v1/responses", { headers: ws.data.headers });
-  authenticate(buildContext(request, ws.data.peer, gateway.trustedProxies, "openai"), gateway);
+function warmUp({ gateway, ws, state, streamId }: Turn, body: Obj, input: unknown[]): void {
+  const request = new Request(`http://gateway.internal${RESPONSES_SOCKET_PATH}`, { headers: state.headers });
+  authenticate(
+    buildContext(request, state.peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH),
+    gateway,
+  );
   const id = `resp_${newId()}`;
   const shell = echoRequest(responseShell(id, body.model, Math.floor(Date.now() / 1000)), body);
   const response = {
@@ -216,43 +239,35 @@ function warmUp(
     completed_at: shell.created_at,
     usage: usageToResponses(ZERO_USAGE),
   };
-  send(
-    ws,
-    {
-      type: "response.created",
-      sequence_number: 0,
-      response: shell,
-    },
-    streamId,
-  );
+  send(ws, { type: "response.created", sequence_number: 0, response: shell }, streamId);
   send(ws, { type: "response.completed", sequence_number: 1, response }, streamId);
-  remember(gateway, ws, id, input, []);
+  remember(gateway, state, id, input, []);
 }
 
-/** Runs one response.create through the HTTP path and relays its events as frames. */
-async function runCreate(
-  gateway: Gateway,
-  ws: Socket,
-  body: Obj,
-  input: unknown[],
-  streamId: string | undefined,
-): Promise<void> {
-  const headers = new Headers(ws.data.headers);
+/** Runs one response.create through the HTTP path's handler and relays its events as frames. */
+async function runCreate(turn: Turn, body: Obj, input: unknown[]): Promise<void> {
+  const { gateway, ws, state, streamId } = turn;
+  const headers = new Headers(state.headers);
   headers.set("content-type", "application/json");
-  const request = new Request("http://gateway.internal/v1/responses", {
+  const request = new Request(`http://gateway.internal${RESPONSES_SOCKET_PATH}`, {
     method: "POST",
     headers,
     body: JSON.stringify(body),
-    signal: ws.data.abort.signal,
+    signal: state.abort.signal,
   });
-  if (ws.data.peer !== undefined) peers.set(request, ws.data.peer);
-  const response = await runHandler(createResponse, "openai", gateway, request, {});
-  if (!response.ok || response.body === null) {
-    const error = obj(obj(await response.json().catch(() => ({}))).error);
-    errorFrame(ws, response.status, error, streamId);
-    if (response.status === 401 || response.status === 403) ws.close(1008, "credential refused");
+  // The edge's context, log line and failure report, without the HTTP route's metrics (as before).
+  const ctx = begin(gateway, request, state.peer, RESPONSES_SOCKET_PATH, undefined);
+  let response: Response;
+  try {
+    response = finish(ctx, gateway, await createResponse(ctx, gateway), undefined);
+  } catch (thrown) {
+    const error = failureOf(thrown, ctx);
+    finish(ctx, gateway, errorResponse(error, "openai", ctx.requestId), undefined, error);
+    sendError(gateway, ws, error, streamId, ctx);
+    if (error.status === 401 || error.status === 403) ws.close(1008, "credential refused");
     return;
   }
+  if (response.body === null) return;
   const decoder = new TextDecoder();
   const parser = createParser({
     onEvent: (e) => {
@@ -269,7 +284,7 @@ async function runCreate(
       if (event.type === "response.completed" || event.type === "response.incomplete") {
         const done = obj(event.response);
         const id = str(done.id);
-        if (id !== undefined) remember(gateway, ws, id, input, arr(done.output));
+        if (id !== undefined) remember(gateway, state, id, input, arr(done.output));
       }
     },
   });

@@ -1,5 +1,5 @@
-// The per-request context built at the edge: request id, client address, start time, protocol,
-// and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
+// The per-request context built at the edge: request id, client address, start time, route,
+// protocol, and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
 import { type CidrList, clientAddress, type parseAddress } from "../base/ip.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
 import type { ErrorProtocol } from "../wire/errors.ts";
@@ -24,6 +24,8 @@ export interface RequestContext extends UpstreamClock {
   startedAt: number;
   /** Which error shape this route answers with. */
   protocol: ErrorProtocol;
+  /** The route pattern that matched (`/v1/models/:id`): the bounded label of the request's metrics. */
+  route: string;
   /** This request's trace span when telemetry is on (set by the edge). */
   trace?: RequestTrace | undefined;
 }
@@ -56,6 +58,7 @@ export function buildContext(
   peer: string | undefined,
   trusted: CidrList,
   protocol: ErrorProtocol,
+  route: string,
 ): RequestContext {
   const startedAt = performance.now();
   const forwardedFor = trusted.size === 0 ? null : request.headers.get("x-forwarded-for");
@@ -65,6 +68,7 @@ export function buildContext(
     client: peer === undefined ? undefined : clientAddress(peer, forwardedFor, trusted),
     startedAt,
     protocol,
+    route,
     upstreamMs: 0,
     trace: undefined,
   };

@@ -1,13 +1,17 @@
-// The edge of every request: builds its context, runs the handler, renders any error in the
-// client's protocol, stamps `x-request-id` on whatever goes out, and records the request's
-// metrics (status, overhead = total minus upstream time; optionally `x-modelgate-overhead-us`, and
-// in a cluster `x-modelgate-worker` beside it).
+// The edge of every request, as the Elysia lifecycle of src/server.ts calls it: the request's
+// context when a route matched (`begin`), the stamps and records when its answer is final
+// (`finish`: `x-request-id`, status, overhead = total minus upstream time, optionally
+// `x-modelgate-overhead-us` and in a cluster `x-modelgate-worker`, the access log, the trace),
+// what a throw means for the client (`failureOf`) and the one report of a failure (`report`:
+// logged at its error-table level with its cause, counted in `modelgate_errors_total{kind}`)
+// for HTTP and WebSocket alike.
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { asGatewayError, type ErrorProtocol, errorResponse, GatewayError } from "../wire/errors.ts";
-import { requestEnded } from "./access-log.ts";
+import { asGatewayError, GatewayError } from "../wire/errors.ts";
+import { pathOf, requestEnded } from "./access-log.ts";
 import { buildContext, type RequestContext } from "./context.ts";
+import { protocolOfPath } from "./paths.ts";
 
 export type Handler = (
   ctx: RequestContext,
@@ -15,14 +19,18 @@ export type Handler = (
   params: Record<string, string>,
 ) => Response | Promise<Response>;
 
-/** The socket peer of each request, recorded by the listener before routing. */
+/** A row of a route table (src/server.ts, src/admin/routes.ts): method, path pattern, handler. */
+export type Route = readonly [method: "GET" | "HEAD" | "POST", path: string, handler: Handler];
+
+/**
+ * The socket peer of requests the server did not receive itself (re-issued under a routable URL,
+ * or built for a WebSocket frame): Bun's `requestIP` knows only the requests it received.
+ */
 export const peers = new WeakMap<Request, string>();
 
-/** How a route's requests are counted; built once per route, not per request. */
-export interface RouteMeter {
+/** How the app's requests are counted. */
+export interface EdgeMeter {
   metrics: Metrics;
-  /** The route pattern, e.g. `/v1/models/:id`. */
-  route: string;
   /** Whether answers carry `x-modelgate-overhead-us`. */
   overheadHeader: boolean;
 }
@@ -31,51 +39,62 @@ export const OVERHEAD_HEADER = "x-modelgate-overhead-us";
 /** Which cluster worker answered (`N pid`), sent beside the overhead header: per-process figures need it. */
 export const WORKER_HEADER = "x-modelgate-worker";
 
-export async function runHandler(
-  handler: Handler,
-  protocol: ErrorProtocol,
+/** The context of a routed request (`route` is its pattern, e.g. `/v1/models/:id`); starts its trace and timing. */
+export function begin(
   gateway: Gateway,
   request: Request,
-  params: Record<string, string>,
-  meter?: RouteMeter,
-): Promise<Response> {
-  const ctx = buildContext(request, peers.get(request), gateway.trustedProxies, protocol);
+  peer: string | undefined,
+  route: string,
+  meter: EdgeMeter | undefined,
+): RequestContext {
+  const ctx = buildContext(request, peer, gateway.trustedProxies, protocolOfPath(route), route);
   if (gateway.tracer !== undefined && meter !== undefined)
-    ctx.trace = gateway.tracer.begin(request, meter.route, ctx.requestId);
+    ctx.trace = gateway.tracer.begin(request, route, ctx.requestId);
   meter?.metrics.started();
-  let response: Response;
-  let error: unknown;
-  try {
-    response = await handler(ctx, gateway, params);
-    response.headers.set("x-request-id", ctx.requestId);
-  } catch (thrown) {
-    error = thrown;
-    response = failure(thrown, ctx, protocol, gateway);
-  }
+  return ctx;
+}
+
+/** The answer (or the error answer and its failure) is final: stamps it, measures it, logs its line, ends its trace. */
+export function finish(
+  ctx: RequestContext,
+  gateway: Gateway,
+  response: Response,
+  meter: EdgeMeter | undefined,
+  failure?: GatewayError,
+): Response {
+  response.headers.set("x-request-id", ctx.requestId);
   if (meter) measure(meter, ctx, response, gateway);
-  requestEnded(ctx, gateway, response, error);
+  requestEnded(ctx, gateway, response, failure);
+  if (failure) ctx.trace?.fail(failure.kind, failure.message);
   ctx.trace?.finish(response.status);
   return response;
 }
 
-function failure(thrown: unknown, ctx: RequestContext, protocol: ErrorProtocol, gateway: Gateway): Response {
-  let error = asGatewayError(thrown);
-  if (error.kind === "internal" && ctx.request.signal.aborted) {
-    // The client went away mid-request (its reads and writes fail): not a gateway failure.
-    error = new GatewayError("client_closed", "The client closed the connection before the answer.");
-  }
-  if (error.kind === "internal") {
-    log("error", "handler failed", {
-      request_id: ctx.requestId,
-      path: new URL(ctx.request.url).pathname,
-      error: describeThrown(thrown),
-    });
-  } else if (error.kind === "client_closed") {
-    log("debug", "client closed the connection", { request_id: ctx.requestId });
-  }
+/** What was thrown, as the error the client is told. A client that went away is not a gateway failure. */
+export function failureOf(thrown: unknown, ctx: RequestContext | undefined): GatewayError {
+  const error = asGatewayError(thrown);
+  if (error.kind !== "internal" || !ctx?.request.signal.aborted) return error;
+  // The client went away mid-request (its reads and writes fail): not a gateway failure.
+  return new GatewayError("client_closed", "The client closed the connection before the answer.", {
+    cause: thrown,
+  });
+}
+
+/**
+ * The one report of an error answer (HTTP or WebSocket): logged at its error-table level with its
+ * cause, counted by kind. Called after the answer's access-log line (`finish`, which also marks
+ * the trace).
+ */
+export function report(error: GatewayError, ctx: RequestContext | undefined, gateway: Gateway): void {
+  log(error.level, error.kind === "internal" ? "handler failed" : "request refused", {
+    request_id: ctx?.requestId,
+    path: ctx === undefined ? undefined : pathOf(ctx.request.url),
+    kind: error.kind,
+    code: error.code,
+    status: error.status,
+    ...(error.cause === undefined ? {} : { error: describeThrown(error.cause) }),
+  });
   gateway.traffic.error(error.kind, error.status, error.code);
-  ctx.trace?.fail(error.kind, error.message);
-  return errorResponse(error, protocol, ctx.requestId);
 }
 
 /** Everything known about a thrown value, never empty: name, message, stack and the chain of causes. */
@@ -91,9 +110,9 @@ export function describeThrown(thrown: unknown, depth = 0): string {
   return `${text}\ncaused by: ${describeThrown(thrown.cause, depth + 1)}`;
 }
 
-function measure(meter: RouteMeter, ctx: RequestContext, response: Response, gateway: Gateway): void {
+function measure(meter: EdgeMeter, ctx: RequestContext, response: Response, gateway: Gateway): void {
   const overheadUs = meter.metrics.finished({
-    route: meter.route,
+    route: ctx.route,
     method: ctx.request.method,
     status: response.status,
     totalMs: performance.now() - ctx.startedAt,

@@ -1,19 +1,17 @@
-// The listener: Bun.serve with HTTP/1.1 and HTTP/2, optional TLS, and a graceful stop that
-// finishes in-flight requests up to a deadline. Cluster workers share one port through reusePort.
+// The listener: the Elysia app served by `app.listen` (Bun.serve underneath) with HTTP/1.1 and
+// HTTP/2, optional TLS, and a graceful stop that finishes in-flight requests up to a deadline.
+// Cluster workers share one port through reusePort.
 import type { Server } from "bun";
+import type { AnyElysia } from "elysia";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { asGatewayError, errorResponse } from "../wire/errors.ts";
 import { setBodyTimeouts } from "./body.ts";
 import { newRequestId } from "./context.ts";
-import { describeThrown, peers } from "./edge.ts";
-import { routable } from "./target.ts";
-import { NO_SOCKETS, type SocketData, type SocketRoute } from "./websocket.ts";
-
-const SLASH = 0x2f;
+import { describeThrown } from "./edge.ts";
 
 export interface Listener {
-  server: Server<SocketData>;
+  server: Server<unknown>;
   /** The base URL clients use, e.g. `http://127.0.0.1:8080`. */
   url: string;
   /** Stops accepting, waits for in-flight requests up to `deadlineMs`, then closes what remains. */
@@ -25,12 +23,7 @@ export interface ListenOptions {
   reusePort?: boolean;
 }
 
-export function listen(
-  config: Config,
-  fetch: (request: Request) => Response | Promise<Response>,
-  sockets?: SocketRoute,
-  options: ListenOptions = {},
-): Listener {
+export function listen(config: Config, app: AnyElysia, options: ListenOptions = {}): Listener {
   const { hostname, port } = splitListen(config.server.listen);
   setBodyTimeouts({
     idleMs: config.server.body_idle_timeout_seconds * 1000,
@@ -38,34 +31,25 @@ export function listen(
   });
   const { tls_cert: cert, tls_key: key } = config.server;
   const tls = cert && key ? { cert: Bun.file(cert), key: Bun.file(key) } : undefined;
-  const server = Bun.serve({
+  app.listen({
     hostname,
     port,
-    http2: config.server.http2,
+    // Bun's option, passed through by Elysia; not in its type.
+    ...({ http2: config.server.http2 } as object),
     ...(tls ? { tls } : {}),
-    ...(options.reusePort ? { reusePort: true } : {}),
+    // Elysia binds with SO_REUSEPORT unless told: only cluster workers share a port; a second
+    // gateway on a port in use must fail to start.
+    reusePort: options.reusePort === true,
     // Streams may stay quiet for long; the relay sends keep-alives, so only truly dead sockets time out.
     idleTimeout: 255,
-    fetch(received, srv) {
-      const peer = srv.requestIP(received);
-      // Upgrades need the request Bun received; routing needs one whose path the router reads.
-      // Without a Host header Bun's URL is relative ("/v1/..."), and with a malformed one it does
-      // not parse: no upgrade check can read either.
-      const request = routable(received);
-      const parses =
-        request === received || (received.url.charCodeAt(0) !== SLASH && URL.canParse(received.url));
-      const upgraded = parses && sockets ? sockets.handle(received, srv, peer?.address) : "pass";
-      if (upgraded !== "pass") return upgraded;
-      if (peer) peers.set(request, peer.address);
-      return fetch(request);
-    },
-    websocket: sockets?.handlers ?? NO_SOCKETS,
-    // Only what escapes the edge (src/http/edge.ts renders every handler failure) lands here.
+    // Only what escapes the app (its error handler renders every failure, src/server.ts) lands here.
     error(thrown) {
       log("error", "request failed outside the handlers", { error: describeThrown(thrown) });
       return errorResponse(asGatewayError(thrown), "openai", newRequestId());
     },
   });
+  const server = app.server;
+  if (server === null) throw new Error("Elysia did not start its server");
   const scheme = tls ? "https" : "http";
   const shownHost = hostname.includes(":") ? `[${hostname}]` : hostname;
   return {

@@ -1,5 +1,6 @@
 // The gateway's one error family: every failure a client can see is a GatewayError of a kind
-// from the table below, rendered at the edge in the protocol the client spoke.
+// from the table below, rendered at the edge in the protocol the client spoke: an HTTP answer
+// (`errorResponse`, OpenAI or Anthropic shape) or a Responses WebSocket frame (`errorFrame`).
 
 /** Which wire shape an error body takes. */
 export type ErrorProtocol = "openai" | "anthropic";
@@ -274,6 +275,15 @@ export function errorResponse(error: GatewayError, protocol: ErrorProtocol, requ
   }
   const body = protocol === "anthropic" ? error.toAnthropic(requestId) : error.toOpenAI();
   return new Response(JSON.stringify(body), { status: error.status, headers });
+}
+
+/** The Responses WebSocket error frame: `{type:"error", status, error:{type, code, message, param}}`. */
+export function errorFrame(error: GatewayError): {
+  type: "error";
+  status: number;
+  error: ReturnType<GatewayError["toOpenAI"]>["error"];
+} {
+  return { type: "error", status: error.status, error: error.toOpenAI().error };
 }
 
 /** Wraps anything thrown that is not a GatewayError as an internal error, keeping no detail for the client. */

@@ -1,8 +1,8 @@
 // The Responses WebSocket mode through the compiled gateway: two response.create turns on one
 // connection with store:false and previous_response_id (the second sees the first's context, on
 // every upstream protocol), frames equal to the SSE events, billing per response.create, the
-// nested error frame, a revoked key refused on the next frame, a refused upgrade, and the
-// connection lifetime limit.
+// nested error frame rendered from the error table and counted by kind, a revoked key refused on
+// the next frame, a refused upgrade, and the connection lifetime limit.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { post } from "./text-setup.ts";
@@ -169,6 +169,36 @@ test("errors are nested frames; an unknown previous_response_id and an unknown m
   );
   expect(text(after).length).toBeGreaterThan(0);
   client.close();
+});
+
+test("error frames are rendered from the error table and counted in modelgate_errors_total", async () => {
+  const scrape = async () => {
+    const text = await (await fetch(`${rig.gw.url}/metrics`)).text();
+    const line = text
+      .split("\n")
+      .find((l) => l.startsWith('modelgate_errors_total{kind="invalid_request",status="400"}'));
+    return line === undefined ? 0 : Number(line.split(" ").at(-1));
+  };
+  const before = await scrape();
+  const client = new Client(rig.gw.url, rig.gw.key ?? "");
+  await client.opened();
+  const from = client.frames.length;
+  client.ws.send(JSON.stringify({ type: "response.cancel", stream_id: "s1" }));
+  while (client.frames.length === from && !client.closed) await Bun.sleep(10);
+  client.close();
+  // The table's invalid_request row: status 400, OpenAI type invalid_request_error; the code given.
+  expect(client.frames.at(-1)).toEqual({
+    type: "error",
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      code: "unsupported_frame",
+      message: expect.stringContaining("response.cancel"),
+      param: null,
+    },
+    stream_id: "s1",
+  });
+  expect(await scrape()).toBe(before + 1);
 });
 
 test("a revoked key is refused on the next frame; a bad key cannot upgrade", async () => {

@@ -48,6 +48,7 @@ function context(id: string, path = "/v1/chat/completions"): RequestContext {
     client: undefined,
     startedAt: performance.now(),
     protocol: "openai",
+    route: path,
     upstreamMs: 0,
   };
 }

@@ -1,7 +1,9 @@
 // The listener's last line of defence and the router's view of the request target: a failure
-// that escapes the edge is a 500 in the OpenAI error shape with its cause logged, and requests
+// that escapes the app (even its error handler) is a 500 in the OpenAI error shape with its cause
+// logged, and requests
 // with short, missing or IPv6 Hosts or a #fragment are re-issued under a URL the router reads.
 import { afterEach, describe, expect, spyOn, test } from "bun:test";
+import { Elysia } from "elysia";
 import { loadConfig } from "../../src/config/load.ts";
 import { type Listener, listen } from "../../src/http/listener.ts";
 import { routable, routerReadsPath } from "../../src/http/target.ts";
@@ -15,9 +17,14 @@ afterEach(async () => {
 describe("listener", () => {
   test("a failure outside the handlers is a 500 with the error logged, never an empty line", async () => {
     const config = loadConfig({ env: {}, flags: { listen: "127.0.0.1:0" } });
-    listener = listen(config, () => {
-      throw new TypeError("boom outside the edge");
-    });
+    const app = new Elysia()
+      .onError(() => {
+        throw new TypeError("boom outside the edge");
+      })
+      .get("/v1/models", () => {
+        throw new Error("the handler fails");
+      });
+    listener = listen(config, app);
     const written: string[] = [];
     const spy = spyOn(process.stderr, "write").mockImplementation((chunk) => {
       written.push(String(chunk));

@@ -40,6 +40,7 @@ const ctx = (): RequestContext => ({
   client: undefined,
   startedAt: performance.now(),
   protocol: "openai",
+  route: "/v1/images/generations",
   upstreamMs: 0,
 });
 
