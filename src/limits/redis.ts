@@ -23,14 +23,13 @@ import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
-  BALANCE_RETRY_MS,
-  CONCURRENCY_RETRY_MS,
   type Limiter,
   LimiterUnavailableError,
   type LimitSnapshot,
   MINUTE_MS,
   type RateState,
   type Refusal,
+  refused,
   type Ticket,
 } from "./limiter.ts";
 import { RedisKeys } from "./redis-keys.ts";
@@ -180,22 +179,19 @@ export class RedisLimiter implements Limiter {
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
-    const facts = { limit: 0, balance: nanos(r.balance), reserved: nanos(r.reserved), spent: nanos(r.spent) };
-    let retryAfterMs = BALANCE_RETRY_MS;
-    if (refusal === "rate_limit_exceeded") {
-      retryAfterMs = r.resetMs;
-      facts.limit = request.rpm ?? 0;
-    } else if (refusal === "concurrency_limit_exceeded") {
-      retryAfterMs = CONCURRENCY_RETRY_MS;
-      facts.limit = request.concurrency ?? 0;
-    } else if (refusal === "insufficient_quota") {
-      facts.limit = r.balance;
-    } else {
-      retryAfterMs = this.#day.end(r.now) - r.now;
-      facts.limit = request.dailyCap ?? 0;
-      facts.reserved = nanos(r.keyReserved);
-    }
-    return { ok: false, refusal, retryAfterMs, rate, facts };
+    const untilDayEndMs = this.#day.end(r.now) - r.now;
+    return refused(
+      refusal,
+      request,
+      {
+        balance: r.balance,
+        accountReserved: r.reserved,
+        keyReserved: r.keyReserved,
+        spent: r.spent,
+        untilDayEndMs,
+      },
+      rate,
+    );
   }
 
   /**
