@@ -1,36 +1,19 @@
 // `modelgate sim --listen ADDR [--seed N] [--profile FILE.toml] [--fault KEY=VALUE]...`: the
 // simulator as a standalone HTTP upstream, misbehaving per a fault profile (src/config/channels.ts
 // FaultProfileSchema): a TOML file of profile fields, each overridable by a --fault flag.
-import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
+import { readTomlFile } from "../config/load.ts";
 import { ListenSchema, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { startSimServer } from "../sim/server.ts";
 import { describeIssues } from "../validation.ts";
 import { parse, UsageError } from "./args.ts";
 
-function readProfileFile(file: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new UsageError(
-      `--profile: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-  try {
-    return Bun.TOML.parse(text) as Record<string, unknown>;
-  } catch (error) {
-    throw new UsageError(
-      `--profile: ${file} is not valid TOML: ${error instanceof Error ? error.message : String(error)}`,
-    );
-  }
-}
-
 /** The profile from an optional TOML file and `KEY=VALUE` overrides (numbers, true/false). */
 export function profileFrom(file: string | undefined, faults: readonly string[]): FaultProfile {
-  const fields: Record<string, unknown> = file === undefined ? {} : readProfileFile(file);
+  const fields: Record<string, unknown> =
+    file === undefined ? {} : readTomlFile(file, file, (message) => new UsageError(`--profile: ${message}`));
   for (const fault of faults) {
     const at = fault.indexOf("=");
     if (at < 1) throw new UsageError(`--fault: expected KEY=VALUE such as rate_500=0.5, got "${fault}"`);

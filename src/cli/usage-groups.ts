@@ -76,9 +76,19 @@ async function group(
   return out;
 }
 
-/** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
+/** A spreadsheet runs a cell that starts with one of these as a formula (OWASP: CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+/** A plain decimal number: a spreadsheet reads it as a number, so it stays as it is. */
+const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. Text that a
+ * spreadsheet would run as a formula (a key name or model id starting with `=`, `+`, `-`, `@`, tab
+ * or CR) gets a leading `'` so it shows as text; numbers stay numbers.
+ */
 export function csvField(value: unknown): string {
-  const text = value === null || value === undefined ? "" : String(value);
+  let text = value === null || value === undefined ? "" : String(value);
+  if (typeof value === "string" && FORMULA_START.test(text) && !PLAIN_NUMBER.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -34,45 +34,30 @@ const boolish = (raw: string | boolean | string[]): unknown => {
   return s;
 };
 
+/** One row of SETTINGS: the dotted config path, the variable, the flag and the parser. */
+function setting(path: string, env: string, flag: string, parse: Setting["parse"]): Setting {
+  return { path: path.split("."), env, flag, parse };
+}
+
 /** Settings that variables and flags may set, with the config path each one writes. */
 export const SETTINGS: readonly Setting[] = [
-  { path: ["server", "listen"], env: "MODELGATE_LISTEN", flag: "listen", parse: text },
-  { path: ["server", "tls_cert"], env: "MODELGATE_TLS_CERT", flag: "tls-cert", parse: text },
-  { path: ["server", "tls_key"], env: "MODELGATE_TLS_KEY", flag: "tls-key", parse: text },
-  {
-    path: ["server", "trusted_proxies"],
-    env: "MODELGATE_TRUSTED_PROXIES",
-    flag: "trusted-proxy",
-    parse: list,
-  },
-  {
-    path: ["server", "shutdown_deadline_seconds"],
-    env: "MODELGATE_SHUTDOWN_DEADLINE",
-    flag: "shutdown-deadline",
-    parse: numberish,
-  },
-  { path: ["server", "workers"], env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
-  { path: ["server", "log_format"], env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
-  { path: ["server", "log_level"], env: "MODELGATE_LOG_LEVEL", flag: "log-level", parse: text },
-  { path: ["store", "url"], env: "MODELGATE_DB", flag: "db", parse: text },
-  { path: ["store", "journal"], env: "MODELGATE_JOURNAL", flag: "journal", parse: text },
-  { path: ["redis", "url"], env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },
-  { path: ["redis", "prefix"], env: "MODELGATE_REDIS_PREFIX", flag: "redis-prefix", parse: text },
+  setting("server.listen", "MODELGATE_LISTEN", "listen", text),
+  setting("server.tls_cert", "MODELGATE_TLS_CERT", "tls-cert", text),
+  setting("server.tls_key", "MODELGATE_TLS_KEY", "tls-key", text),
+  setting("server.trusted_proxies", "MODELGATE_TRUSTED_PROXIES", "trusted-proxy", list),
+  setting("server.shutdown_deadline_seconds", "MODELGATE_SHUTDOWN_DEADLINE", "shutdown-deadline", numberish),
+  setting("server.workers", "MODELGATE_WORKERS", "workers", numberish),
+  setting("server.log_format", "MODELGATE_LOG_FORMAT", "log-format", text),
+  setting("server.log_level", "MODELGATE_LOG_LEVEL", "log-level", text),
+  setting("store.url", "MODELGATE_DB", "db", text),
+  setting("store.journal", "MODELGATE_JOURNAL", "journal", text),
+  setting("redis.url", "MODELGATE_REDIS_URL", "redis-url", text),
+  setting("redis.prefix", "MODELGATE_REDIS_PREFIX", "redis-prefix", text),
   // `--no-bootstrap` is a flag whose presence means enabled = false.
-  { path: ["bootstrap", "enabled"], env: "MODELGATE_BOOTSTRAP", flag: "no-bootstrap", parse: (raw) => !raw },
-  { path: ["sim", "seed"], env: "MODELGATE_SIM_SEED", flag: "seed", parse: numberish },
-  {
-    path: ["telemetry", "otlp_endpoint"],
-    env: "MODELGATE_OTLP_ENDPOINT",
-    flag: "otlp-endpoint",
-    parse: text,
-  },
-  {
-    path: ["telemetry", "sampling_ratio"],
-    env: "MODELGATE_OTLP_SAMPLING_RATIO",
-    flag: "otlp-sampling-ratio",
-    parse: numberish,
-  },
+  setting("bootstrap.enabled", "MODELGATE_BOOTSTRAP", "no-bootstrap", (raw) => !raw),
+  setting("sim.seed", "MODELGATE_SIM_SEED", "seed", numberish),
+  setting("telemetry.otlp_endpoint", "MODELGATE_OTLP_ENDPOINT", "otlp-endpoint", text),
+  setting("telemetry.sampling_ratio", "MODELGATE_OTLP_SAMPLING_RATIO", "otlp-sampling-ratio", numberish),
 ];
 
 /** Variables read by commands other than through SETTINGS; any other MODELGATE_* is a typo. */
@@ -171,23 +156,35 @@ function apply(
 }
 
 function readToml(path: string): Record<string, unknown> {
+  return readTomlFile(path, `config file ${path}`, (message) => new ConfigError(message));
+}
+
+/**
+ * A TOML file's top table; a file that cannot be read or parsed becomes `fail("cannot read LABEL:
+ * …")` or `fail("LABEL is not valid TOML: …")` (the config file and `sim --profile` both read so).
+ */
+export function readTomlFile(
+  path: string,
+  label: string,
+  fail: (message: string) => Error,
+): Record<string, unknown> {
   let source: string;
   try {
     source = readFileSync(path, "utf8");
   } catch (error) {
-    throw new ConfigError(
-      `cannot read config file ${path}: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw fail(`cannot read ${label}: ${messageOf(error)}`);
   }
   try {
     const parsed: unknown = Bun.TOML.parse(source);
     if (typeof parsed !== "object" || parsed === null) throw new Error("not a table");
     return parsed as Record<string, unknown>;
   } catch (error) {
-    throw new ConfigError(
-      `config file ${path} is not valid TOML: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    throw fail(`${label} is not valid TOML: ${messageOf(error)}`);
   }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function getPath(obj: Record<string, unknown>, path: readonly string[]): unknown {

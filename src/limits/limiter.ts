@@ -3,6 +3,7 @@
 // concurrent requests can never overspend. In memory (memory.ts) for one process; on Redis
 // (redis.ts) for several nodes. Both pass the same contract (test/unit/limits-limiter.test.ts runs
 // against a factory).
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 
 export const MINUTE_MS = 60_000;
@@ -59,6 +60,50 @@ export interface RefusalFacts {
 export type AcquireResult =
   | { ok: true; ticket: Ticket; rate: RateState }
   | { ok: false; refusal: Refusal; retryAfterMs: number; rate: RateState; facts: RefusalFacts };
+
+/** What an engine read when it refused: the figures every refusal's answer is built from. */
+export interface RefusalFigures {
+  balance: number;
+  accountReserved: number;
+  keyReserved: number;
+  /** Settled cost of the key in the current billing day. */
+  spent: number;
+  /** Milliseconds until the current billing day ends. */
+  untilDayEndMs: number;
+}
+
+/**
+ * A refusal as both engines answer it: how long to wait (the RPM window's reset, a second for a
+ * slot, a minute for money, the day's end for the daily cap) and the limit it hit.
+ */
+export function refused(
+  refusal: Refusal,
+  request: AcquireRequest,
+  figures: RefusalFigures,
+  rate: RateState,
+): AcquireResult {
+  const facts = {
+    limit: 0,
+    balance: nanos(figures.balance),
+    reserved: nanos(figures.accountReserved),
+    spent: nanos(figures.spent),
+  };
+  let retryAfterMs = BALANCE_RETRY_MS;
+  if (refusal === "rate_limit_exceeded") {
+    retryAfterMs = rate.resetMs;
+    facts.limit = request.rpm ?? 0;
+  } else if (refusal === "concurrency_limit_exceeded") {
+    retryAfterMs = CONCURRENCY_RETRY_MS;
+    facts.limit = request.concurrency ?? 0;
+  } else if (refusal === "insufficient_quota") {
+    facts.limit = figures.balance;
+  } else {
+    retryAfterMs = figures.untilDayEndMs;
+    facts.limit = request.dailyCap ?? 0;
+    facts.reserved = nanos(figures.keyReserved);
+  }
+  return { ok: false, refusal, retryAfterMs, rate, facts };
+}
 
 export interface LimitSnapshot {
   balance: Nanos;

@@ -7,13 +7,12 @@ import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
-  BALANCE_RETRY_MS,
-  CONCURRENCY_RETRY_MS,
   type Limiter,
   type LimitSnapshot,
   MINUTE_MS,
   type RateState,
   type Refusal,
+  refused,
   type Ticket,
 } from "./limiter.ts";
 import { SlidingWindow } from "./window.ts";
@@ -63,29 +62,30 @@ export class MemoryLimiter implements Limiter {
     const key = this.#key(request.keyId, now);
     const account = this.#account(request.accountId);
     key.window.prune(now);
-    const refuse = (refusal: Refusal, retryAfterMs: number, limit: number): AcquireResult => ({
-      ok: false,
-      refusal,
-      retryAfterMs,
-      rate: this.#rate(key, request.rpm, now),
-      facts: {
-        limit,
-        balance: nanos(account.balance),
-        reserved: nanos(refusal === "daily_quota_exceeded" ? key.reserved : account.reserved),
-        spent: nanos(key.spent),
-      },
-    });
+    const refuse = (refusal: Refusal): AcquireResult =>
+      refused(
+        refusal,
+        request,
+        {
+          balance: account.balance,
+          accountReserved: account.reserved,
+          keyReserved: key.reserved,
+          spent: key.spent,
+          untilDayEndMs: this.#day.end(now) - now,
+        },
+        this.#rate(key, request.rpm, now),
+      );
     if (request.rpm !== null && key.window.count >= request.rpm) {
-      return refuse("rate_limit_exceeded", key.window.untilOldestLeaves(now), request.rpm);
+      return refuse("rate_limit_exceeded");
     }
     if (request.concurrency !== null && key.inFlight >= request.concurrency) {
-      return refuse("concurrency_limit_exceeded", CONCURRENCY_RETRY_MS, request.concurrency);
+      return refuse("concurrency_limit_exceeded");
     }
     if (account.reserved + reserve > account.balance) {
-      return refuse("insufficient_quota", BALANCE_RETRY_MS, account.balance);
+      return refuse("insufficient_quota");
     }
     if (request.dailyCap !== null && key.spent + key.reserved + reserve > request.dailyCap) {
-      return refuse("daily_quota_exceeded", this.#day.end(now) - now, request.dailyCap);
+      return refuse("daily_quota_exceeded");
     }
     key.window.add(now);
     key.inFlight++;

@@ -7,7 +7,8 @@
 //   A  hash  bal, res, rev; per key k:<keyId>:n (in flight), :res (reserved), :day, :spent, :seed
 //   T  hash  ticket id -> "<reserved>|<keyId>" for every admission not yet released or expired
 //   L  zset  ticket id scored by its lease expiry (Redis ms); renewed by the holder's heartbeat
-//   D  zset  released ticket ids scored by release time, kept `doneMs` so a replay changes nothing
+//   D  zset  released (or cancelled) ticket ids scored by that time, kept `doneMs` so a replay
+//            changes nothing
 //   W  zset  one key's admissions in the RPM window (member ticket id, score admission ms); written
 //            only for keys with an RPM limit, so it never holds more than the limit
 import type { RedisClient } from "bun";
@@ -54,16 +55,18 @@ end
 `;
 
 /**
- * KEYS A T L W; ARGV ticketId keyId rpm concurrency cap reserve now windowMs leaseMs dayOffsetMs
+ * KEYS A T L W D; ARGV ticketId keyId rpm concurrency cap reserve now windowMs leaseMs dayOffsetMs
  * (-1 = no limit, '' now = Redis time). Returns {admitted, refusal, count, resetMs, balance,
- * accountReserved, keyReserved, spent, now, loaded}; refusal 1 rpm, 2 concurrency, 3 balance, 4 cap.
+ * accountReserved, keyReserved, spent, now, loaded}; refusal 1 rpm, 2 concurrency, 3 balance, 4 cap,
+ * 5 the ticket id was already cancelled (its caller gave up; see CANCEL), with nothing changed.
  */
 const ACQUIRE = `
-local A, T, L, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local A, T, L, W, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, key = ARGV[1], ARGV[2]
 local rpm, conc, cap, reserve = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local windowMs, leaseMs, offsetMs = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local at = clock()
+if redis.call('ZSCORE', D, id) then return {0, 5, 0, 0, 0, 0, 0, 0, at, 0} end
 local now = pick(ARGV[7], at)
 expire(A, T, L, at)
 redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
@@ -118,6 +121,25 @@ else
 end
 redis.call('ZADD', D, at, id)
 redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[6]))
+return 1
+`;
+
+/**
+ * KEYS A T L D W; ARGV ticketId doneMs. Undoes an admission whose caller gave up waiting for the
+ * answer (the acquire timed out on the node's side): frees its slot and reservation and takes it
+ * out of the RPM window, if the acquire ran; either way the id is marked done, so an acquire that
+ * runs after this (reordered behind a script reload) refuses (5) and a release changes nothing.
+ * Returns 1, or 0 when the id was already done.
+ */
+const CANCEL = `
+local A, T, L, D, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id = ARGV[1]
+local at = clock()
+if redis.call('ZSCORE', D, id) then return 0 end
+unhold(A, T, L, id)
+redis.call('ZREM', W, id)
+redis.call('ZADD', D, at, id)
+redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[2]))
 return 1
 `;
 
@@ -219,6 +241,7 @@ export class Script {
 export const SCRIPTS = {
   acquire: new Script(ACQUIRE),
   release: new Script(RELEASE),
+  cancel: new Script(CANCEL),
   peek: new Script(PEEK),
   snapshot: new Script(SNAPSHOT),
   setBalance: new Script(SET_BALANCE),

@@ -14,7 +14,9 @@
 // Failure policy: every call has a deadline (`timeoutMs`); a Redis that is down or slower than that
 // makes acquire/peek/snapshot/knowsAccount throw LimiterUnavailableError (the gateway answers 503
 // `limiter_unavailable`). There is no offline queue and no local fallback. A release that fails is
-// kept and retried by the heartbeat until Redis takes it (releases are idempotent by ticket id).
+// kept and retried by the heartbeat until Redis takes it (releases are idempotent by ticket id). An
+// acquire we stopped waiting for may still run in Redis: it is cancelled by ticket id (now, then by
+// the heartbeat), which frees whatever it admitted and makes it refuse if it runs later still.
 import { RedisClient } from "bun";
 import { nanos } from "../base/money.ts";
 import { log } from "../log.ts";
@@ -23,14 +25,13 @@ import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
-  BALANCE_RETRY_MS,
-  CONCURRENCY_RETRY_MS,
   type Limiter,
   LimiterUnavailableError,
   type LimitSnapshot,
   MINUTE_MS,
   type RateState,
   type Refusal,
+  refused,
   type Ticket,
 } from "./limiter.ts";
 import { RedisKeys } from "./redis-keys.ts";
@@ -78,6 +79,19 @@ export interface RedisLimiterOptions {
   clock?: "redis" | "caller";
 }
 
+/** An acquire this node gave up waiting for, to be undone in Redis in case it ran there. */
+interface Cancel {
+  id: string;
+  accountId: number;
+  /** The key's RPM window (the admission, if made, is taken out of it). */
+  window: string;
+  /**
+   * Local time after which the heartbeat stops trying: by then the admission's lease has run out
+   * and the next script on the account frees its slot anyway (this bounds the map while Redis hangs).
+   */
+  until: number;
+}
+
 interface Held {
   ticket: Ticket;
   /** Set once settled: the release still has to reach Redis. */
@@ -97,6 +111,8 @@ export class RedisLimiter implements Limiter {
   readonly #url: string;
   /** Tickets this node holds (renewed by the heartbeat) and releases not yet applied. */
   readonly #held = new Map<string, Held>();
+  /** Timed-out acquires not yet undone in Redis (see #cancel). */
+  readonly #cancels = new Map<string, Cancel>();
   /** Accounts seen seeded in Redis: knowsAccount answers from here without a round trip. */
   readonly #known = new Set<number>();
   readonly #heartbeat: ReturnType<typeof setInterval>;
@@ -148,9 +164,11 @@ export class RedisLimiter implements Limiter {
     const { accountId, keyId } = request;
     const keys = this.#keys.account(accountId);
     const id = crypto.randomUUID();
-    const reply = await this.#run(
-      SCRIPTS.acquire,
-      [keys.account, keys.tickets, keys.leases, this.#keys.window(accountId, keyId)],
+    const window = this.#keys.window(accountId, keyId);
+    this.#assertReady();
+    const sent = SCRIPTS.acquire.run(
+      this.#client,
+      [keys.account, keys.tickets, keys.leases, window, keys.done],
       [
         id,
         keyId,
@@ -164,6 +182,15 @@ export class RedisLimiter implements Limiter {
         this.#offsetMs,
       ],
     );
+    let reply: unknown;
+    try {
+      reply = await this.#deadline(sent, "a limiter script");
+    } catch (error) {
+      // Redis may still run the script after we gave up (too slow, or the connection dropped after
+      // sending): undo it, or the slot and reservation would stay held until the lease runs out.
+      this.#cancel({ id, accountId, window, until: Date.now() + this.#leaseMs });
+      throw error;
+    }
     const r = fields(reply, ACQUIRE_REPLY);
     if (r.loaded === 1) this.#known.add(accountId);
     else this.#known.delete(accountId);
@@ -180,22 +207,35 @@ export class RedisLimiter implements Limiter {
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
-    const facts = { limit: 0, balance: nanos(r.balance), reserved: nanos(r.reserved), spent: nanos(r.spent) };
-    let retryAfterMs = BALANCE_RETRY_MS;
-    if (refusal === "rate_limit_exceeded") {
-      retryAfterMs = r.resetMs;
-      facts.limit = request.rpm ?? 0;
-    } else if (refusal === "concurrency_limit_exceeded") {
-      retryAfterMs = CONCURRENCY_RETRY_MS;
-      facts.limit = request.concurrency ?? 0;
-    } else if (refusal === "insufficient_quota") {
-      facts.limit = r.balance;
-    } else {
-      retryAfterMs = this.#day.end(r.now) - r.now;
-      facts.limit = request.dailyCap ?? 0;
-      facts.reserved = nanos(r.keyReserved);
-    }
-    return { ok: false, refusal, retryAfterMs, rate, facts };
+    const untilDayEndMs = this.#day.end(r.now) - r.now;
+    return refused(
+      refusal,
+      request,
+      {
+        balance: r.balance,
+        accountReserved: r.reserved,
+        keyReserved: r.keyReserved,
+        spent: r.spent,
+        untilDayEndMs,
+      },
+      rate,
+    );
+  }
+
+  /** Undoes a timed-out acquire now, or (failing that) from the heartbeat until its lease would end. */
+  #cancel(cancel: Cancel): void {
+    this.#cancels.set(cancel.id, cancel);
+    void this.#applyCancel(cancel).catch(() => undefined);
+  }
+
+  async #applyCancel(cancel: Cancel): Promise<void> {
+    const keys = this.#keys.account(cancel.accountId);
+    await this.#run(
+      SCRIPTS.cancel,
+      [keys.account, keys.tickets, keys.leases, keys.done, cancel.window],
+      [cancel.id, String(this.#doneMs)],
+    );
+    this.#cancels.delete(cancel.id);
   }
 
   /**
@@ -293,9 +333,14 @@ export class RedisLimiter implements Limiter {
     return this.#held.size;
   }
 
+  /** Timed-out acquires whose undoing has not reached Redis yet. */
+  get cancelling(): number {
+    return this.#cancels.size;
+  }
+
   /**
    * Renews the leases of the tickets still open (one script per account) and retries deferred
-   * releases. Runs on the heartbeat timer; callable directly (tests, shutdown).
+   * releases and cancels. Runs on the heartbeat timer; callable directly (tests, shutdown).
    */
   beat(): Promise<void> {
     if (this.#closed) return Promise.resolve();
@@ -323,7 +368,17 @@ export class RedisLimiter implements Limiter {
         [String(this.#leaseMs), ...ids],
       );
     });
-    const results = await Promise.allSettled([...steps, ...releases.map((held) => this.#applyRelease(held))]);
+    const now = Date.now();
+    const cancels: Promise<void>[] = [];
+    for (const cancel of this.#cancels.values()) {
+      if (cancel.until <= now) this.#cancels.delete(cancel.id);
+      else cancels.push(this.#applyCancel(cancel));
+    }
+    const results = await Promise.allSettled([
+      ...steps,
+      ...releases.map((held) => this.#applyRelease(held)),
+      ...cancels,
+    ]);
     const failed = results.find((result) => result.status === "rejected");
     if (failed?.status === "rejected") {
       log("warn", "redis limiter: heartbeat could not reach Redis; leases run out unless renewed in time", {
@@ -335,11 +390,7 @@ export class RedisLimiter implements Limiter {
 
   /** PING within the call deadline (what /readyz reports). */
   async ping(): Promise<void> {
-    if (this.#closed) throw new LimiterUnavailableError("the Redis limiter is closed");
-    if (!this.#client.connected) {
-      this.#reconnect();
-      throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is not connected`);
-    }
+    this.#assertReady();
     await this.#deadline(this.#client.send("PING", []), "PING");
   }
 
@@ -364,13 +415,18 @@ export class RedisLimiter implements Limiter {
     return this.#callerClock ? String(now) : "";
   }
 
-  /** Runs a script (or, with null, HEXISTS of the account's revision) within the deadline. */
-  async #run(script: Script | null, keys: string[], args: string[]): Promise<unknown> {
+  /** Throws, sending nothing, when the limiter is closed or Redis is not connected. */
+  #assertReady(): void {
     if (this.#closed) throw new LimiterUnavailableError("the Redis limiter is closed");
     if (!this.#client.connected) {
       this.#reconnect();
       throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is not connected`);
     }
+  }
+
+  /** Runs a script (or, with null, HEXISTS of the account's revision) within the deadline. */
+  async #run(script: Script | null, keys: string[], args: string[]): Promise<unknown> {
+    this.#assertReady();
     const call = script
       ? script.run(this.#client, keys, args)
       : this.#client.send("HEXISTS", [keys[0] ?? "", "rev"]);

@@ -37,39 +37,6 @@ export interface CounterSeries {
   count: number;
 }
 
-/** A monotonically increasing count per label set. */
-export class Counter {
-  readonly #series = new Map<string, CounterSeries>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly labelNames: readonly string[],
-  ) {}
-
-  inc(values: LabelValues, by = 1): void {
-    this.series(values).count += by;
-  }
-
-  /** The series of a label set (created at 0): a caller that keeps it adds to `count` directly. */
-  series(values: LabelValues): CounterSeries {
-    const key = values.join("\u0000");
-    let series = this.#series.get(key);
-    if (series === undefined) {
-      series = { values: [...values], count: 0 };
-      this.#series.set(key, series);
-    }
-    return series;
-  }
-
-  render(lines: string[]): void {
-    lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
-    for (const s of this.#series.values()) {
-      lines.push(`${this.name}${labelText(this.labelNames, s.values)} ${s.count}`);
-    }
-  }
-}
-
 export interface HistogramSeries {
   values: LabelValues;
   /** Non-cumulative counts per bucket; the last slot is +Inf. */
@@ -78,30 +45,71 @@ export interface HistogramSeries {
   count: number;
 }
 
-/** Observations in seconds, counted into fixed buckets per label set. */
-export class Histogram {
-  readonly #series = new Map<string, HistogramSeries>();
+/** A metric family: its name, help and label names, and one series per label set. */
+abstract class Family<S extends { readonly values: LabelValues }> {
+  readonly #series = new Map<string, S>();
 
   constructor(
     readonly name: string,
     readonly help: string,
     readonly labelNames: readonly string[],
-    readonly buckets: readonly number[],
   ) {}
 
-  observe(values: LabelValues, seconds: number): void {
-    this.observeIn(this.series(values), seconds);
-  }
+  /** A new, empty series of a label set. */
+  protected abstract fresh(values: LabelValues): S;
 
-  /** The series of a label set (created empty), for callers that keep it. */
-  series(values: LabelValues): HistogramSeries {
+  /** The series of a label set (created empty): a caller that keeps it skips this lookup. */
+  series(values: LabelValues): S {
     const key = values.join("\u0000");
     let series = this.#series.get(key);
-    if (!series) {
-      series = { values: [...values], counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 };
+    if (series === undefined) {
+      series = this.fresh([...values]);
       this.#series.set(key, series);
     }
     return series;
+  }
+
+  /** The HELP and TYPE lines, then each series' lines. */
+  protected renderAs(type: string, lines: string[], each: (series: S) => void): void {
+    lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${type}`);
+    for (const s of this.#series.values()) each(s);
+  }
+}
+
+/** A monotonically increasing count per label set. */
+export class Counter extends Family<CounterSeries> {
+  protected fresh(values: LabelValues): CounterSeries {
+    return { values, count: 0 };
+  }
+
+  inc(values: LabelValues, by = 1): void {
+    this.series(values).count += by;
+  }
+
+  render(lines: string[]): void {
+    this.renderAs("counter", lines, (s) => {
+      lines.push(`${this.name}${labelText(this.labelNames, s.values)} ${s.count}`);
+    });
+  }
+}
+
+/** Observations in seconds, counted into fixed buckets per label set. */
+export class Histogram extends Family<HistogramSeries> {
+  constructor(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    readonly buckets: readonly number[],
+  ) {
+    super(name, help, labelNames);
+  }
+
+  protected fresh(values: LabelValues): HistogramSeries {
+    return { values, counts: new Float64Array(this.buckets.length + 1), sum: 0, count: 0 };
+  }
+
+  observe(values: LabelValues, seconds: number): void {
+    this.observeIn(this.series(values), seconds);
   }
 
   /** Counts one observation into a series of this histogram. */
@@ -114,8 +122,7 @@ export class Histogram {
   }
 
   render(lines: string[]): void {
-    lines.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`);
-    for (const s of this.#series.values()) {
+    this.renderAs("histogram", lines, (s) => {
       let cumulative = 0;
       for (let i = 0; i <= this.buckets.length; i++) {
         cumulative += s.counts[i] ?? 0;
@@ -124,7 +131,7 @@ export class Histogram {
       }
       lines.push(`${this.name}_sum${labelText(this.labelNames, s.values)} ${s.sum}`);
       lines.push(`${this.name}_count${labelText(this.labelNames, s.values)} ${s.count}`);
-    }
+    });
   }
 }
 

@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { UsageError } from "../../src/cli/args.ts";
+import { profileFrom } from "../../src/cli/sim.ts";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { tempDir } from "../helpers/gateway.ts";
 
@@ -113,5 +115,16 @@ describe("configuration", () => {
   test("a file that is not TOML is reported as such", () => {
     const file = withFile("[server\nlisten=");
     expect(errorOf(() => loadConfig({ file, env: {}, flags: {} }))).toContain("not valid TOML");
+  });
+
+  test("the config file and sim --profile name an unreadable or non-TOML file alike", () => {
+    const missing = join(tempDir("modelgate-config-"), "absent.toml");
+    expect(errorOf(() => loadConfig({ file: missing, env: {}, flags: {} }))).toStartWith(
+      `cannot read config file ${missing}: `,
+    );
+    const bad = withFile("rate_500 = ");
+    expect(() => profileFrom(missing, [])).toThrow(new RegExp(`^--profile: cannot read ${missing}: `));
+    expect(() => profileFrom(bad, [])).toThrow(new RegExp(`^--profile: ${bad} is not valid TOML: `));
+    expect(() => profileFrom(bad, [])).toThrow(UsageError);
   });
 });

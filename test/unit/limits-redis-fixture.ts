@@ -1,7 +1,7 @@
 // Shared set-up for the Redis limiter tests: limiters on the local Redis (127.0.0.1:6379) under a
 // prefix unique to each test and removed after it (SCAN + DEL), and a private redis-server on a
 // spare port for the tests that stop Redis (the shared one on 6379 is never stopped); and the
-// admission request the limiter tests start from.
+// admission request the limiter tests start from; a proxy that makes Redis answer slowly.
 import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest } from "../../src/limits/limiter.ts";
@@ -147,4 +147,84 @@ async function freePort(): Promise<number> {
   const port = server.port;
   server.stop(true);
   return port;
+}
+
+/**
+ * A TCP proxy in front of Redis that holds every reply for `delayMs` (set it at any time). Replies
+ * keep their order; requests pass at once, so Redis runs a command before the client sees it done.
+ */
+export class SlowRedisProxy {
+  delayMs = 0;
+  readonly #server: Bun.TCPSocketListener<ProxyLink>;
+
+  private constructor(targetPort: number) {
+    const proxy = this;
+    this.#server = Bun.listen<ProxyLink>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        async open(client) {
+          const link: ProxyLink = { upstream: undefined, pending: [], replies: [], timer: undefined };
+          client.data = link;
+          link.upstream = await Bun.connect({
+            hostname: "127.0.0.1",
+            port: targetPort,
+            socket: {
+              data(_, chunk) {
+                link.replies.push({ due: performance.now() + proxy.delayMs, chunk: Buffer.from(chunk) });
+                proxy.#pump(client, link);
+              },
+              close() {
+                client.end();
+              },
+            },
+          });
+          for (const chunk of link.pending) link.upstream.write(chunk);
+          link.pending.length = 0;
+        },
+        data(client, chunk) {
+          const link = client.data;
+          if (link.upstream) link.upstream.write(chunk);
+          else link.pending.push(Buffer.from(chunk));
+        },
+        close(client) {
+          clearTimeout(client.data.timer);
+          client.data.upstream?.end();
+        },
+      },
+    });
+  }
+
+  static start(targetUrl: string): SlowRedisProxy {
+    return new SlowRedisProxy(Number(new URL(targetUrl).port));
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.#server.port}`;
+  }
+
+  stop(): void {
+    this.#server.stop(true);
+  }
+
+  /** Writes the replies that are due, in order, and waits for the next one. */
+  #pump(client: Bun.Socket<ProxyLink>, link: ProxyLink): void {
+    clearTimeout(link.timer);
+    let next = link.replies[0];
+    while (next && next.due <= performance.now()) {
+      client.write(next.chunk);
+      link.replies.shift();
+      next = link.replies[0];
+    }
+    if (next) link.timer = setTimeout(() => this.#pump(client, link), next.due - performance.now());
+  }
+}
+
+interface ProxyLink {
+  upstream: Bun.Socket | undefined;
+  /** Requests that arrived before the connection to Redis was open. */
+  pending: Buffer[];
+  /** Replies held back, oldest first. */
+  replies: { due: number; chunk: Buffer }[];
+  timer: ReturnType<typeof setTimeout> | undefined;
 }

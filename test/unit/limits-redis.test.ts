@@ -20,11 +20,21 @@ import {
   type Ticket,
 } from "../../src/limits/limiter.ts";
 import { RedisLimiter } from "../../src/limits/redis.ts";
+import { RedisKeys } from "../../src/limits/redis-keys.ts";
+import { SCRIPTS } from "../../src/limits/redis-scripts.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import type { KeyId } from "../../src/types.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput } from "./billing-fixture.ts";
-import { dropPrefix, keysUnder, limitRequest, PrivateRedis, RedisLimiters } from "./limits-redis-fixture.ts";
+import {
+  dropPrefix,
+  keysUnder,
+  limitRequest,
+  PrivateRedis,
+  REDIS_URL,
+  RedisLimiters,
+  SlowRedisProxy,
+} from "./limits-redis-fixture.ts";
 
 let limiters = new RedisLimiters();
 let privateRedis: PrivateRedis | undefined;
@@ -325,6 +335,68 @@ describe("Redis down", () => {
       expect(elapsed).toBeLessThan(250);
     } finally {
       privateRedis.signal("SIGCONT");
+    }
+  });
+
+  test("slow: an acquire that times out here after Redis ran it gives its slot, reservation and RPM count back", async () => {
+    const proxy = SlowRedisProxy.start(REDIS_URL);
+    try {
+      // A lease far longer than the test: only the cancel can bring the slot back in time.
+      const node = await limiters.make({ url: proxy.url, timeoutMs: 150, leaseMs: 120_000 });
+      await node.setBalance(1, nanos(1_000), 1);
+      const limits = { rpm: 5, concurrency: 1, reserve: nanos(100) };
+      proxy.delayMs = 400;
+      const failure = await node.acquire(request(limits)).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LimiterUnavailableError);
+
+      proxy.delayMs = 0;
+      // Poll (bounded) until nothing is in flight: the late admission is undone, or the test fails.
+      let inFlight = -1;
+      for (let i = 0; i < 50 && inFlight !== 0; i++) {
+        await node.beat().catch(() => undefined);
+        inFlight = await node
+          .snapshot("k1", 1, Date.now())
+          .then((s) => s.inFlight)
+          .catch(() => -1);
+        if (inFlight !== 0) await Bun.sleep(100);
+      }
+      const snapshot = await node.snapshot("k1", 1, Date.now());
+      expect(snapshot).toMatchObject({ inFlight: 0, keyReserved: 0, accountReserved: 0 });
+      expect((await node.peek("k1", 1, 5, Date.now())).remaining).toBe(5);
+      // Once Redis answers in time again, the heartbeat's retry confirms the cancel and forgets it.
+      await node.beat();
+      expect(node.cancelling).toBe(0);
+      expect(await node.acquire(request(limits))).toMatchObject({ ok: true });
+    } finally {
+      await limiters.cleanup();
+      proxy.stop();
+    }
+  }, 20_000);
+
+  test("a cancelled ticket id is never admitted, even when its acquire runs after the cancel", async () => {
+    const node = await limiters.make();
+    await node.setBalance(1, nanos(1_000), 1);
+    const keys = new RedisKeys(limiters.prefix);
+    const account = keys.account(1);
+    const window = keys.window(1, "k1");
+    const client = new RedisClient(REDIS_URL);
+    try {
+      const cancelled = await SCRIPTS.cancel.run(
+        client,
+        [account.account, account.tickets, account.leases, account.done, window],
+        ["t-late", "600000"],
+      );
+      expect(cancelled).toBe(1);
+      const reply = await SCRIPTS.acquire.run(
+        client,
+        [account.account, account.tickets, account.leases, window, account.done],
+        ["t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
+      );
+      expect((reply as number[]).slice(0, 2)).toEqual([0, 5]);
+      expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({ inFlight: 0, accountReserved: 0 });
+      expect((await node.peek("k1", 1, 5, Date.now())).remaining).toBe(5);
+    } finally {
+      client.close();
     }
   });
 

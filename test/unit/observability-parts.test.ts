@@ -103,4 +103,19 @@ describe("CSV", () => {
     expect(csvField(null)).toBe("");
     expect(toCsv([{ a: 1, b: "x,y" }], ["a", "b"])).toBe('a,b\r\n1,"x,y"\r\n');
   });
+
+  test("text a spreadsheet would run as a formula is prefixed with a quote; numbers stay numbers", () => {
+    expect(csvField('=HYPERLINK("http://x")')).toBe('"\'=HYPERLINK(""http://x"")"');
+    expect(csvField("+cmd|' /C calc'!A0")).toBe("'+cmd|' /C calc'!A0");
+    expect(csvField("-2+3")).toBe("'-2+3");
+    expect(csvField("@SUM(A1:A2)")).toBe("'@SUM(A1:A2)");
+    expect(csvField("\tkey")).toBe("'\tkey");
+    expect(csvField("\rkey")).toBe('"\'\rkey"');
+    expect(csvField(-1.5)).toBe("-1.5");
+    expect(csvField("-42")).toBe("-42");
+    expect(csvField("+7")).toBe("+7");
+    expect(csvField("modelx-5.5")).toBe("modelx-5.5");
+    const rows = [{ key: "=1+1", model: "@evil", cost: -0.25 }];
+    expect(toCsv(rows, ["key", "model", "cost"])).toBe("key,model,cost\r\n'=1+1,'@evil,-0.25\r\n");
+  });
 });
