@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { describeIssues, issuePath } from "../validation.ts";
 import { GatewayError } from "./errors.ts";
-import type { JsonSchema } from "./text-view.ts";
+import type { JsonSchema } from "./text-form.ts";
 
 /** Any JSON object (a JSON Schema, tool input): kept as sent. */
 export const JsonObject = v.custom<JsonSchema>(

@@ -4,7 +4,7 @@
 // apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input).
 import * as v from "valibot";
 import type { UsageCounts } from "../billing/meter.ts";
-import type { TextProtocol } from "./text-view.ts";
+import type { TextProtocol } from "./text-form.ts";
 
 const Count = v.optional(v.nullable(v.number()), 0);
 

@@ -4,8 +4,8 @@
 // (a mapped id such as `llama3.2`): the client sees the model id it asked for.
 import type { UsageCounts } from "../../billing/meter.ts";
 import { GatewayError } from "../../wire/errors.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
 import { usageOfBody } from "../../wire/text-usage.ts";
-import type { TextProtocol } from "../../wire/text-view.ts";
 
 export interface JsonAnswer {
   bytes: Uint8Array;

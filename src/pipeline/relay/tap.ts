@@ -4,8 +4,8 @@
 // only counted (the estimate when an upstream never reports usage). Also notes whether the stream
 // is complete and, for Chat, whether an event is the usage-only chunk (empty `choices` + `usage`).
 import type { UsageCounts } from "../../billing/meter.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
 import { anthropicUsage, openaiUsage } from "../../wire/text-usage.ts";
-import type { TextProtocol } from "../../wire/text-view.ts";
 
 const RESPONSES_DELTAS = new Set([
   "response.output_text.delta",

@@ -6,9 +6,16 @@
 // signatures from another protocol are dropped (reasoning tokens still appear in
 // completion_tokens_details). A non-standard `reasoning_content` from an upstream is read as thinking.
 import { sseEvent, sseJson } from "../sse.ts";
+import {
+  type IrEvent,
+  type IrReply,
+  type IrReplyPart,
+  type IrStop,
+  type IrUsage,
+  ZERO_USAGE,
+} from "../text-form.ts";
+import { type Converted, NO_EVENTS, type ReplyReader, type ReplyWriter, readObject } from "./convert.ts";
 import { stopFromChat, stopToChat, usageFromOpenAI, usageToChat } from "./finish.ts";
-import type { IrEvent, IrReply, IrReplyPart, IrStop, IrUsage, ReplyReader, ReplyWriter } from "./ir.ts";
-import { parseObject, ZERO_USAGE } from "./ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 
 /** A complete Chat answer in the internal form. */
@@ -55,11 +62,14 @@ export class ChatReader implements ReplyReader {
   #usage: IrUsage | undefined;
   #done = false;
 
-  read(_name: string | undefined, data: string): IrEvent[] {
-    if (this.#done) return [];
-    if (data === "[DONE]") return this.#finish();
-    const chunk = parseObject(data);
-    if (chunk === undefined) return [];
+  read(_name: string | undefined, data: string): Converted<readonly IrEvent[]> {
+    if (this.#done) return NO_EVENTS;
+    if (data === "[DONE]") return { ok: true, value: this.#finish() };
+    const chunk = readObject(data);
+    return chunk.ok ? { ok: true, value: this.#chunk(chunk.value) } : chunk;
+  }
+
+  #chunk(chunk: Obj): IrEvent[] {
     if (chunk.error !== undefined) {
       this.#done = true;
       return [{ type: "error", message: str(obj(chunk.error).message) ?? "The upstream reported an error." }];

@@ -8,6 +8,9 @@
 // The input usage of message_start is the gateway's own count when the upstream reports usage
 // only at the end (OpenAI protocols); message_delta then carries the upstream's real figures.
 import { sseJson } from "../sse.ts";
+import type { IrEvent, IrPart, IrPartStart, IrReply, IrStop, IrUsage } from "../text-form.ts";
+import { ZERO_USAGE } from "../text-form.ts";
+import { type Converted, NO_EVENTS, type ReplyReader, type ReplyWriter, readObject } from "./convert.ts";
 import {
   deltaUsageToAnthropic,
   stopFromMessages,
@@ -15,17 +18,6 @@ import {
   usageFromAnthropic,
   usageToAnthropic,
 } from "./finish.ts";
-import type {
-  IrEvent,
-  IrPart,
-  IrPartStart,
-  IrReply,
-  IrStop,
-  IrUsage,
-  ReplyReader,
-  ReplyWriter,
-} from "./ir.ts";
-import { parseObject, ZERO_USAGE } from "./ir.ts";
 import { argumentsObject, argumentsText, arr, count, newId, type Obj, obj, str } from "./narrow.ts";
 
 function partOf(block: Obj): IrPart | undefined {
@@ -83,10 +75,13 @@ export class MessagesReader implements ReplyReader {
   #stopSequence: string | undefined;
   #done = false;
 
-  read(name: string | undefined, data: string): IrEvent[] {
-    if (this.#done) return [];
-    const e = parseObject(data);
-    if (e === undefined) return [];
+  read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
+    if (this.#done) return NO_EVENTS;
+    const e = readObject(data);
+    return e.ok ? { ok: true, value: this.#event(name, e.value) } : e;
+  }
+
+  #event(name: string | undefined, e: Obj): IrEvent[] {
     switch (name ?? e.type) {
       case "message_start": {
         const message = obj(e.message);

@@ -6,9 +6,10 @@
 // only encrypted_content (the meaning of Anthropic's redacted_thinking). A streamed reasoning item
 // therefore starts its part at its first text or, without text, when it is done. Other item
 // types (web search, custom tool calls, …) have no counterpart and are dropped.
+
+import type { IrEvent, IrPartStart, IrReply, IrReplyPart } from "../text-form.ts";
+import { type Converted, NO_EVENTS, type ReplyReader, readObject } from "./convert.ts";
 import { stopFromResponses, usageFromOpenAI } from "./finish.ts";
-import type { IrEvent, IrPartStart, IrReply, IrReplyPart, ReplyReader } from "./ir.ts";
-import { parseObject } from "./ir.ts";
 import { arr, count, type Obj, obj, str } from "./narrow.ts";
 import { sealReasoning } from "./reasoning-seal.ts";
 
@@ -89,10 +90,13 @@ export class ResponsesReader implements ReplyReader {
   #calledTool = false;
   #done = false;
 
-  read(name: string | undefined, data: string): IrEvent[] {
-    if (this.#done) return [];
-    const e = parseObject(data);
-    if (e === undefined) return [];
+  read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
+    if (this.#done) return NO_EVENTS;
+    const e = readObject(data);
+    return e.ok ? { ok: true, value: this.#event(name, e.value) } : e;
+  }
+
+  #event(name: string | undefined, e: Obj): IrEvent[] {
     const type = str(e.type) ?? name;
     switch (type) {
       case "response.created": {
