@@ -7,8 +7,9 @@ import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { runImages } from "../pipeline/images.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
+import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { coerceFormFields, EditFieldsSchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
+import { coerceFormFields, EditFieldsSchema, toImageOptions } from "../wire/images.ts";
 import { requireImageModel, unknownFields } from "./images.ts";
 import { readImageUpload } from "./images-upload.ts";
 

@@ -7,8 +7,9 @@ import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { runImages } from "../pipeline/images.ts";
+import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { GenerationBodySchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
+import { GenerationBodySchema, toImageOptions } from "../wire/images.ts";
 
 /** Refuses a text or messages model on an image endpoint. */
 export function requireImageModel(model: ModelInfo): ModelInfo {

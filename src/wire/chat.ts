@@ -2,10 +2,10 @@
 // unknown fields kept) and its decode; its conversions to the internal form are in
 // translate/chat-request.ts.
 import * as v from "valibot";
+import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
 import {
   checkSampling,
-  decode,
   Effort,
   JsonObject,
   PositiveInt,
@@ -100,7 +100,7 @@ export function decodeChatRequest(json: unknown): ChatRequest {
     "reasoning",
     'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
   );
-  const request = decode(ChatRequestSchema, body);
+  const request = parseOrThrow(ChatRequestSchema, body);
   checkSampling(request);
   checkChoices(request.n);
   return request;

@@ -3,16 +3,9 @@
 // to the internal form are in translate/messages-request.ts), and the one change a same-protocol upstream needs: mid-conversation system messages moved into the
 // top-level `system` (the API takes only user and assistant roles in `messages`).
 import * as v from "valibot";
+import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
-import {
-  checkSampling,
-  decode,
-  JsonObject,
-  PositiveInt,
-  requireObject,
-  Temperature,
-  TopP,
-} from "./text-fields.ts";
+import { checkSampling, JsonObject, PositiveInt, requireObject, Temperature, TopP } from "./text-fields.ts";
 
 /** The version SPEC.md names; SDKs send later dates, which are accepted and passed on. */
 export const DEFAULT_VERSION = "2023-06-01";
@@ -85,7 +78,7 @@ export type CountTokensRequest = v.InferOutput<typeof CountTokensRequestSchema>;
 
 /** Checks a parsed body: shape (400), thinking budget (400), sampling ranges (422). */
 export function decodeMessagesRequest(json: unknown): MessagesRequest {
-  const request = decode(MessagesRequestSchema, requireObject(json));
+  const request = parseOrThrow(MessagesRequestSchema, requireObject(json));
   const thinking = request.thinking;
   if (thinking?.type === "enabled") {
     const budget = thinking.budget_tokens as number;
@@ -102,7 +95,7 @@ export function decodeMessagesRequest(json: unknown): MessagesRequest {
 }
 
 export function decodeCountTokensRequest(json: unknown): CountTokensRequest {
-  return decode(CountTokensRequestSchema, requireObject(json));
+  return parseOrThrow(CountTokensRequestSchema, requireObject(json));
 }
 
 type SystemBlock = Record<string, unknown>;

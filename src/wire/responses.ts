@@ -2,9 +2,9 @@
 // are kept for a same-protocol upstream) and its decode; its conversions to the internal form are
 // in translate/responses-request.ts.
 import * as v from "valibot";
+import { parseOrThrow } from "./decode.ts";
 import {
   checkSampling,
-  decode,
   Effort,
   JsonObject,
   PositiveInt,
@@ -109,7 +109,7 @@ export function decodeResponsesRequest(json: unknown): ResponsesRequest {
     "reasoning_effort",
     'on /v1/responses the effort is nested: send `"reasoning": {"effort": "high"}`.',
   );
-  const request = decode(ResponsesRequestSchema, body);
+  const request = parseOrThrow(ResponsesRequestSchema, body);
   checkSampling(request);
   return request;
 }
