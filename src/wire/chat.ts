@@ -2,16 +2,13 @@
 // unknown fields kept) and its decode; its conversions to the internal form are in
 // translate/chat-request.ts.
 import * as v from "valibot";
-import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
 import {
-  checkSampling,
+  decodeOpenAIText,
   Effort,
   JsonObject,
   PositiveInt,
   ResponseFormat,
-  rejectMisplaced,
-  requireObject,
   Temperature,
   TopP,
 } from "./text-fields.ts";
@@ -94,14 +91,10 @@ export type ChatRequest = v.InferOutput<typeof ChatRequestSchema>;
 
 /** Checks a parsed JSON body: nested reasoning (400 upstream_error), shape (400), ranges (422). */
 export function decodeChatRequest(json: unknown): ChatRequest {
-  const body = requireObject(json);
-  rejectMisplaced(
-    body,
-    "reasoning",
-    'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
-  );
-  const request = parseOrThrow(ChatRequestSchema, body);
-  checkSampling(request);
+  const request = decodeOpenAIText(ChatRequestSchema, json, {
+    field: "reasoning",
+    hint: 'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
+  });
   checkChoices(request.n);
   return request;
 }

@@ -2,15 +2,12 @@
 // are kept for a same-protocol upstream) and its decode; its conversions to the internal form are
 // in translate/responses-request.ts.
 import * as v from "valibot";
-import { parseOrThrow } from "./decode.ts";
 import {
-  checkSampling,
+  decodeOpenAIText,
   Effort,
   JsonObject,
   PositiveInt,
   ResponseFormat,
-  rejectMisplaced,
-  requireObject,
   Temperature,
   TopP,
 } from "./text-fields.ts";
@@ -103,13 +100,8 @@ export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
 
 /** Checks a parsed JSON body: misplaced reasoning field (400 upstream_error), shape (400), ranges (422). */
 export function decodeResponsesRequest(json: unknown): ResponsesRequest {
-  const body = requireObject(json);
-  rejectMisplaced(
-    body,
-    "reasoning_effort",
-    'on /v1/responses the effort is nested: send `"reasoning": {"effort": "high"}`.',
-  );
-  const request = parseOrThrow(ResponsesRequestSchema, body);
-  checkSampling(request);
-  return request;
+  return decodeOpenAIText(ResponsesRequestSchema, json, {
+    field: "reasoning_effort",
+    hint: 'on /v1/responses the effort is nested: send `"reasoning": {"effort": "high"}`.',
+  });
 }

@@ -2,6 +2,7 @@
 // step (decode.ts): sampling ranges (422), a field of another protocol (400 upstream_error), the
 // body being an object.
 import * as v from "valibot";
+import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
 import type { JsonSchema } from "./text-form.ts";
 
@@ -43,6 +44,22 @@ export function checkSampling(body: {
 }): void {
   checkRange("temperature", body.temperature, 0, 2);
   checkRange("top_p", body.top_p, 0, 1);
+}
+
+/**
+ * The decode of an OpenAI text body: an object, without the other OpenAI protocol's reasoning
+ * field (400 upstream_error, SPEC rule), valid for `schema` (400/422), sampling in range (422).
+ */
+export function decodeOpenAIText<S extends v.GenericSchema>(
+  schema: S,
+  json: unknown,
+  misplaced: { field: string; hint: string },
+): v.InferOutput<S> {
+  const body = requireObject(json);
+  rejectMisplaced(body, misplaced.field, misplaced.hint);
+  const request = parseOrThrow(schema, body);
+  checkSampling(request as Parameters<typeof checkSampling>[0]);
+  return request;
 }
 
 /** A field that belongs to another protocol: 400 with code `upstream_error` (SPEC rule). */

@@ -14,7 +14,7 @@ import {
   type IrUsage,
   ZERO_USAGE,
 } from "../text-form.ts";
-import { type Converted, NO_EVENTS, type ReplyReader, type ReplyWriter, readObject } from "./convert.ts";
+import { type Converted, JsonReplyReader, type ReplyWriter } from "./convert.ts";
 import { stopFromChat, stopToChat, usageFromOpenAI, usageToChat } from "./finish.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 
@@ -50,7 +50,7 @@ export function readChatReply(json: Obj): IrReply {
 }
 
 /** Reads a Chat chunk stream into internal events. */
-export class ChatReader implements ReplyReader {
+export class ChatReader extends JsonReplyReader {
   #started = false;
   #next = 0;
   #open: number | undefined;
@@ -60,18 +60,14 @@ export class ChatReader implements ReplyReader {
   readonly #tools = new Map<number, number>();
   #stop: IrStop | undefined;
   #usage: IrUsage | undefined;
-  #done = false;
-
-  read(_name: string | undefined, data: string): Converted<readonly IrEvent[]> {
-    if (this.#done) return NO_EVENTS;
-    if (data === "[DONE]") return { ok: true, value: this.#finish() };
-    const chunk = readObject(data);
-    return chunk.ok ? { ok: true, value: this.#chunk(chunk.value) } : chunk;
+  override read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
+    if (!this.done && data === "[DONE]") return { ok: true, value: this.#finish() };
+    return super.read(name, data);
   }
 
-  #chunk(chunk: Obj): IrEvent[] {
+  protected event(_name: string | undefined, chunk: Obj): IrEvent[] {
     if (chunk.error !== undefined) {
-      this.#done = true;
+      this.done = true;
       return [{ type: "error", message: str(obj(chunk.error).message) ?? "The upstream reported an error." }];
     }
     const out: IrEvent[] = [];
@@ -131,7 +127,7 @@ export class ChatReader implements ReplyReader {
   }
 
   #finish(): IrEvent[] {
-    this.#done = true;
+    this.done = true;
     const out: IrEvent[] = [];
     if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
     const stop = this.#stop ?? "end";
@@ -139,9 +135,9 @@ export class ChatReader implements ReplyReader {
     return out;
   }
 
-  end(): IrEvent[] {
+  override end(): IrEvent[] {
     // Some compatible servers end without [DONE] after the finish chunk; that is still complete.
-    return this.#done || this.#stop === undefined ? [] : this.#finish();
+    return this.done || this.#stop === undefined ? [] : this.#finish();
   }
 }
 

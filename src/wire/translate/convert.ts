@@ -87,6 +87,26 @@ export function replyEvents(reply: IrReply): IrEvent[] {
   return events;
 }
 
+/**
+ * The reader of a protocol whose events are JSON objects: `event` converts one, after its data was
+ * read as an object; data that is not one is the typed error. Once `done`, events are passed over.
+ */
+export abstract class JsonReplyReader implements ReplyReader {
+  protected done = false;
+
+  read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
+    if (this.done) return NO_EVENTS;
+    const event = readObject(data);
+    return event.ok ? { ok: true, value: this.event(name, event.value) } : event;
+  }
+
+  protected abstract event(name: string | undefined, event: Obj): IrEvent[];
+
+  end(): IrEvent[] {
+    return [];
+  }
+}
+
 /** A reply writer: turns internal events into one protocol's SSE bytes and its complete answer. */
 export interface ReplyWriter {
   push(event: IrEvent): Uint8Array[];

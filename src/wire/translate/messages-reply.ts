@@ -10,7 +10,7 @@
 import { sseJson } from "../sse.ts";
 import type { IrEvent, IrPart, IrPartStart, IrReply, IrStop, IrUsage } from "../text-form.ts";
 import { ZERO_USAGE } from "../text-form.ts";
-import { type Converted, NO_EVENTS, type ReplyReader, type ReplyWriter, readObject } from "./convert.ts";
+import { JsonReplyReader, type ReplyWriter } from "./convert.ts";
 import {
   deltaUsageToAnthropic,
   stopFromMessages,
@@ -67,21 +67,13 @@ function startOf(block: Obj): IrPartStart | undefined {
 }
 
 /** Reads a Messages SSE stream into internal events. */
-export class MessagesReader implements ReplyReader {
+export class MessagesReader extends JsonReplyReader {
   readonly #blocks = new Map<number, number>();
   #next = 0;
   #usage: Obj = {};
   #stop: IrStop = "end";
   #stopSequence: string | undefined;
-  #done = false;
-
-  read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
-    if (this.#done) return NO_EVENTS;
-    const e = readObject(data);
-    return e.ok ? { ok: true, value: this.#event(name, e.value) } : e;
-  }
-
-  #event(name: string | undefined, e: Obj): IrEvent[] {
+  protected event(name: string | undefined, e: Obj): IrEvent[] {
     switch (name ?? e.type) {
       case "message_start": {
         const message = obj(e.message);
@@ -105,7 +97,7 @@ export class MessagesReader implements ReplyReader {
         return [];
       }
       case "message_stop":
-        this.#done = true;
+        this.done = true;
         return [
           {
             type: "finish",
@@ -115,7 +107,7 @@ export class MessagesReader implements ReplyReader {
           },
         ];
       case "error":
-        this.#done = true;
+        this.done = true;
         return [{ type: "error", message: str(obj(e.error).message) ?? "The upstream reported an error." }];
       default:
         return [];
@@ -152,10 +144,6 @@ export class MessagesReader implements ReplyReader {
       default:
         return [];
     }
-  }
-
-  end(): IrEvent[] {
-    return [];
   }
 }
 

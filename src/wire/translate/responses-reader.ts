@@ -8,7 +8,7 @@
 // types (web search, custom tool calls, …) have no counterpart and are dropped.
 
 import type { IrEvent, IrPartStart, IrReply, IrReplyPart } from "../text-form.ts";
-import { type Converted, NO_EVENTS, type ReplyReader, readObject } from "./convert.ts";
+import { JsonReplyReader } from "./convert.ts";
 import { stopFromResponses, usageFromOpenAI } from "./finish.ts";
 import { arr, count, type Obj, obj, str } from "./narrow.ts";
 import { sealReasoning } from "./reasoning-seal.ts";
@@ -84,19 +84,11 @@ interface OpenItem {
 }
 
 /** Reads a Responses SSE stream into internal events. */
-export class ResponsesReader implements ReplyReader {
+export class ResponsesReader extends JsonReplyReader {
   readonly #items = new Map<number, OpenItem>();
   #next = 0;
   #calledTool = false;
-  #done = false;
-
-  read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
-    if (this.#done) return NO_EVENTS;
-    const e = readObject(data);
-    return e.ok ? { ok: true, value: this.#event(name, e.value) } : e;
-  }
-
-  #event(name: string | undefined, e: Obj): IrEvent[] {
+  protected event(name: string | undefined, e: Obj): IrEvent[] {
     const type = str(e.type) ?? name;
     switch (type) {
       case "response.created": {
@@ -122,14 +114,14 @@ export class ResponsesReader implements ReplyReader {
         return this.#itemDone(e);
       case "response.completed":
       case "response.incomplete": {
-        this.#done = true;
+        this.done = true;
         const r = obj(e.response);
         const stop = stopFromResponses(r, this.#calledTool);
         return [{ type: "finish", stop, stopSequence: undefined, usage: usageFromOpenAI(r.usage) }];
       }
       case "response.failed":
       case "error": {
-        this.#done = true;
+        this.done = true;
         const err = obj(type === "error" ? (e.error ?? e) : obj(e.response).error);
         return [{ type: "error", message: str(err.message) ?? "The upstream reported a failure." }];
       }
@@ -274,9 +266,5 @@ export class ResponsesReader implements ReplyReader {
       if (signature) out.push({ type: "signature", index: item.part.index, signature });
     }
     this.#close(out, item);
-  }
-
-  end(): IrEvent[] {
-    return [];
   }
 }
