@@ -88,7 +88,8 @@ async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
 /** A tap that reads nothing (and calls every stream complete): the relay without the tap's work. */
 function idleTap(protocol: Protocol): UsageTap {
   const tap = new tapModule.UsageTap(protocol);
-  tap.terminal = true;
+  // An own property shadows the prototype's getter (older trees set `terminal`; this works on both).
+  Object.defineProperty(tap, "complete", { get: () => true });
   tap.onEvent = () => false;
   return tap;
 }

@@ -3,8 +3,8 @@
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { serveText, type TextEndpoint } from "../pipeline/text.ts";
-import { decodeChatRequest, viewOfChat } from "../wire/chat.ts";
-import { readChatRequest } from "../wire/translate/index.ts";
+import { decodeChatRequest } from "../wire/chat.ts";
+import { readChatRequest, viewOfChat } from "../wire/translate/index.ts";
 
 const ENDPOINT: TextEndpoint = {
   path: "/v1/chat/completions",

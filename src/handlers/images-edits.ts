@@ -4,8 +4,9 @@
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
+import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { coerceFormFields, EditFieldsSchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
+import { coerceFormFields, EditFieldsSchema, toImageOptions } from "../wire/images.ts";
 import { type ImageEndpoint, serveImages, unknownFields } from "./images.ts";
 import { type ImageUpload, readImageUpload } from "./images-upload.ts";
 

@@ -9,8 +9,9 @@ import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { type ImageRequest, runImages } from "../pipeline/images.ts";
+import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { GenerationBodySchema, parseOrThrow, toImageOptions } from "../wire/images.ts";
+import { GenerationBodySchema, toImageOptions } from "../wire/images.ts";
 
 /** An image endpoint: how its body is read and validated, and the job a valid body asks for. */
 export interface ImageEndpoint<Body extends { model: string }> {

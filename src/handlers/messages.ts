@@ -15,9 +15,8 @@ import {
   decodeMessagesRequest,
   requireVersion,
   systemOverrides,
-  viewOfMessages,
 } from "../wire/messages.ts";
-import { readMessagesRequest } from "../wire/translate/index.ts";
+import { readMessagesRequest, viewOfMessages } from "../wire/translate/index.ts";
 
 const ENDPOINT: TextEndpoint = {
   path: "/v1/messages",

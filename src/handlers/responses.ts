@@ -3,8 +3,8 @@
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { type DecodedText, serveText, type TextEndpoint } from "../pipeline/text.ts";
-import { decodeResponsesRequest, viewOfResponses } from "../wire/responses.ts";
-import { readResponsesRequest } from "../wire/translate/index.ts";
+import { decodeResponsesRequest } from "../wire/responses.ts";
+import { readResponsesRequest, viewOfResponses } from "../wire/translate/index.ts";
 
 /** Decodes a Responses body (HTTP, or a WebSocket `response.create` after expansion). */
 export function decodeResponses(json: unknown): DecodedText {

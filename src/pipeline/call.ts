@@ -74,7 +74,7 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
   try {
     const response = await callText(channel, attemptCall, env);
     if (!response.ok) {
-      const error = await upstreamError(channel.name, response);
+      const error = await upstreamError(channel.name, call.protocol, response);
       guard.dispose();
       const retryable = error.retryable;
       lease.release(response.status === 429 || !retryable ? "neutral" : "failure");

@@ -7,7 +7,7 @@ import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Channel } from "../upstream/channels.ts";
 import { GatewayError } from "../wire/errors.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
+import type { TextProtocol } from "../wire/text-form.ts";
 
 /** The protocol `channel` is called in for a client speaking `client`; undefined if it serves no text. */
 export function upstreamProtocol(channel: Channel, client: TextProtocol): TextProtocol | undefined {

@@ -6,7 +6,7 @@
 // do work the gateway cannot relay or bill: those are refused with 400 naming the field, never
 // silently dropped. A channel speaking another protocol receives only what the translation carries.
 import { GatewayError } from "../wire/errors.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
+import type { TextProtocol } from "../wire/text-form.ts";
 
 interface FieldRule {
   field: string;

@@ -4,7 +4,7 @@
 // text never).
 import type { UsageEvent } from "../billing/feed.ts";
 import type { UsageCounts } from "../billing/meter.ts";
-import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import type { TextProtocol, TextView } from "../wire/text-form.ts";
 import type { AttrValue, SpanHandle } from "./span.ts";
 
 type Attrs = Record<string, AttrValue>;

@@ -4,7 +4,7 @@
 import type { Principal } from "../auth/keys.ts";
 import type { Admission, Settlement } from "../billing/meter.ts";
 import { asGatewayError } from "../wire/errors.ts";
-import type { TextProtocol, TextView } from "../wire/text-view.ts";
+import type { TextProtocol, TextView } from "../wire/text-form.ts";
 import { finishReasons, requestAttributes, responseModel, setAll, usageAttributes } from "./attributes.ts";
 import type { RequestTrace } from "./span.ts";
 

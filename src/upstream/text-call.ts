@@ -3,7 +3,7 @@
 import type { RoutingConfig } from "../config/channels.ts";
 import type { Timing } from "../sim/text/pace.ts";
 import type { Secret } from "../types.ts";
-import type { TextProtocol } from "../wire/text-view.ts";
+import type { TextProtocol } from "../wire/text-form.ts";
 
 export interface TextCall {
   protocol: TextProtocol;

@@ -1,27 +1,39 @@
-// Maps an upstream's error answer (any protocol) to a GatewayError the client sees in its own
-// protocol: the upstream's message is kept, the status chosen for the client's point of view.
+// Maps an upstream's error answer to a GatewayError the client sees in its own protocol: the
+// upstream's message (read by the kind folder of the protocol it speaks, <kind>/errors.ts) is
+// kept, the status chosen for the client's point of view.
 // Whether the failure is worth another attempt follows from the kind (the error table,
 // src/wire/errors.ts): 401/403, 429 and 5xx are; the request's own faults (other 4xx) are not.
-import * as v from "valibot";
 import { GatewayError } from "../wire/errors.ts";
+import type { TextProtocol } from "../wire/text-form.ts";
+import { messagesErrorMessage } from "./anthropic/errors.ts";
+import { chatErrorMessage } from "./openai-chat/errors.ts";
+import { openaiErrorMessage } from "./openai-responses/errors.ts";
 
-const ErrorBody = v.looseObject({
-  error: v.optional(v.union([v.string(), v.looseObject({ message: v.optional(v.string()) })])),
-  message: v.optional(v.string()),
-});
-
-function messageOf(text: string): string {
-  try {
-    const parsed = v.safeParse(ErrorBody, JSON.parse(text));
-    if (parsed.success) {
-      const e = parsed.output.error;
-      const message = typeof e === "string" ? e : (e?.message ?? parsed.output.message);
-      if (message) return message;
+/** The message inside an error body, read by the kind folder of the protocol the channel speaks. */
+function readMessage(protocol: TextProtocol, body: unknown): string | undefined {
+  switch (protocol) {
+    case "responses":
+      return openaiErrorMessage(body);
+    case "chat":
+      return chatErrorMessage(body);
+    case "messages":
+      return messagesErrorMessage(body);
+    default: {
+      const never: never = protocol;
+      throw new Error(`unknown protocol ${String(never)}`);
     }
-  } catch {
-    // Not JSON: fall through to the raw text, shortened.
   }
-  return text.slice(0, 300) || "(empty body)";
+}
+
+function messageOf(protocol: TextProtocol, text: string): string {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: the raw text, shortened.
+  }
+  const message = body === undefined ? undefined : readMessage(protocol, body);
+  return message || text.slice(0, 300) || "(empty body)";
 }
 
 function retryAfter(headers: Headers): number | undefined {
@@ -31,10 +43,14 @@ function retryAfter(headers: Headers): number | undefined {
   return Number.isFinite(s) && s > 0 ? s : undefined;
 }
 
-/** The client-facing error for an upstream's non-2xx answer. */
-export async function upstreamError(channel: string, response: Response): Promise<GatewayError> {
+/** The client-facing error for an upstream's non-2xx answer in `protocol`. */
+export async function upstreamError(
+  channel: string,
+  protocol: TextProtocol,
+  response: Response,
+): Promise<GatewayError> {
   const status = response.status;
-  const message = messageOf(await response.text().catch(() => ""));
+  const message = messageOf(protocol, await response.text().catch(() => ""));
   const said = `channel "${channel}" answered ${status}: ${message}`;
   if (status === 401 || status === 403) {
     return new GatewayError(

@@ -3,7 +3,7 @@
 // switch is exhaustive over the channel-kind union, so a new kind must decide here. The adapter
 // returns the upstream's raw Response; relaying happens in src/pipeline/relay, error reading in
 // text-errors.ts.
-import { TEXT_PATHS } from "../wire/text-view.ts";
+import { TEXT_PATHS } from "../wire/text-form.ts";
 import { sendMessages } from "./anthropic/text.ts";
 import type { Channel } from "./channels.ts";
 import { sendChat } from "./openai-chat/text.ts";

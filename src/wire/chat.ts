@@ -1,27 +1,17 @@
 // OpenAI Chat Completions wire format (`POST /v1/chat/completions`): the request schema (loose,
-// unknown fields kept) and its conversion to the neutral TextView.
+// unknown fields kept) and its decode; its conversions to the internal form are in
+// translate/chat-request.ts.
 import * as v from "valibot";
 import { GatewayError } from "./errors.ts";
 import {
-  checkSampling,
-  decode,
+  decodeOpenAIText,
   Effort,
   JsonObject,
   PositiveInt,
   ResponseFormat,
-  rejectMisplaced,
-  requireObject,
   Temperature,
   TopP,
 } from "./text-fields.ts";
-import {
-  contentText,
-  joinText,
-  type OutputFormatView,
-  type TextView,
-  type ToolChoiceView,
-  toolsText,
-} from "./text-view.ts";
 
 /**
  * Most choices one Chat request may ask for (`n`). Each choice can produce up to the output limit,
@@ -101,64 +91,10 @@ export type ChatRequest = v.InferOutput<typeof ChatRequestSchema>;
 
 /** Checks a parsed JSON body: nested reasoning (400 upstream_error), shape (400), ranges (422). */
 export function decodeChatRequest(json: unknown): ChatRequest {
-  const body = requireObject(json);
-  rejectMisplaced(
-    body,
-    "reasoning",
-    'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
-  );
-  const request = decode(ChatRequestSchema, body);
-  checkSampling(request);
+  const request = decodeOpenAIText(ChatRequestSchema, json, {
+    field: "reasoning",
+    hint: 'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
+  });
   checkChoices(request.n);
   return request;
-}
-
-function toolChoiceOf(choice: ChatRequest["tool_choice"]): ToolChoiceView {
-  if (choice === "none" || choice === "required") return { mode: choice };
-  if (typeof choice === "object" && choice !== null && choice.function?.name) {
-    return { mode: "named", name: choice.function.name };
-  }
-  return { mode: "auto" };
-}
-
-function formatOf(format: ChatRequest["response_format"]): OutputFormatView | undefined {
-  if (format?.type === "json_schema" && format.json_schema?.schema) {
-    return { kind: "json_schema", schema: format.json_schema.schema };
-  }
-  return format?.type === "json_object" ? { kind: "json_object" } : undefined;
-}
-
-function messageText(message: ChatRequest["messages"][number]): string {
-  const calls = message.role === "assistant" ? (message.tool_calls ?? []) : [];
-  return joinText([
-    contentText(message.content),
-    ...calls.map((c) => joinText([c.function.name, c.function.arguments])),
-  ]);
-}
-
-/** The neutral view of a Chat Completions request. */
-export function viewOfChat(request: ChatRequest): TextView {
-  const tools = (request.tools ?? []).map((t) => ({
-    name: t.function.name,
-    description: t.function.description ?? undefined,
-    schema: t.function.parameters ?? undefined,
-  }));
-  const texts = request.messages.map(messageText);
-  const lastUserIndex = request.messages.findLastIndex((m) => m.role === "user");
-  const last = request.messages.at(-1);
-  const effort = request.reasoning_effort ?? undefined;
-  return {
-    protocol: "chat",
-    model: request.model,
-    stream: request.stream === true,
-    promptText: joinText([...texts, toolsText(tools)]),
-    lastUserText: lastUserIndex >= 0 ? (texts[lastUserIndex] ?? "") : "",
-    endsWithToolResult: last?.role === "tool",
-    tools: tools.map((t) => ({ name: t.name, parameters: t.schema })),
-    toolChoice: toolChoiceOf(request.tool_choice),
-    outputFormat: formatOf(request.response_format),
-    maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
-    reasoning: effort === undefined ? undefined : { effort, budgetTokens: undefined, summary: false },
-    includeUsage: request.stream_options?.include_usage === true,
-  };
 }

@@ -1,8 +1,7 @@
 // The Images wire: request fields of POST /v1/images/generations and /v1/images/edits, parsed by
 // valibot into one domain shape (`ImageOptions`). Field errors name the field; a numeric value
-// outside its range is 422 (DESIGN.md), any other violation 400.
+// outside its range is 422 (DESIGN.md), any other violation 400 (the one decode step, decode.ts).
 import * as v from "valibot";
-import { describeIssue, issuePath } from "../validation.ts";
 import { GatewayError } from "./errors.ts";
 
 export const MAX_PROMPT_CHARS = 32_000;
@@ -157,15 +156,4 @@ export function coerceFormFields(fields: Readonly<Record<string, string>>): Reco
     else out[name] = value;
   }
   return out;
-}
-
-/** Parses with a schema; the first issue becomes a GatewayError naming its field (422 for ranges). */
-export function parseOrThrow<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
-  if (result.success) return result.output;
-  const issue = result.issues[0];
-  const range = issue.type === "min_value" || issue.type === "max_value";
-  throw new GatewayError(range ? "invalid_value" : "invalid_request", describeIssue(issue), {
-    param: issuePath(issue) || null,
-  });
 }

@@ -1,19 +1,11 @@
 // Anthropic Messages wire format (`POST /v1/messages`, `/v1/messages/count_tokens`): the version
-// header rule, the request schemas (loose, unknown fields kept), the conversion to TextView, and
-// the one change a same-protocol upstream needs: mid-conversation system messages moved into the
+// header rule, the request schemas (loose, unknown fields kept) and their decode (the conversions
+// to the internal form are in translate/messages-request.ts), and the one change a same-protocol upstream needs: mid-conversation system messages moved into the
 // top-level `system` (the API takes only user and assistant roles in `messages`).
 import * as v from "valibot";
+import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
-import {
-  checkSampling,
-  decode,
-  JsonObject,
-  PositiveInt,
-  requireObject,
-  Temperature,
-  TopP,
-} from "./text-fields.ts";
-import { contentText, joinText, type TextView, type ToolChoiceView, toolsText } from "./text-view.ts";
+import { checkSampling, JsonObject, PositiveInt, requireObject, Temperature, TopP } from "./text-fields.ts";
 
 /** The version SPEC.md names; SDKs send later dates, which are accepted and passed on. */
 export const DEFAULT_VERSION = "2023-06-01";
@@ -86,7 +78,7 @@ export type CountTokensRequest = v.InferOutput<typeof CountTokensRequestSchema>;
 
 /** Checks a parsed body: shape (400), thinking budget (400), sampling ranges (422). */
 export function decodeMessagesRequest(json: unknown): MessagesRequest {
-  const request = decode(MessagesRequestSchema, requireObject(json));
+  const request = parseOrThrow(MessagesRequestSchema, requireObject(json));
   const thinking = request.thinking;
   if (thinking?.type === "enabled") {
     const budget = thinking.budget_tokens as number;
@@ -103,7 +95,7 @@ export function decodeMessagesRequest(json: unknown): MessagesRequest {
 }
 
 export function decodeCountTokensRequest(json: unknown): CountTokensRequest {
-  return decode(CountTokensRequestSchema, requireObject(json));
+  return parseOrThrow(CountTokensRequestSchema, requireObject(json));
 }
 
 type SystemBlock = Record<string, unknown>;
@@ -128,53 +120,4 @@ export function systemOverrides(request: CountTokensRequest): Record<string, unk
     return { messages, system: parts.filter((p) => p !== "").join("\n\n") };
   }
   return { messages, system: parts.flatMap(systemBlocks) };
-}
-
-function toolChoiceOf(choice: CountTokensRequest["tool_choice"]): ToolChoiceView {
-  if (choice?.type === "none") return { mode: "none" };
-  if (choice?.type === "any") return { mode: "required" };
-  if (choice?.type === "tool" && choice.name) return { mode: "named", name: choice.name };
-  return { mode: "auto" };
-}
-
-function isToolResult(message: CountTokensRequest["messages"][number] | undefined): boolean {
-  return Array.isArray(message?.content) && message.content.some((b) => b.type === "tool_result");
-}
-
-/** The neutral view of a Messages request (count_tokens requests have no max_tokens). */
-export function viewOfMessages(
-  request: CountTokensRequest & { max_tokens?: number; stream?: boolean },
-): TextView {
-  const tools = (request.tools ?? []).map((t) => ({
-    name: t.name,
-    description: t.description,
-    schema: t.input_schema,
-  }));
-  const texts = request.messages.map((m) => contentText(m.content));
-  const lastUser = request.messages.findLastIndex((m) => m.role === "user");
-  const thinking = request.thinking;
-  const budget = thinking?.type === "enabled" ? (thinking.budget_tokens as number) : undefined;
-  const effort = request.output_config?.effort;
-  const format = request.output_config?.format;
-  return {
-    protocol: "messages",
-    model: request.model,
-    stream: request.stream === true,
-    promptText: joinText([contentText(request.system), ...texts, toolsText(tools)]),
-    lastUserText: lastUser >= 0 ? (texts[lastUser] ?? "") : "",
-    endsWithToolResult: isToolResult(request.messages.at(-1)),
-    tools: tools.map((t) => ({ name: t.name, parameters: t.schema })),
-    toolChoice: toolChoiceOf(request.tool_choice),
-    outputFormat: format ? { kind: "json_schema", schema: format.schema } : undefined,
-    maxOutputTokens: request.max_tokens,
-    reasoning:
-      thinking === undefined || thinking.type === "disabled"
-        ? undefined
-        : {
-            effort: effort ?? (budget === undefined ? "medium" : undefined),
-            budgetTokens: budget,
-            summary: true,
-          },
-    includeUsage: true,
-  };
 }

@@ -1,27 +1,16 @@
 // OpenAI Responses wire format (`POST /v1/responses`): the request schema (loose: unknown fields
-// are kept for a same-protocol upstream) and its conversion to the neutral TextView.
+// are kept for a same-protocol upstream) and its decode; its conversions to the internal form are
+// in translate/responses-request.ts.
 import * as v from "valibot";
 import {
-  checkSampling,
-  decode,
+  decodeOpenAIText,
   Effort,
   JsonObject,
   PositiveInt,
   ResponseFormat,
-  rejectMisplaced,
-  requireObject,
   Temperature,
   TopP,
 } from "./text-fields.ts";
-import {
-  contentText,
-  joinText,
-  type OutputFormatView,
-  type TextView,
-  type ToolChoiceView,
-  type ToolView,
-  toolsText,
-} from "./text-view.ts";
 
 const Part = v.looseObject({ type: v.string() });
 const Content = v.union([v.string(), v.array(Part)]);
@@ -111,99 +100,8 @@ export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
 
 /** Checks a parsed JSON body: misplaced reasoning field (400 upstream_error), shape (400), ranges (422). */
 export function decodeResponsesRequest(json: unknown): ResponsesRequest {
-  const body = requireObject(json);
-  rejectMisplaced(
-    body,
-    "reasoning_effort",
-    'on /v1/responses the effort is nested: send `"reasoning": {"effort": "high"}`.',
-  );
-  const request = decode(ResponsesRequestSchema, body);
-  checkSampling(request);
-  return request;
-}
-
-function toolsOf(request: ResponsesRequest): { view: ToolView[]; text: string } {
-  const list: { name: string; description?: string | undefined; schema: unknown }[] = [];
-  for (const tool of request.tools ?? []) {
-    if ("function" in tool && typeof tool.function === "object") {
-      const fn = tool.function as { name: string; description?: string; parameters?: unknown };
-      list.push({ name: fn.name, description: fn.description, schema: fn.parameters ?? undefined });
-    } else if ("name" in tool && typeof tool.name === "string") {
-      const t = tool as { name: string; description?: string | null; parameters?: unknown };
-      list.push({ name: t.name, description: t.description ?? undefined, schema: t.parameters ?? undefined });
-    }
-  }
-  const view = list.map((t) => ({
-    name: t.name,
-    parameters: (t.schema ?? undefined) as ToolView["parameters"],
-  }));
-  return { view, text: toolsText(list) };
-}
-
-function toolChoiceOf(choice: ResponsesRequest["tool_choice"]): ToolChoiceView {
-  if (choice === "none" || choice === "required") return { mode: choice };
-  if (typeof choice === "object" && choice !== null && choice.type === "function" && choice.name) {
-    return { mode: "named", name: choice.name };
-  }
-  return { mode: "auto" };
-}
-
-function formatOf(request: ResponsesRequest): OutputFormatView | undefined {
-  const format = request.text?.format;
-  if (format?.type === "json_schema" && "schema" in format)
-    return { kind: "json_schema", schema: format.schema };
-  if (format?.type === "json_object") return { kind: "json_object" };
-  const legacy = request.response_format;
-  if (legacy?.type === "json_schema" && legacy.json_schema?.schema) {
-    return { kind: "json_schema", schema: legacy.json_schema.schema };
-  }
-  if (legacy?.type === "json_object") return { kind: "json_object" };
-  return undefined;
-}
-
-interface Turns {
-  text: string[];
-  lastUser: string;
-  endsWithToolResult: boolean;
-}
-
-function turnsOf(input: ResponsesRequest["input"]): Turns {
-  if (typeof input === "string") return { text: [input], lastUser: input, endsWithToolResult: false };
-  const turns: Turns = { text: [], lastUser: "", endsWithToolResult: false };
-  for (const item of input) {
-    const record = item as Record<string, unknown>;
-    let text = "";
-    if (record.type === "function_call") text = joinText([String(record.name), String(record.arguments)]);
-    else if (record.type === "function_call_output" || "content" in record) {
-      text = contentText(record.type === "function_call_output" ? record.output : record.content);
-    } else text = contentText(record.summary);
-    turns.text.push(text);
-    if (record.role === "user") turns.lastUser = text;
-    turns.endsWithToolResult = record.type === "function_call_output";
-  }
-  return turns;
-}
-
-/** The neutral view of a Responses request. */
-export function viewOfResponses(request: ResponsesRequest): TextView {
-  const tools = toolsOf(request);
-  const turns = turnsOf(request.input);
-  const effort = request.reasoning?.effort ?? undefined;
-  return {
-    protocol: "responses",
-    model: request.model,
-    stream: request.stream === true,
-    promptText: joinText([request.instructions ?? undefined, ...turns.text, tools.text]),
-    lastUserText: turns.lastUser,
-    endsWithToolResult: turns.endsWithToolResult,
-    tools: tools.view,
-    toolChoice: toolChoiceOf(request.tool_choice),
-    outputFormat: formatOf(request),
-    maxOutputTokens: request.max_output_tokens ?? undefined,
-    reasoning:
-      effort === undefined
-        ? undefined
-        : { effort, budgetTokens: undefined, summary: Boolean(request.reasoning?.summary) },
-    includeUsage: true,
-  };
+  return decodeOpenAIText(ResponsesRequestSchema, json, {
+    field: "reasoning_effort",
+    hint: 'on /v1/responses the effort is nested: send `"reasoning": {"effort": "high"}`.',
+  });
 }

@@ -1,9 +1,10 @@
-// Valibot pieces shared by the three text protocols, and the decode step that turns parsed JSON
-// into a typed request with errors naming the field (400) or the out-of-range value (422).
+// Valibot pieces shared by the three text protocols and the checks that run after the one decode
+// step (decode.ts): sampling ranges (422), a field of another protocol (400 upstream_error), the
+// body being an object.
 import * as v from "valibot";
-import { describeIssues, issuePath } from "../validation.ts";
+import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
-import type { JsonSchema } from "./text-view.ts";
+import type { JsonSchema } from "./text-form.ts";
 
 /** Any JSON object (a JSON Schema, tool input): kept as sent. */
 export const JsonObject = v.custom<JsonSchema>(
@@ -27,20 +28,6 @@ export const PositiveInt = v.pipe(v.number(), v.integer("expected a whole number
 /** Reasoning effort values the OpenAI protocols know (SPEC names low … xhigh; SDKs send the rest). */
 export const Effort = v.picklist(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
-/** Validates `input` against `schema`; a failure is a 400 naming the first bad field. */
-export function decode<S extends v.GenericSchema>(schema: S, input: unknown): v.InferOutput<S> {
-  const result = v.safeParse(schema, input);
-  if (result.success) return result.output;
-  const first = result.issues[0];
-  throw new GatewayError(
-    "invalid_request",
-    `Invalid request body: ${describeIssues(result.issues.slice(0, 3))}`,
-    {
-      param: first ? issuePath(first) || null : null,
-    },
-  );
-}
-
 /** A numeric field outside its range is a 422 naming it: `temperature must be between 0 and 2, got 3`. */
 export function checkRange(field: string, value: number | null | undefined, min: number, max: number): void {
   if (value === null || value === undefined) return;
@@ -57,6 +44,22 @@ export function checkSampling(body: {
 }): void {
   checkRange("temperature", body.temperature, 0, 2);
   checkRange("top_p", body.top_p, 0, 1);
+}
+
+/**
+ * The decode of an OpenAI text body: an object, without the other OpenAI protocol's reasoning
+ * field (400 upstream_error, SPEC rule), valid for `schema` (400/422), sampling in range (422).
+ */
+export function decodeOpenAIText<S extends v.GenericSchema>(
+  schema: S,
+  json: unknown,
+  misplaced: { field: string; hint: string },
+): v.InferOutput<S> {
+  const body = requireObject(json);
+  rejectMisplaced(body, misplaced.field, misplaced.hint);
+  const request = parseOrThrow(schema, body);
+  checkSampling(request as Parameters<typeof checkSampling>[0]);
+  return request;
 }
 
 /** A field that belongs to another protocol: 400 with code `upstream_error` (SPEC rule). */

@@ -1,10 +1,10 @@
-// Usage in each protocol's convention → the meter's UsageCounts (OpenAI convention: input includes
+// The usage objects of the OpenAI and Anthropic protocols → the meter's UsageCounts (OpenAI convention: input includes
 // cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache reads
 // and cache writes; writes are split by cache lifetime (the default 5 minutes, or 1 hour) and priced
-// apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input).
+// apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input). Where an
+// upstream puts its usage in answers and events is read per kind (src/upstream/usage.ts).
 import * as v from "valibot";
 import type { UsageCounts } from "../billing/meter.ts";
-import type { TextProtocol } from "./text-view.ts";
 
 const Count = v.optional(v.nullable(v.number()), 0);
 
@@ -79,11 +79,4 @@ export function anthropicUsage(raw: unknown): UsageCounts | undefined {
     reasoningTokens: 0,
     generations: 0,
   };
-}
-
-/** The usage inside a complete non-stream answer of a protocol. */
-export function usageOfBody(protocol: TextProtocol, body: unknown): UsageCounts | undefined {
-  if (typeof body !== "object" || body === null) return undefined;
-  const usage = (body as { usage?: unknown }).usage;
-  return protocol === "messages" ? anthropicUsage(usage) : openaiUsage(usage);
 }

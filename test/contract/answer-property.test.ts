@@ -5,9 +5,9 @@
 import { expect, test } from "bun:test";
 import { createParser } from "eventsource-parser";
 import fc from "fast-check";
-import type { TextProtocol } from "../../src/wire/text-view.ts";
+import type { IrEvent, IrReply, IrReplyPart, TextProtocol } from "../../src/wire/text-form.ts";
+import { eventsOf, replyEvents } from "../../src/wire/translate/convert.ts";
 import { replyReader, replyWriter } from "../../src/wire/translate/index.ts";
-import { type IrEvent, type IrReply, type IrReplyPart, replyEvents } from "../../src/wire/translate/ir.ts";
 import { ANSWER_SCHEMAS, type ClientEvent, problems, streamProblems } from "./client-schemas.ts";
 
 type Obj = Record<string, unknown>;
@@ -61,7 +61,7 @@ function write(to: TextProtocol, events: IrEvent[]): { sse: ClientEvent[]; answe
 function readBack(protocol: TextProtocol, sse: ClientEvent[]): string[] {
   const reader = replyReader(protocol);
   const parts = new Map<number, { kind: string; text: string }>();
-  for (const e of [...sse.flatMap((s) => reader.read(s.event, s.data)), ...reader.end()]) {
+  for (const e of [...sse.flatMap((s) => eventsOf(reader.read(s.event, s.data))), ...reader.end()]) {
     if (e.type === "part_start") parts.set(e.index, { kind: e.part.type, text: "" });
     else if (e.type === "text" || e.type === "arguments") {
       const p = parts.get(e.index);

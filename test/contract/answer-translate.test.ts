@@ -4,7 +4,8 @@
 // meets a length cut. Every emitted event is checked against the official-shape schemas too.
 import { describe, expect, test } from "bun:test";
 import { createParser } from "eventsource-parser";
-import type { TextProtocol } from "../../src/wire/text-view.ts";
+import type { TextProtocol } from "../../src/wire/text-form.ts";
+import { eventsOf } from "../../src/wire/translate/convert.ts";
 import { replyReader, replyWriter, translateAnswer } from "../../src/wire/translate/index.ts";
 import {
   type ClientEvent,
@@ -28,7 +29,9 @@ function translateEvents(from: TextProtocol, to: TextProtocol, upstream: Obj[]):
     for (const b of bytes) parser.feed(decoder.decode(b));
   };
   for (const e of upstream)
-    for (const event of reader.read(typeof e.type === "string" ? e.type : undefined, JSON.stringify(e)))
+    for (const event of eventsOf(
+      reader.read(typeof e.type === "string" ? e.type : undefined, JSON.stringify(e)),
+    ))
       feed(writer.push(event));
   for (const event of reader.end()) feed(writer.push(event));
   expect(streamProblems(to, sse)).toEqual([]);

@@ -4,7 +4,7 @@
 // contract of its endpoint (the oracle); the simulator only produces the replies.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simTextAnswer } from "../../src/sim/text/routes.ts";
-import { TEXT_PATHS as PATHS } from "../../src/wire/text-view.ts";
+import { TEXT_PATHS as PATHS } from "../../src/wire/text-form.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import {
   type RecordedRequest,

@@ -6,8 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { systemOverrides } from "../../src/wire/messages.ts";
+import type { IrFormat, IrMessage, IrPart, IrRequest } from "../../src/wire/text-form.ts";
 import { writeRequest } from "../../src/wire/translate/index.ts";
-import type { IrFormat, IrMessage, IrPart, IrRequest } from "../../src/wire/translate/ir.ts";
 import { anthropicSchema, isStrictCompatible } from "../../src/wire/translate/json-schema.ts";
 import { ChatRequestContract } from "./chat-request.ts";
 import { problems } from "./client-schemas.ts";

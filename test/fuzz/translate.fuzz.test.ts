@@ -10,9 +10,16 @@ import fc from "fast-check";
 import { decodeChatRequest } from "../../src/wire/chat.ts";
 import { decodeMessagesRequest } from "../../src/wire/messages.ts";
 import { decodeResponsesRequest } from "../../src/wire/responses.ts";
-import type { TextProtocol } from "../../src/wire/text-view.ts";
+import type {
+  IrEvent,
+  IrReply,
+  IrReplyPart,
+  IrRequest,
+  IrUsage,
+  TextProtocol,
+} from "../../src/wire/text-form.ts";
+import { eventsOf, replyEvents } from "../../src/wire/translate/convert.ts";
 import {
-  type IrRequest,
   readChatRequest,
   readMessagesRequest,
   readReply,
@@ -22,8 +29,6 @@ import {
   translateAnswer,
   writeRequest,
 } from "../../src/wire/translate/index.ts";
-import type { IrEvent, IrReply, IrReplyPart, IrUsage } from "../../src/wire/translate/ir.ts";
-import { replyEvents } from "../../src/wire/translate/ir.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 170_017);
 const RUNS = 150;
@@ -241,7 +246,7 @@ const decoder = new TextDecoder();
 function readSse(protocol: TextProtocol, bytes: Uint8Array, cuts: readonly number[]): IrEvent[] {
   const reader = replyReader(protocol);
   const events: IrEvent[] = [];
-  const parser = createParser({ onEvent: (e) => events.push(...reader.read(e.event, e.data)) });
+  const parser = createParser({ onEvent: (e) => events.push(...eventsOf(reader.read(e.event, e.data))) });
   const stream = new TextDecoder();
   let at = 0;
   for (const cut of [...cuts.filter((c) => c > 0 && c < bytes.length)].sort((a, b) => a - b)) {

@@ -1,12 +1,12 @@
 // Images wire: body validation (field-named errors, statuses) and file recognition by bytes.
 import { describe, expect, test } from "bun:test";
 import { encodeImage } from "../../src/sim/images/codecs.ts";
+import { parseOrThrow } from "../../src/wire/decode.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import {
   coerceFormFields,
   EditFieldsSchema,
   GenerationBodySchema,
-  parseOrThrow,
   toImageOptions,
 } from "../../src/wire/images.ts";
 import { dimensionProblem, sniffImage } from "../../src/wire/images-sniff.ts";

@@ -5,7 +5,7 @@ import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
 import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
-import type { TextView } from "../../src/wire/text-view.ts";
+import type { TextView } from "../../src/wire/text-form.ts";
 
 const view: TextView = {
   protocol: "chat",

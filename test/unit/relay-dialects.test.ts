@@ -8,7 +8,7 @@ import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateStream } from "../../src/pipeline/relay/translated.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
-import type { TextProtocol } from "../../src/wire/text-view.ts";
+import type { TextProtocol } from "../../src/wire/text-form.ts";
 import {
   chatStream,
   clientView,

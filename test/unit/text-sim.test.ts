@@ -7,7 +7,7 @@ import { readDirectives } from "../../src/sim/text/directives.ts";
 import { jsonForSchema } from "../../src/sim/text/json.ts";
 import { planAnswer } from "../../src/sim/text/plan.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
-import type { TextView } from "../../src/wire/text-view.ts";
+import type { TextView } from "../../src/wire/text-form.ts";
 
 const ajv = new Ajv({ strict: false });
 const SCHEMAS: Record<string, unknown>[] = [

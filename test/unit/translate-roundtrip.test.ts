@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { decodeChatRequest } from "../../src/wire/chat.ts";
 import { decodeMessagesRequest } from "../../src/wire/messages.ts";
 import { decodeResponsesRequest } from "../../src/wire/responses.ts";
+import { eventsOf } from "../../src/wire/translate/convert.ts";
 import { usageFromAnthropic, usageToAnthropic } from "../../src/wire/translate/finish.ts";
 import {
   readChatRequest,
@@ -229,8 +230,7 @@ describe("streams, event by event", () => {
     const reader = replyReader("chat");
     const writer = replyWriter("messages", "modelx-5.2", 11);
     const push = (data: string) =>
-      reader
-        .read(undefined, data)
+      eventsOf(reader.read(undefined, data))
         .flatMap((e) => writer.push(e))
         .map((b) => new TextDecoder().decode(b));
     const first = push(
@@ -271,7 +271,7 @@ describe("streams, event by event", () => {
       ["message_stop", {}],
     ];
     const out = events.flatMap(([name, data]) =>
-      reader.read(name, JSON.stringify({ type: name, ...data })).flatMap((e) => writer.push(e)),
+      eventsOf(reader.read(name, JSON.stringify({ type: name, ...data }))).flatMap((e) => writer.push(e)),
     );
     const payloads = out.map(
       (b) => JSON.parse(new TextDecoder().decode(b).split("data: ")[1] ?? "{}") as Obj,

@@ -11,7 +11,7 @@ const answer = (status: number) =>
 test("the upstream's failures are retryable, the request's are not", async () => {
   const retryable: Record<number, boolean> = {};
   for (const status of [400, 401, 403, 404, 413, 422, 429, 500, 502, 503, 504]) {
-    retryable[status] = (await upstreamError("c", answer(status))).retryable;
+    retryable[status] = (await upstreamError("c", "chat", answer(status))).retryable;
   }
   expect(retryable).toEqual({
     400: false,

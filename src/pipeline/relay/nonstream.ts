@@ -3,9 +3,9 @@
 // otherwise its bytes are passed to the client unchanged, unless the upstream named its own model
 // (a mapped id such as `llama3.2`): the client sees the model id it asked for.
 import type { UsageCounts } from "../../billing/meter.ts";
+import { answerUsage } from "../../upstream/usage.ts";
 import { GatewayError } from "../../wire/errors.ts";
-import { usageOfBody } from "../../wire/text-usage.ts";
-import type { TextProtocol } from "../../wire/text-view.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
 
 export interface JsonAnswer {
   bytes: Uint8Array;
@@ -44,6 +44,6 @@ export function relayJson(
   return {
     bytes: withClientModel(bytes, parsed, clientModel),
     json: parsed,
-    usage: usageOfBody(protocol, parsed),
+    usage: answerUsage(protocol, parsed),
   };
 }

@@ -6,7 +6,7 @@ import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
-import type { TextProtocol, TextView } from "../../wire/text-view.ts";
+import type { TextProtocol, TextView } from "../../wire/text-form.ts";
 import type { Answered } from "../call.ts";
 import type { Settle } from "../settle.ts";
 import { relayJson } from "./nonstream.ts";
@@ -50,6 +50,10 @@ export async function respond(input: RespondInput): Promise<Response> {
       view.model,
     );
     describeAnswer(ctx.trace, input.upstream, answer.json);
+    // Translated before settling: an answer that cannot be read is a 502 settled as a failure.
+    const bytes = translation
+      ? translateJson(translation, answered.channel.config.name, answer.json)
+      : answer.bytes;
     const usage = answer.usage ?? { ...NO_USAGE, inputTokens: input.inputTokens };
     await settle({
       status: 200,
@@ -58,7 +62,6 @@ export async function respond(input: RespondInput): Promise<Response> {
       channels: tried,
       ttfbMs: ttfb(),
     });
-    const bytes = translation ? translateJson(translation, answer.json) : answer.bytes;
     return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
   }
   // Translated: usage comes from the upstream's own events, the rest from what the client gets.

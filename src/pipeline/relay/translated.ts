@@ -3,9 +3,11 @@
 // stateful reader/writer pair (each upstream event is written out as soon as it is read; nothing
 // waits for the end of the stream).
 import { createParser } from "eventsource-parser";
+import { GatewayError } from "../../wire/errors.ts";
 import { SseFeed } from "../../wire/sse.ts";
-import type { TextProtocol } from "../../wire/text-view.ts";
-import { replyReader, replyWriter, translateAnswer } from "../../wire/translate/index.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
+import { eventsOf } from "../../wire/translate/convert.ts";
+import { replyReader, replyWriter, tryTranslateAnswer } from "../../wire/translate/index.ts";
 import type { Obj } from "../../wire/translate/narrow.ts";
 import { MAX_EVENT_BYTES } from "./stream.ts";
 import { UsageTap } from "./tap.ts";
@@ -23,12 +25,16 @@ export interface Translation {
 
 const encoder = new TextEncoder();
 
-/** The upstream's complete JSON answer as the client protocol's answer bytes. */
-export function translateJson(t: Translation, upstream: unknown): Uint8Array {
-  const json = typeof upstream === "object" && upstream !== null ? (upstream as Obj) : {};
-  return encoder.encode(
-    JSON.stringify(translateAnswer(t.from, t.to, json, t.model, t.inputEstimate, t.request)),
-  );
+/** The upstream's complete JSON answer as the client protocol's answer bytes (502 when unreadable). */
+export function translateJson(t: Translation, channel: string, upstream: unknown): Uint8Array {
+  const answer = tryTranslateAnswer(t.from, t.to, upstream, t.model, t.inputEstimate, t.request);
+  if (!answer.ok) {
+    throw new GatewayError(
+      "upstream_failed",
+      `Channel "${channel}" answered with something that is not a ${t.from} answer (${answer.error.message}). Retry the request.`,
+    );
+  }
+  return encoder.encode(JSON.stringify(answer.value));
 }
 
 export interface TranslatedStream {
@@ -60,7 +66,7 @@ export function translateStream(
       onEvent: (e) => {
         held = 0;
         usage.onEvent(e.event, e.data);
-        for (const event of reader.read(e.event, e.data))
+        for (const event of eventsOf(reader.read(e.event, e.data)))
           for (const bytes of writer.push(event)) out?.enqueue(bytes);
       },
     }),

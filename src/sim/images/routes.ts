@@ -1,13 +1,14 @@
 // The simulator's Images API over HTTP, shaped like the real one (WIRE.md §5): JSON results with
 // `b64_json`, and streams of `image_generation.*` / `image_edit.*` events, so the gateway's
 // OpenAI-style images adapter is exercised over the wire.
+
+import { parseOrThrow } from "../../wire/decode.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import {
   coerceFormFields,
   EditFieldsSchema,
   GenerationBodySchema,
   type ImageOptions,
-  parseOrThrow,
   toImageOptions,
 } from "../../wire/images.ts";
 import {

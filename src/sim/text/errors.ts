@@ -1,6 +1,6 @@
 // Error answers of the simulator in each provider's own shape (OpenAI or Anthropic), so adapters
 // map real-looking upstream failures.
-import type { TextProtocol } from "../../wire/text-view.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
 
 const OPENAI: Readonly<Record<number, [type: string, code: string | null]>> = {
   400: ["invalid_request_error", null],

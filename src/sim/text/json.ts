@@ -1,7 +1,7 @@
 // Schema-valid JSON for the simulator: a deterministic value for any JSON Schema a client sends
 // (objects, arrays, enums, const, numeric bounds, string lengths and formats, required fields,
 // nesting, local $ref, anyOf/oneOf/allOf). Used for structured output and tool arguments.
-import type { JsonSchema } from "../../wire/text-view.ts";
+import type { JsonSchema } from "../../wire/text-form.ts";
 import type { Rng } from "../random.ts";
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

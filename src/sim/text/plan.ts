@@ -13,7 +13,7 @@
 // required properties (as real models leave optional knobs out; coding CLIs reject odd values there). After a tool
 // result the simulator always answers with text that quotes the start of the result.
 import { countTokens, tokenPieces } from "../../catalog/tokenizer.ts";
-import type { TextView, ToolView } from "../../wire/text-view.ts";
+import type { TextView } from "../../wire/text-form.ts";
 import { hashString, Rng } from "../random.ts";
 import { simulateText } from "../text.ts";
 import { type Directives, readDirectives } from "./directives.ts";
@@ -64,7 +64,7 @@ function prose(seed: number, key: string, count: number): string[] {
   return pieces.slice(0, count);
 }
 
-function chooseTool(view: TextView): ToolView | undefined {
+function chooseTool(view: TextView): TextView["tools"][number] | undefined {
   if (view.tools.length === 0 || view.toolChoice.mode === "none" || view.endsWithToolResult) return undefined;
   const choice = view.toolChoice;
   if (choice.mode === "named") return view.tools.find((t) => t.name === choice.name);
@@ -96,9 +96,17 @@ function answerText(view: TextView, seed: number, key: string, rng: Rng): string
   return `The tool returned ${JSON.stringify(tail.slice(0, 60))}. ${text}`;
 }
 
+/** The output format as it enters the seed: kind and schema only, so names and strictness do not move answers. */
+function formatKey(format: TextView["outputFormat"]): string {
+  if (format === undefined) return "null";
+  return JSON.stringify(
+    format.kind === "json_schema" ? { kind: format.kind, schema: format.schema } : format,
+  );
+}
+
 /** Builds the plan for a request under the simulator's seed. */
 export function planAnswer(view: TextView, seed: number): SimPlan {
-  const key = `${view.model}\u0000${view.promptText}\u0000${JSON.stringify(view.outputFormat ?? null)}`;
+  const key = `${view.model}\u0000${view.promptText}\u0000${formatKey(view.outputFormat)}`;
   const rng = new Rng(hashString(key, seed));
   const id = rng.next().toString(16).slice(2, 14).padEnd(12, "0") + rng.next().toString(16).slice(2, 14);
   let budget = view.maxOutputTokens ?? DEFAULT_MAX_OUTPUT;

@@ -2,12 +2,13 @@
 // request like the real API, plan a deterministic answer, and render it in the protocol's JSON or
 // paced SSE. Used over HTTP (`modelgate sim`) and in-process by the `sim` channel kind.
 // Test directives (errors, drops, timing) are described in directives.ts; the tool-call rule in plan.ts.
-import { decodeChatRequest, viewOfChat } from "../../wire/chat.ts";
+import { decodeChatRequest } from "../../wire/chat.ts";
 import { GatewayError } from "../../wire/errors.ts";
-import { decodeMessagesRequest, viewOfMessages } from "../../wire/messages.ts";
-import { decodeResponsesRequest, viewOfResponses } from "../../wire/responses.ts";
+import { decodeMessagesRequest } from "../../wire/messages.ts";
+import { decodeResponsesRequest } from "../../wire/responses.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
-import type { TextProtocol, TextView } from "../../wire/text-view.ts";
+import type { TextProtocol, TextView } from "../../wire/text-form.ts";
+import { viewOfChat, viewOfMessages, viewOfResponses } from "../../wire/translate/index.ts";
 import type { SimRoute } from "../routes.ts";
 import { chatCompletion, chatEvents } from "./chat.ts";
 import { simError } from "./errors.ts";

@@ -7,7 +7,7 @@ import { NO_FAULTS } from "../../sim/server.ts";
 import { simError } from "../../sim/text/errors.ts";
 import type { Timing } from "../../sim/text/pace.ts";
 import { simTextAnswer } from "../../sim/text/routes.ts";
-import type { TextProtocol } from "../../wire/text-view.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
 import type { Channel } from "../channels.ts";
 
 const injectors = new Map<string, FaultInjector>();

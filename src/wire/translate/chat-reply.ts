@@ -6,9 +6,16 @@
 // signatures from another protocol are dropped (reasoning tokens still appear in
 // completion_tokens_details). A non-standard `reasoning_content` from an upstream is read as thinking.
 import { sseEvent, sseJson } from "../sse.ts";
+import {
+  type IrEvent,
+  type IrReply,
+  type IrReplyPart,
+  type IrStop,
+  type IrUsage,
+  ZERO_USAGE,
+} from "../text-form.ts";
+import { type Converted, JsonReplyReader, type ReplyWriter } from "./convert.ts";
 import { stopFromChat, stopToChat, usageFromOpenAI, usageToChat } from "./finish.ts";
-import type { IrEvent, IrReply, IrReplyPart, IrStop, IrUsage, ReplyReader, ReplyWriter } from "./ir.ts";
-import { parseObject, ZERO_USAGE } from "./ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 
 /** A complete Chat answer in the internal form. */
@@ -43,7 +50,7 @@ export function readChatReply(json: Obj): IrReply {
 }
 
 /** Reads a Chat chunk stream into internal events. */
-export class ChatReader implements ReplyReader {
+export class ChatReader extends JsonReplyReader {
   #started = false;
   #next = 0;
   #open: number | undefined;
@@ -53,15 +60,14 @@ export class ChatReader implements ReplyReader {
   readonly #tools = new Map<number, number>();
   #stop: IrStop | undefined;
   #usage: IrUsage | undefined;
-  #done = false;
+  override read(name: string | undefined, data: string): Converted<readonly IrEvent[]> {
+    if (!this.done && data === "[DONE]") return { ok: true, value: this.#finish() };
+    return super.read(name, data);
+  }
 
-  read(_name: string | undefined, data: string): IrEvent[] {
-    if (this.#done) return [];
-    if (data === "[DONE]") return this.#finish();
-    const chunk = parseObject(data);
-    if (chunk === undefined) return [];
+  protected event(_name: string | undefined, chunk: Obj): IrEvent[] {
     if (chunk.error !== undefined) {
-      this.#done = true;
+      this.done = true;
       return [{ type: "error", message: str(obj(chunk.error).message) ?? "The upstream reported an error." }];
     }
     const out: IrEvent[] = [];
@@ -121,7 +127,7 @@ export class ChatReader implements ReplyReader {
   }
 
   #finish(): IrEvent[] {
-    this.#done = true;
+    this.done = true;
     const out: IrEvent[] = [];
     if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
     const stop = this.#stop ?? "end";
@@ -129,9 +135,9 @@ export class ChatReader implements ReplyReader {
     return out;
   }
 
-  end(): IrEvent[] {
+  override end(): IrEvent[] {
     // Some compatible servers end without [DONE] after the finish chunk; that is still complete.
-    return this.#done || this.#stop === undefined ? [] : this.#finish();
+    return this.done || this.#stop === undefined ? [] : this.#finish();
   }
 }
 

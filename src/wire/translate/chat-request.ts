@@ -1,4 +1,5 @@
-// Chat Completions requests ↔ the internal form. Reading keeps system/developer messages, user
+// Chat Completions requests ↔ the internal form: the head every request gets at once (viewOfChat)
+// and the full form built when a channel speaks another protocol. Reading keeps system/developer messages, user
 // text and images, assistant text and tool_calls, tool messages, function tools, tool_choice,
 // response_format, max_completion_tokens / max_tokens, reasoning_effort, stop.
 // Drop rules (README "Translation"): thinking blocks and reasoning items have no place in a Chat
@@ -9,9 +10,10 @@
 // tool result follow in a user message), an assistant message without text or tool calls is not
 // sent, `strict` only when the client asked for it or the schema qualifies.
 import type { ChatRequest } from "../chat.ts";
-import type { IrFormat, IrMessage, IrPart, IrRequest } from "./ir.ts";
+import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool, TextView } from "../text-form.ts";
 import { appendParts, contentAsText, contentParts, textOf } from "./messages-ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
+import { contentText, joinText, toolsText } from "./prompt-text.ts";
 import { effortForBudget, openaiEffort, strictFor, toolChoiceOf } from "./responses-request.ts";
 
 function formatOf(format: ChatRequest["response_format"]): IrFormat | undefined {
@@ -58,22 +60,61 @@ function readMessage(messages: IrMessage[], system: string[], m: ChatRequest["me
   }
 }
 
+function toolsOf(tools: ChatRequest["tools"]): IrTool[] {
+  return (tools ?? []).map((t) => ({
+    name: t.function.name,
+    description: t.function.description ?? undefined,
+    parameters: t.function.parameters ?? undefined,
+    strict: typeof t.function.strict === "boolean" ? t.function.strict : undefined,
+  }));
+}
+
+function reasoningOf(request: ChatRequest): IrRequest["reasoning"] {
+  const effort = request.reasoning_effort ?? undefined;
+  return effort === undefined || effort === "none"
+    ? undefined
+    : { effort, budgetTokens: undefined, summary: false };
+}
+
+function messageText(message: ChatRequest["messages"][number]): string {
+  const calls = message.role === "assistant" ? (message.tool_calls ?? []) : [];
+  return joinText([
+    contentText(message.content),
+    ...calls.map((c) => joinText([c.function.name, c.function.arguments])),
+  ]);
+}
+
+/** The head of a Chat Completions request (sizing, routing, the simulator). */
+export function viewOfChat(request: ChatRequest): TextView {
+  const tools = toolsOf(request.tools);
+  const texts = request.messages.map(messageText);
+  const lastUserIndex = request.messages.findLastIndex((m) => m.role === "user");
+  return {
+    protocol: "chat",
+    model: request.model,
+    stream: request.stream === true,
+    promptText: joinText([...texts, toolsText(tools)]),
+    lastUserText: lastUserIndex >= 0 ? (texts[lastUserIndex] ?? "") : "",
+    endsWithToolResult: request.messages.at(-1)?.role === "tool",
+    tools,
+    toolChoice: toolChoiceOf(request.tool_choice),
+    outputFormat: formatOf(request.response_format),
+    maxOutputTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
+    reasoning: reasoningOf(request),
+    includeUsage: request.stream_options?.include_usage === true,
+  };
+}
+
 /** The internal form of a Chat Completions request. */
 export function readChatRequest(request: ChatRequest): IrRequest {
   const system: string[] = [];
   const messages: IrMessage[] = [];
   for (const m of request.messages) readMessage(messages, system, m);
-  const effort = request.reasoning_effort ?? undefined;
   return {
     model: request.model,
     system,
     messages,
-    tools: (request.tools ?? []).map((t) => ({
-      name: t.function.name,
-      description: t.function.description ?? undefined,
-      parameters: t.function.parameters ?? undefined,
-      strict: typeof t.function.strict === "boolean" ? t.function.strict : undefined,
-    })),
+    tools: toolsOf(request.tools),
     toolChoice: toolChoiceOf(request.tool_choice),
     parallelToolCalls:
       typeof request.parallel_tool_calls === "boolean" ? request.parallel_tool_calls : undefined,
@@ -82,10 +123,7 @@ export function readChatRequest(request: ChatRequest): IrRequest {
     temperature: request.temperature ?? undefined,
     topP: request.top_p ?? undefined,
     stop: stopOf(request.stop),
-    reasoning:
-      effort === undefined || effort === "none"
-        ? undefined
-        : { effort, budgetTokens: undefined, summary: false },
+    reasoning: reasoningOf(request),
     promptCacheKey: str(obj(request).prompt_cache_key),
     stream: request.stream === true,
   };

@@ -12,8 +12,8 @@
 // the way out. Reasoning tokens exist only on the OpenAI side (Anthropic counts thinking inside
 // output_tokens): 0 when unknown, and then no output_tokens_details toward Messages.
 import type { UsageCounts } from "../../billing/meter.ts";
+import { type IrStop, type IrUsage, ZERO_USAGE } from "../text-form.ts";
 import { anthropicUsage, openaiUsage } from "../text-usage.ts";
-import { type IrStop, type IrUsage, ZERO_USAGE } from "./ir.ts";
 import { count, type Obj, obj } from "./narrow.ts";
 
 export function stopFromChat(reason: unknown): IrStop {

@@ -1,9 +1,11 @@
-// The public entry of translation between the three text protocols, always through the internal
-// form (ir.ts): request bodies, complete answers, and stream readers / writers.
-import type { TextProtocol } from "../text-view.ts";
+// The public entry of the conversions between the three text protocols and the internal form
+// (../text-form.ts; their contract in convert.ts): request heads and bodies, complete answers, and
+// stream readers / writers. Every protocol pair goes through the internal form; each switch is
+// exhaustive over TextProtocol, so a new protocol must decide here.
+import type { IrReply, IrRequest, TextProtocol } from "../text-form.ts";
 import { ChatReader, ChatWriter, readChatReply } from "./chat-reply.ts";
 import { writeChatRequest } from "./chat-request.ts";
-import { type IrReply, type IrRequest, type ReplyReader, type ReplyWriter, replyEvents } from "./ir.ts";
+import { asObject, type Converted, type ReplyReader, type ReplyWriter, replyEvents } from "./convert.ts";
 import { MessagesReader, MessagesWriter, readMessagesReply } from "./messages-reply.ts";
 import { writeMessagesRequest } from "./messages-request.ts";
 import type { Obj } from "./narrow.ts";
@@ -11,10 +13,9 @@ import { ResponsesReader, readResponsesReply } from "./responses-reader.ts";
 import { writeResponsesRequest } from "./responses-request.ts";
 import { ResponsesWriter } from "./responses-writer.ts";
 
-export { readChatRequest } from "./chat-request.ts";
-export type { IrRequest } from "./ir.ts";
-export { readMessagesRequest } from "./messages-request.ts";
-export { readResponsesRequest } from "./responses-request.ts";
+export { readChatRequest, viewOfChat } from "./chat-request.ts";
+export { readMessagesRequest, viewOfMessages } from "./messages-request.ts";
+export { readResponsesRequest, viewOfResponses } from "./responses-request.ts";
 
 /** The request body in `to` for the internal form; `defaultMaxTokens` fills Messages' required cap. */
 export function writeRequest(to: TextProtocol, ir: IrRequest, model: string, defaultMaxTokens: number): Obj {
@@ -70,7 +71,24 @@ export function replyWriter(
   }
 }
 
-/** A complete upstream answer in `from`, rewritten as the complete answer of `to`. */
+/**
+ * An upstream's parsed JSON answer in `from`, rewritten as the complete answer of `to`; a typed
+ * error when it is not an object (an object is read totally: missing fields take neutral values).
+ */
+export function tryTranslateAnswer(
+  from: TextProtocol,
+  to: TextProtocol,
+  json: unknown,
+  model: string,
+  inputEstimate: number,
+  request?: Obj,
+): Converted<Obj> {
+  const answer = asObject(json);
+  if (!answer.ok) return answer;
+  return { ok: true, value: translateAnswer(from, to, answer.value, model, inputEstimate, request) };
+}
+
+/** A complete upstream answer object in `from`, rewritten as the complete answer of `to`. */
 export function translateAnswer(
   from: TextProtocol,
   to: TextProtocol,

@@ -2,7 +2,7 @@
 // may be sent without changing what the client asked), and the form Anthropic structured outputs
 // accept (additionalProperties: false on every object, a limited keyword set), or none when the
 // client's schema cannot take that form without changing its meaning.
-import type { JsonSchema } from "../text-view.ts";
+import type { JsonSchema } from "../text-form.ts";
 import { arr, type Obj, obj } from "./narrow.ts";
 
 function isObject(value: unknown): value is Obj {

@@ -1,7 +1,7 @@
 // Building the internal conversation: parts are appended to the last message when the role is
 // the same, so consecutive items of one speaker (reasoning, text, tool calls; several tool
 // results) form one message, as the Messages protocol requires.
-import type { IrContent, IrMessage, IrPart } from "./ir.ts";
+import type { IrContent, IrMessage, IrPart } from "../text-form.ts";
 import { arr, obj, str } from "./narrow.ts";
 
 export function appendParts(messages: IrMessage[], role: IrMessage["role"], parts: IrPart[]): void {

@@ -8,6 +8,9 @@
 // The input usage of message_start is the gateway's own count when the upstream reports usage
 // only at the end (OpenAI protocols); message_delta then carries the upstream's real figures.
 import { sseJson } from "../sse.ts";
+import type { IrEvent, IrPart, IrPartStart, IrReply, IrStop, IrUsage } from "../text-form.ts";
+import { ZERO_USAGE } from "../text-form.ts";
+import { JsonReplyReader, type ReplyWriter } from "./convert.ts";
 import {
   deltaUsageToAnthropic,
   stopFromMessages,
@@ -15,17 +18,6 @@ import {
   usageFromAnthropic,
   usageToAnthropic,
 } from "./finish.ts";
-import type {
-  IrEvent,
-  IrPart,
-  IrPartStart,
-  IrReply,
-  IrStop,
-  IrUsage,
-  ReplyReader,
-  ReplyWriter,
-} from "./ir.ts";
-import { parseObject, ZERO_USAGE } from "./ir.ts";
 import { argumentsObject, argumentsText, arr, count, newId, type Obj, obj, str } from "./narrow.ts";
 
 function partOf(block: Obj): IrPart | undefined {
@@ -75,18 +67,13 @@ function startOf(block: Obj): IrPartStart | undefined {
 }
 
 /** Reads a Messages SSE stream into internal events. */
-export class MessagesReader implements ReplyReader {
+export class MessagesReader extends JsonReplyReader {
   readonly #blocks = new Map<number, number>();
   #next = 0;
   #usage: Obj = {};
   #stop: IrStop = "end";
   #stopSequence: string | undefined;
-  #done = false;
-
-  read(name: string | undefined, data: string): IrEvent[] {
-    if (this.#done) return [];
-    const e = parseObject(data);
-    if (e === undefined) return [];
+  protected event(name: string | undefined, e: Obj): IrEvent[] {
     switch (name ?? e.type) {
       case "message_start": {
         const message = obj(e.message);
@@ -110,7 +97,7 @@ export class MessagesReader implements ReplyReader {
         return [];
       }
       case "message_stop":
-        this.#done = true;
+        this.done = true;
         return [
           {
             type: "finish",
@@ -120,7 +107,7 @@ export class MessagesReader implements ReplyReader {
           },
         ];
       case "error":
-        this.#done = true;
+        this.done = true;
         return [{ type: "error", message: str(obj(e.error).message) ?? "The upstream reported an error." }];
       default:
         return [];
@@ -157,10 +144,6 @@ export class MessagesReader implements ReplyReader {
       default:
         return [];
     }
-  }
-
-  end(): IrEvent[] {
-    return [];
   }
 }
 

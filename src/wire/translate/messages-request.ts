@@ -1,4 +1,5 @@
-// Messages requests ↔ the internal form. Reading keeps system (string or blocks), text, images,
+// Messages requests ↔ the internal form: the head every request gets at once (viewOfMessages) and
+// the full form built when a channel speaks another protocol. Reading keeps system (string or blocks), text, images,
 // tool_use / tool_result, thinking blocks with signatures, redacted thinking, custom tools,
 // tool_choice, thinking (enabled budget or adaptive) with output_config.effort, output_config.format,
 // max_tokens, sampling and stop_sequences.
@@ -20,12 +21,21 @@
 // - an OpenAI `prompt_cache_key` becomes a cache breakpoint on the system prompt.
 import { findModel } from "../../catalog/models.ts";
 import type { CountTokensRequest } from "../messages.ts";
-import type { ToolChoiceView } from "../text-view.ts";
-import type { IrFormat, IrMessage, IrPart, IrReasoning, IrRequest, IrTool } from "./ir.ts";
+import type {
+  IrFormat,
+  IrMessage,
+  IrPart,
+  IrReasoning,
+  IrRequest,
+  IrTool,
+  IrToolChoice,
+  TextView,
+} from "../text-form.ts";
 import { anthropicSchema } from "./json-schema.ts";
 import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
 import { sampling, thinkingBarred, thinkingFields } from "./messages-thinking.ts";
 import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narrow.ts";
+import { contentText, joinText, toolsText } from "./prompt-text.ts";
 import { openReasoning } from "./reasoning-seal.ts";
 
 type AnyMessagesRequest = CountTokensRequest & { max_tokens?: number; stream?: boolean };
@@ -67,7 +77,7 @@ function toolsOf(tools: AnyMessagesRequest["tools"]): IrTool[] {
     }));
 }
 
-function toolChoiceOf(choice: AnyMessagesRequest["tool_choice"]): ToolChoiceView {
+function toolChoiceOf(choice: AnyMessagesRequest["tool_choice"]): IrToolChoice {
   if (choice?.type === "none") return { mode: "none" };
   if (choice?.type === "any") return { mode: "required" };
   if (choice?.type === "tool" && choice.name) return { mode: "named", name: choice.name };
@@ -84,6 +94,40 @@ function reasoningOf(request: AnyMessagesRequest): IrReasoning | undefined {
   return { effort: effort ?? (budget === undefined ? "medium" : undefined), budgetTokens: budget, summary };
 }
 
+function formatOf(request: AnyMessagesRequest): IrFormat | undefined {
+  const format = request.output_config?.format;
+  return format
+    ? { kind: "json_schema", name: "output", schema: format.schema, strict: undefined }
+    : undefined;
+}
+
+function isToolResult(message: AnyMessagesRequest["messages"][number] | undefined): boolean {
+  return Array.isArray(message?.content) && message.content.some((b) => b.type === "tool_result");
+}
+
+/** The head of a Messages request (count_tokens requests have no max_tokens). */
+export function viewOfMessages(request: AnyMessagesRequest): TextView {
+  const tools = toolsOf(request.tools);
+  const texts = request.messages.map((m) => contentText(m.content));
+  const lastUser = request.messages.findLastIndex((m) => m.role === "user");
+  const thinking = request.thinking;
+  return {
+    protocol: "messages",
+    model: request.model,
+    stream: request.stream === true,
+    promptText: joinText([contentText(request.system), ...texts, toolsText(tools)]),
+    lastUserText: lastUser >= 0 ? (texts[lastUser] ?? "") : "",
+    endsWithToolResult: isToolResult(request.messages.at(-1)),
+    tools,
+    toolChoice: toolChoiceOf(request.tool_choice),
+    outputFormat: formatOf(request),
+    maxOutputTokens: request.max_tokens,
+    // The model thinks only with thinking on; an effort alone shapes the answer, not a thinking block.
+    reasoning: thinking === undefined || thinking.type === "disabled" ? undefined : reasoningOf(request),
+    includeUsage: true,
+  };
+}
+
 /** The internal form of a Messages request. */
 export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
   const system = typeof request.system === "string" ? [request.system] : [];
@@ -94,7 +138,6 @@ export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
       typeof m.content === "string" ? contentParts(m.content) : m.content.flatMap((b) => blockParts(obj(b)));
     appendParts(messages, m.role, parts);
   }
-  const format = request.output_config?.format;
   const parallel = obj(request.tool_choice).disable_parallel_tool_use;
   const stop = arr(request.stop_sequences).filter((s): s is string => typeof s === "string");
   return {
@@ -104,9 +147,7 @@ export function readMessagesRequest(request: AnyMessagesRequest): IrRequest {
     tools: toolsOf(request.tools),
     toolChoice: toolChoiceOf(request.tool_choice),
     parallelToolCalls: typeof parallel === "boolean" ? !parallel : undefined,
-    format: format
-      ? { kind: "json_schema", name: "output", schema: format.schema, strict: undefined }
-      : undefined,
+    format: formatOf(request),
     maxTokens: request.max_tokens,
     temperature: typeof request.temperature === "number" ? request.temperature : undefined,
     topP: typeof request.top_p === "number" ? request.top_p : undefined,

@@ -2,7 +2,7 @@
 // thinking form each model takes (catalog `thinking`: adaptive with `output_config.effort`, or
 // `enabled` with a budget), when thinking must be off for a turn, and which sampling field is sent.
 import type { AnthropicThinking } from "../../catalog/models.ts";
-import type { IrReasoning, IrRequest } from "./ir.ts";
+import type { IrReasoning, IrRequest } from "../text-form.ts";
 import { arr, type Obj, obj } from "./narrow.ts";
 
 /** Thinking budgets used for an OpenAI effort. */

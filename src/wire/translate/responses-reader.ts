@@ -6,9 +6,10 @@
 // only encrypted_content (the meaning of Anthropic's redacted_thinking). A streamed reasoning item
 // therefore starts its part at its first text or, without text, when it is done. Other item
 // types (web search, custom tool calls, …) have no counterpart and are dropped.
+
+import type { IrEvent, IrPartStart, IrReply, IrReplyPart } from "../text-form.ts";
+import { JsonReplyReader } from "./convert.ts";
 import { stopFromResponses, usageFromOpenAI } from "./finish.ts";
-import type { IrEvent, IrPartStart, IrReply, IrReplyPart, ReplyReader } from "./ir.ts";
-import { parseObject } from "./ir.ts";
 import { arr, count, type Obj, obj, str } from "./narrow.ts";
 import { sealReasoning } from "./reasoning-seal.ts";
 
@@ -83,16 +84,11 @@ interface OpenItem {
 }
 
 /** Reads a Responses SSE stream into internal events. */
-export class ResponsesReader implements ReplyReader {
+export class ResponsesReader extends JsonReplyReader {
   readonly #items = new Map<number, OpenItem>();
   #next = 0;
   #calledTool = false;
-  #done = false;
-
-  read(name: string | undefined, data: string): IrEvent[] {
-    if (this.#done) return [];
-    const e = parseObject(data);
-    if (e === undefined) return [];
+  protected event(name: string | undefined, e: Obj): IrEvent[] {
     const type = str(e.type) ?? name;
     switch (type) {
       case "response.created": {
@@ -118,14 +114,14 @@ export class ResponsesReader implements ReplyReader {
         return this.#itemDone(e);
       case "response.completed":
       case "response.incomplete": {
-        this.#done = true;
+        this.done = true;
         const r = obj(e.response);
         const stop = stopFromResponses(r, this.#calledTool);
         return [{ type: "finish", stop, stopSequence: undefined, usage: usageFromOpenAI(r.usage) }];
       }
       case "response.failed":
       case "error": {
-        this.#done = true;
+        this.done = true;
         const err = obj(type === "error" ? (e.error ?? e) : obj(e.response).error);
         return [{ type: "error", message: str(err.message) ?? "The upstream reported a failure." }];
       }
@@ -270,9 +266,5 @@ export class ResponsesReader implements ReplyReader {
       if (signature) out.push({ type: "signature", index: item.part.index, signature });
     }
     this.#close(out, item);
-  }
-
-  end(): IrEvent[] {
-    return [];
   }
 }

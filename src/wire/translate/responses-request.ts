@@ -1,4 +1,5 @@
-// Responses requests ↔ the internal form. Reading keeps instructions, message items (text and
+// Responses requests ↔ the internal form: the head every request gets at once (viewOfResponses)
+// and the full form built when a channel speaks another protocol. Reading keeps instructions, message items (text and
 // images), function calls and their outputs, reasoning items (summary text + encrypted_content as
 // the signature), function tools, tool_choice, text.format / response_format, reasoning effort.
 // Drop rules (documented in README "Translation"): tools other than `function` (custom, namespace,
@@ -10,11 +11,11 @@
 // content, reasoning items only with their id, max_output_tokens at least 16, `strict` only when
 // the client asked for it or the schema qualifies.
 import type { ResponsesRequest } from "../responses.ts";
-import type { ToolChoiceView } from "../text-view.ts";
-import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool } from "./ir.ts";
+import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool, IrToolChoice, TextView } from "../text-form.ts";
 import { isStrictCompatible } from "./json-schema.ts";
 import { appendParts, contentParts, textOf } from "./messages-ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
+import { contentText, joinText, toolsText } from "./prompt-text.ts";
 import { openReasoning } from "./reasoning-seal.ts";
 
 function toolsOf(tools: ResponsesRequest["tools"]): IrTool[] {
@@ -35,7 +36,7 @@ function toolsOf(tools: ResponsesRequest["tools"]): IrTool[] {
   return out;
 }
 
-export function toolChoiceOf(choice: unknown): ToolChoiceView {
+export function toolChoiceOf(choice: unknown): IrToolChoice {
   if (choice === "none" || choice === "required") return { mode: choice };
   const c = obj(choice);
   const name = str(c.name) ?? str(obj(c.function).name);
@@ -102,13 +103,62 @@ function readItem(messages: IrMessage[], system: string[], item: Obj): void {
   }
 }
 
+function reasoningOf(request: ResponsesRequest): IrRequest["reasoning"] {
+  const effort = request.reasoning?.effort ?? undefined;
+  return effort === undefined || effort === "none"
+    ? undefined
+    : { effort, budgetTokens: undefined, summary: Boolean(request.reasoning?.summary) };
+}
+
+interface Turns {
+  text: string[];
+  lastUser: string;
+  endsWithToolResult: boolean;
+}
+
+function turnsOf(input: ResponsesRequest["input"]): Turns {
+  if (typeof input === "string") return { text: [input], lastUser: input, endsWithToolResult: false };
+  const turns: Turns = { text: [], lastUser: "", endsWithToolResult: false };
+  for (const item of input) {
+    const record = item as Record<string, unknown>;
+    let text = "";
+    if (record.type === "function_call") text = joinText([String(record.name), String(record.arguments)]);
+    else if (record.type === "function_call_output" || "content" in record) {
+      text = contentText(record.type === "function_call_output" ? record.output : record.content);
+    } else text = contentText(record.summary);
+    turns.text.push(text);
+    if (record.role === "user") turns.lastUser = text;
+    turns.endsWithToolResult = record.type === "function_call_output";
+  }
+  return turns;
+}
+
+/** The head of a Responses request (sizing, routing, the simulator). */
+export function viewOfResponses(request: ResponsesRequest): TextView {
+  const tools = toolsOf(request.tools);
+  const turns = turnsOf(request.input);
+  return {
+    protocol: "responses",
+    model: request.model,
+    stream: request.stream === true,
+    promptText: joinText([request.instructions ?? undefined, ...turns.text, toolsText(tools)]),
+    lastUserText: turns.lastUser,
+    endsWithToolResult: turns.endsWithToolResult,
+    tools,
+    toolChoice: toolChoiceOf(request.tool_choice),
+    outputFormat: formatOf(request),
+    maxOutputTokens: request.max_output_tokens ?? undefined,
+    reasoning: reasoningOf(request),
+    includeUsage: true,
+  };
+}
+
 /** The internal form of a Responses request (after previous_response_id was expanded, if any). */
 export function readResponsesRequest(request: ResponsesRequest): IrRequest {
   const system: string[] = request.instructions ? [request.instructions] : [];
   const messages: IrMessage[] = [];
   if (typeof request.input === "string") appendParts(messages, "user", contentParts(request.input));
   else for (const item of request.input) readItem(messages, system, obj(item));
-  const effort = request.reasoning?.effort ?? undefined;
   return {
     model: request.model,
     system,
@@ -122,10 +172,7 @@ export function readResponsesRequest(request: ResponsesRequest): IrRequest {
     temperature: request.temperature ?? undefined,
     topP: request.top_p ?? undefined,
     stop: [],
-    reasoning:
-      effort === undefined || effort === "none"
-        ? undefined
-        : { effort, budgetTokens: undefined, summary: Boolean(request.reasoning?.summary) },
+    reasoning: reasoningOf(request),
     promptCacheKey: str(obj(request).prompt_cache_key),
     stream: request.stream === true,
   };

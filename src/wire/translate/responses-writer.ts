@@ -6,8 +6,9 @@
 // those). Text becomes an `output_text` part and a refusal a `refusal` part, each in its own
 // message item; redacted thinking becomes a reasoning item carrying only encrypted_content.
 import { sseJson } from "../sse.ts";
+import type { IrEvent, IrPartStart, IrStop, IrUsage } from "../text-form.ts";
+import type { ReplyWriter } from "./convert.ts";
 import { usageToResponses } from "./finish.ts";
-import type { IrEvent, IrPartStart, IrStop, IrUsage, ReplyWriter } from "./ir.ts";
 import { newId, type Obj } from "./narrow.ts";
 
 /**

@@ -1,13 +1,34 @@
-// The internal form every text protocol translates through: a request, a complete reply, and the
-// events of a streamed reply. A translation is always "protocol A → internal form → protocol B";
-// each protocol contributes one reader and one writer, so three protocols need six modules, not nine.
+// The one internal form of text: a request, a complete reply, and the events of a streamed reply,
+// in no protocol's shape. Every protocol pair translates through it ("protocol A → internal form →
+// protocol B"); the conversions per direction are in translate/ (convert.ts names their contract).
+// A request's head (TextView) is the part of the form every decode builds at once, because sizing,
+// routing and the simulator need it; the rest is built only when a channel speaks another protocol,
+// so a same-protocol request is forwarded with its body as it came.
 //
 // Conventions of the internal form:
 // - usage follows OpenAI: `input` includes cached tokens, `output` includes reasoning tokens;
 // - a tool call's arguments are a JSON string (Anthropic's `input` object is serialized);
 // - thinking keeps its signature (Anthropic `signature`, OpenAI `encrypted_content`), so a thinking
 //   block or reasoning item sent back by a client reaches the upstream as it came from there.
-import type { JsonSchema, ToolChoiceView } from "../text-view.ts";
+
+/** The three client protocols of the text endpoints. */
+export type TextProtocol = "responses" | "chat" | "messages";
+
+/** The endpoint path of each text protocol. */
+export const TEXT_PATHS: Readonly<Record<TextProtocol, string>> = {
+  responses: "/v1/responses",
+  chat: "/v1/chat/completions",
+  messages: "/v1/messages",
+};
+
+/** A JSON Schema object as sent by clients; only the keywords the simulator reads are typed. */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+export type IrToolChoice =
+  | { mode: "auto" }
+  | { mode: "none" }
+  | { mode: "required" }
+  | { mode: "named"; name: string };
 
 export type IrPart =
   | { type: "text"; text: string }
@@ -55,7 +76,7 @@ export interface IrRequest {
   system: string[];
   messages: IrMessage[];
   tools: IrTool[];
-  toolChoice: ToolChoiceView;
+  toolChoice: IrToolChoice;
   parallelToolCalls: boolean | undefined;
   format: IrFormat | undefined;
   maxTokens: number | undefined;
@@ -66,6 +87,32 @@ export interface IrRequest {
   /** OpenAI `prompt_cache_key` (Responses and Chat): the client's cache routing hint. */
   promptCacheKey: string | undefined;
   stream: boolean;
+}
+
+/**
+ * The head of a request: what every decode fills at once (cheap: no conversation is rebuilt) for
+ * sizing, admission, routing, telemetry and the simulator. Its tool, format and reasoning values
+ * are the internal form's own, read by the same functions that build the full form.
+ */
+export interface TextView {
+  protocol: TextProtocol;
+  model: string;
+  stream: boolean;
+  /** Every piece of text the model would read (system, messages, tool results, tool definitions). */
+  promptText: string;
+  /** The text of the last user turn (directives and tool mentions are read from here). */
+  lastUserText: string;
+  /** True when the conversation ends with a tool result sent back by the client. */
+  endsWithToolResult: boolean;
+  tools: Pick<IrTool, "name" | "parameters">[];
+  toolChoice: IrToolChoice;
+  outputFormat: IrFormat | undefined;
+  /** The client's cap on output tokens (reasoning included), if any. */
+  maxOutputTokens: number | undefined;
+  /** Reasoning the model is asked to produce (Messages: only with thinking on). */
+  reasoning: IrReasoning | undefined;
+  /** Chat `stream_options.include_usage`. */
+  includeUsage: boolean;
 }
 
 export type IrStop = "end" | "length" | "tool" | "stop_sequence" | "refusal";
@@ -119,62 +166,3 @@ export type IrEvent =
   | { type: "part_stop"; index: number }
   | { type: "finish"; stop: IrStop; stopSequence: string | undefined; usage: IrUsage }
   | { type: "error"; message: string };
-
-/** The events that stream a complete reply (used to render non-stream answers with the stream writers). */
-export function replyEvents(reply: IrReply): IrEvent[] {
-  const events: IrEvent[] = [{ type: "start", id: reply.id, model: reply.model, usage: reply.usage }];
-  reply.parts.forEach((part, index) => {
-    switch (part.type) {
-      case "text":
-      case "refusal":
-        events.push({ type: "part_start", index, part: { type: part.type } });
-        if (part.text !== "") events.push({ type: "text", index, text: part.text });
-        break;
-      case "thinking":
-        events.push({ type: "part_start", index, part: { type: "thinking" } });
-        if (part.text !== "") events.push({ type: "thinking", index, text: part.text });
-        if (part.signature) events.push({ type: "signature", index, signature: part.signature });
-        break;
-      case "redacted_thinking":
-        events.push({ type: "part_start", index, part: { type: "redacted_thinking", data: part.data } });
-        break;
-      case "tool_call":
-        events.push(
-          { type: "part_start", index, part: { type: "tool_call", id: part.id, name: part.name } },
-          { type: "arguments", index, json: part.arguments },
-        );
-        break;
-      default:
-        return;
-    }
-    events.push({ type: "part_stop", index });
-  });
-  events.push({ type: "finish", stop: reply.stop, stopSequence: reply.stopSequence, usage: reply.usage });
-  return events;
-}
-
-/** A reply writer: turns internal events into one protocol's SSE bytes and its complete answer. */
-export interface ReplyWriter {
-  push(event: IrEvent): Uint8Array[];
-  /** The complete answer object (non-stream body) built from the events so far. */
-  answer(): Record<string, unknown>;
-}
-
-/** A reply reader: turns one protocol's SSE events into internal events. */
-export interface ReplyReader {
-  read(name: string | undefined, data: string): IrEvent[];
-  /** Events to close the reply when the upstream stream ended (empty if it ended properly). */
-  end(): IrEvent[];
-}
-
-/** Parses JSON text into an object, or undefined. */
-export function parseObject(data: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(data);
-    return typeof value === "object" && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
