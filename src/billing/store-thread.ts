@@ -79,7 +79,6 @@ export class StoreThread {
     const worker = this.#worker;
     await this.#ask({ kind: "close" }).catch(() => undefined);
     this.#stopped(worker, "closed");
-    worker.terminate();
   }
 
   /** The running worker, started (again) when there is none. */
@@ -96,7 +95,6 @@ export class StoreThread {
     const opened = this.#ask({ kind: "open", url: this.#url, journal: this.#journal });
     this.#opened = opened.catch((error: unknown) => {
       this.#stopped(worker, error instanceof Error ? error.message : String(error));
-      worker.terminate();
       throw error;
     });
     return this.#opened;
@@ -122,9 +120,10 @@ export class StoreThread {
     else waiting.reject(new Error(reply.error));
   }
 
-  /** The worker is gone: what it was asked fails (logged items stay logged), the next commit restarts it. */
+  /** The worker is done with: what it was asked fails (logged items stay logged), the next commit starts another. */
   #stopped(worker: Worker, why: string): void {
     if (this.#worker !== worker) return;
+    worker.terminate(); // one that failed may still be running: it must not linger beside the next
     this.#worker = undefined;
     this.#opened = undefined;
     if (why !== "closed") log("error", "usage store thread stopped; it restarts at the next commit", { why });
