@@ -31,7 +31,10 @@ export interface JournalEntry<T> {
   item: T;
 }
 
-/** A journal this large is compacted when the store catches up with all but its newest lines. */
+/**
+ * A journal this large is compacted once the store lacks at most a quarter of its lines: the lines
+ * rewritten are then few, and a store that falls behind is never made to rewrite its backlog.
+ */
 const COMPACT_BYTES = 1 << 20;
 
 export class Journal<T> implements DurableLog<T> {
@@ -41,6 +44,8 @@ export class Journal<T> implements DurableLog<T> {
   #seq = 0;
   /** The file's length: only this process writes it. */
   #size: number;
+  /** Lines appended since the file was last emptied or compacted. */
+  #lines = 0;
   #lastText = "";
 
   private constructor(path: string, lockPath: string, fd: number) {
@@ -76,6 +81,7 @@ export class Journal<T> implements DurableLog<T> {
     try {
       writeAll(this.#fd, bytes);
       this.#size += bytes.length;
+      this.#lines += items.length;
       this.#lastText = text;
     } catch (error) {
       // Nothing of a failed append stays: no half line for the next append to be glued to, and
@@ -95,11 +101,12 @@ export class Journal<T> implements DurableLog<T> {
   clear(): void {
     ftruncateSync(this.#fd, 0);
     this.#size = 0;
+    this.#lines = 0;
   }
 
-  /** Once the file is large, replaces it by `unstored()`: its lines the store does not have yet. */
-  compact(unstored: () => string): void {
-    if (this.#size < COMPACT_BYTES) return;
+  /** Once the file is large, replaces it by `unstored()`: its last `count` lines, which the store lacks. */
+  compact(count: number, unstored: () => string): void {
+    if (this.#size < COMPACT_BYTES || count * 4 > this.#lines) return;
     const next = `${this.path}.next`;
     const bytes = Buffer.from(unstored());
     try {
@@ -122,6 +129,7 @@ export class Journal<T> implements DurableLog<T> {
     closeSync(this.#fd);
     this.#fd = openSync(this.path, "a+");
     this.#size = bytes.length;
+    this.#lines = count;
   }
 
   close(): void {

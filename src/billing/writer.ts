@@ -21,8 +21,8 @@ export interface DurableLog<T> {
   readonly lastText?: string;
   /** Everything appended is in the store: the log may start over. */
   clear(): void;
-  /** The store has everything but the lines `unstored()` gives: the log may shrink to them. */
-  compact?(unstored: () => string): void;
+  /** The store has everything but the last `count` items, whose lines `unstored()` gives: the log may shrink to them. */
+  compact?(count: number, unstored: () => string): void;
 }
 
 /**
@@ -329,7 +329,7 @@ export class GroupCommitWriter<T> {
     if (rest !== undefined) this.#logged[0] = rest;
     this.#loggedCount -= items.length;
     if (this.#loggedCount === 0) this.#log?.clear();
-    else this.#log?.compact?.(() => this.#logged.map((l) => l.text ?? "").join(""));
+    else this.#log?.compact?.(this.#loggedCount, () => this.#logged.map((l) => l.text ?? "").join(""));
     // Items logged meanwhile wait for their own delay, unless a full batch, a flush or a close waits.
     this.#storeDue = this.#closed || this.#flushes > 0 || this.#loggedCount >= this.#storeBatch;
     if (!this.#storeDue && this.#loggedCount > 0) {

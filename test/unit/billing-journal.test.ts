@@ -80,12 +80,15 @@ test("a large journal is compacted to the lines the store lacks, and numbering g
   if (!journal) throw new Error("journal not opened");
   // Small: compaction waits (the file is emptied when the store catches up).
   journal.append([record(0, 1, 10)]);
-  journal.compact(() => journal.lastText);
+  journal.compact(1, () => journal.lastText);
   expect(journal.entries().length).toBe(1);
   for (let i = 1; i <= 3_000; i++) journal.append([record(i, 1, 10)]);
   const last = journal.append([record(3_001, 1, 10), record(3_002, 1, 10)]);
   expect(readFileSync(path).length).toBeGreaterThan(1 << 20);
-  journal.compact(() => journal.lastText);
+  // A store far behind (most lines unstored) is not made to rewrite them.
+  journal.compact(2_000, () => "never built");
+  expect(journal.entries().length).toBe(3_003);
+  journal.compact(2, () => journal.lastText);
   expect(journal.entries().map((e) => e.seq)).toEqual([last - 1, last]);
   expect(journal.append([record(3_003, 1, 10)])).toBe(last + 1);
   expect(journal.entries().map((e) => e.item.requestId)).toEqual([

@@ -263,7 +263,7 @@ describe("group-commit writer with a durable log", () => {
       { batch: [3], lines: "3\n" },
     ]);
     // After the first commit only item 3 was unstored: the log was offered just its line.
-    expect(log.compactions).toEqual(["3\n"]);
+    expect(log.compactions).toEqual(["1: 3\n"]);
     expect(log.clears).toBe(1);
     await writer.close();
   });
@@ -309,7 +309,7 @@ class TextLog {
   clear(): void {
     this.clears++;
   }
-  compact(unstored: () => string): void {
-    this.compactions.push(unstored());
+  compact(count: number, unstored: () => string): void {
+    this.compactions.push(`${count}: ${unstored()}`);
   }
 }
