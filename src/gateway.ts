@@ -49,13 +49,12 @@ export async function startGateway(
   store: Store,
   options: GatewayOptions = {},
 ): Promise<Gateway> {
-  const keys = new KeyCache(store);
+  const billing = options.billing ?? (await startBilling(config, store));
+  // Last-used times are written by the store thread too, when billing runs one.
+  const thread = billing.thread;
+  const keys = new KeyCache(store, thread ? { touch: (lastUsed) => thread.touchKeys(lastUsed) } : {});
   await keys.start();
-  let billing = options.billing;
-  if (!billing) {
-    billing = await startBilling(config, store);
-    billing.notifier.start(billing.feed, keys);
-  }
+  if (!options.billing) billing.notifier.start(billing.feed, keys);
   const channels = new ChannelTable(config);
   const meter = billing.meter;
   const traffic = new TrafficMetrics(config.metrics.max_key_labels, {
@@ -69,7 +68,9 @@ export async function startGateway(
     keys,
     trustedProxies: new CidrList(config.server.trusted_proxies),
     channels,
-    ...billing,
+    meter: billing.meter,
+    feed: billing.feed,
+    notifier: billing.notifier,
     worker: options.worker,
     traffic,
     tracer: await openTracer(config.telemetry, VERSION, billing.feed),

@@ -61,11 +61,16 @@ async function main(argv: string[]): Promise<void> {
   await (await load())(args);
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreError) {
-    console.error(`modelgate: ${error.message}`);
-    process.exit(error instanceof UsageError ? 2 : 1);
-  }
-  console.error(error);
-  process.exit(1);
-});
+if (Bun.isMainThread) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreError) {
+      console.error(`modelgate: ${error.message}`);
+      process.exit(error instanceof UsageError ? 2 : 1);
+    }
+    console.error(error);
+    process.exit(1);
+  });
+} else {
+  // The compiled executable started again as the usage store thread (src/billing/store-thread.ts).
+  await import("./billing/store-worker.ts");
+}

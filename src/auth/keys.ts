@@ -49,6 +49,8 @@ export interface KeyCacheOptions {
   refreshMs?: number;
   /** How often last-used times are written back, in ms. */
   touchMs?: number;
+  /** Writes last-used times (default: the store's touchKeys, on this thread). */
+  touch?: (lastUsed: ReadonlyMap<string, number>) => Promise<void>;
   now?: () => number;
 }
 
@@ -57,6 +59,7 @@ export class KeyCache {
   readonly #store: Store;
   readonly #refreshMs: number;
   readonly #touchMs: number;
+  readonly #touch: (lastUsed: ReadonlyMap<string, number>) => Promise<void>;
   readonly #now: () => number;
   #byHash = new Map<string, CachedKey>();
   #revision = -1;
@@ -73,6 +76,7 @@ export class KeyCache {
     this.#store = store;
     this.#refreshMs = options.refreshMs ?? 250;
     this.#touchMs = options.touchMs ?? 5000;
+    this.#touch = options.touch ?? ((lastUsed) => store.touchKeys(lastUsed));
     this.#now = options.now ?? Date.now;
   }
 
@@ -232,7 +236,7 @@ export class KeyCache {
     if (this.#lastUsed.size === 0) return;
     const batch = this.#lastUsed;
     this.#lastUsed = new Map();
-    await this.#store.touchKeys(batch);
+    await this.#touch(batch);
   }
 }
 

@@ -7,7 +7,10 @@
 // so a restart replays exactly what the store had not received, never a record twice.
 //
 // One process owns a journal: a `.pid` lock file next to it, taken with O_EXCL and taken over
-// only from a process that is gone.
+// only from a process that is gone. While records keep arriving the store never catches up to an
+// empty journal, so a large one is compacted: its lines the store still lacks are written to a new
+// file renamed over it (a crash before the rename leaves the old file, a superset: the replay
+// skips what the store has).
 import {
   closeSync,
   existsSync,
@@ -15,6 +18,8 @@ import {
   ftruncateSync,
   openSync,
   readFileSync,
+  renameSync,
+  rmSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -26,13 +31,22 @@ export interface JournalEntry<T> {
   item: T;
 }
 
+/**
+ * A journal this large is compacted once the store lacks at most a quarter of its lines: the lines
+ * rewritten are then few, and a store that falls behind is never made to rewrite its backlog.
+ */
+const COMPACT_BYTES = 1 << 20;
+
 export class Journal<T> implements DurableLog<T> {
   readonly path: string;
   readonly #lockPath: string;
-  readonly #fd: number;
+  #fd: number;
   #seq = 0;
   /** The file's length: only this process writes it. */
   #size: number;
+  /** Lines appended since the file was last emptied or compacted. */
+  #lines = 0;
+  #lastText = "";
 
   private constructor(path: string, lockPath: string, fd: number) {
     this.path = path;
@@ -50,23 +64,7 @@ export class Journal<T> implements DurableLog<T> {
 
   /** The entries in the file, oldest first; a torn last line (power loss mid-write) is skipped. */
   entries(): JournalEntry<T>[] {
-    const text = readFileSync(this.path, "utf8");
-    const entries: JournalEntry<T>[] = [];
-    for (const line of text.split("\n")) {
-      if (line === "") continue;
-      const tab = line.indexOf("\t");
-      try {
-        const seq = Number(line.slice(0, tab));
-        if (tab < 1 || !Number.isSafeInteger(seq)) throw new Error("no sequence number");
-        entries.push({ seq, item: JSON.parse(line.slice(tab + 1)) as T });
-      } catch (error) {
-        log("warn", "usage journal: skipped an unreadable line", {
-          journal: this.path,
-          error: error instanceof Error ? error.message : String(error),
-        });
-      }
-    }
-    return entries;
+    return parseJournalLines<T>(readFileSync(this.path, "utf8"), this.path);
   }
 
   /** Empties the file; the next append is numbered `after + 1`. */
@@ -81,8 +79,10 @@ export class Journal<T> implements DurableLog<T> {
     for (const item of items) text += `${++this.#seq}\t${JSON.stringify(item)}\n`;
     const bytes = Buffer.from(text);
     try {
-      for (let written = 0; written < bytes.length; ) written += writeSync(this.#fd, bytes, written);
+      writeAll(this.#fd, bytes);
       this.#size += bytes.length;
+      this.#lines += items.length;
+      this.#lastText = text;
     } catch (error) {
       // Nothing of a failed append stays: no half line for the next append to be glued to, and
       // no numbers used, so the batch can be committed elsewhere and never come back in a replay.
@@ -93,9 +93,43 @@ export class Journal<T> implements DurableLog<T> {
     return this.#seq;
   }
 
+  /** The lines the last append wrote, for a store commit that ships them as text. */
+  get lastText(): string {
+    return this.#lastText;
+  }
+
   clear(): void {
     ftruncateSync(this.#fd, 0);
     this.#size = 0;
+    this.#lines = 0;
+  }
+
+  /** Once the file is large, replaces it by `unstored()`: its last `count` lines, which the store lacks. */
+  compact(count: number, unstored: () => string): void {
+    if (this.#size < COMPACT_BYTES || count * 4 > this.#lines) return;
+    const next = `${this.path}.next`;
+    const bytes = Buffer.from(unstored());
+    try {
+      const fd = openSync(next, "w");
+      try {
+        writeAll(fd, bytes);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(next, this.path);
+    } catch (error) {
+      // The old file stays whole: compaction waits for the next chance.
+      rmSync(next, { force: true });
+      log("warn", "usage journal: compaction failed", {
+        journal: this.path,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return;
+    }
+    closeSync(this.#fd);
+    this.#fd = openSync(this.path, "a+");
+    this.#size = bytes.length;
+    this.#lines = count;
   }
 
   close(): void {
@@ -106,6 +140,30 @@ export class Journal<T> implements DurableLog<T> {
       // already gone
     }
   }
+}
+
+/** The entries of journal text (`SEQ<TAB>JSON` lines), oldest first; unreadable lines are skipped. */
+export function parseJournalLines<T>(text: string, source: string): JournalEntry<T>[] {
+  const entries: JournalEntry<T>[] = [];
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const tab = line.indexOf("\t");
+    try {
+      const seq = Number(line.slice(0, tab));
+      if (tab < 1 || !Number.isSafeInteger(seq)) throw new Error("no sequence number");
+      entries.push({ seq, item: JSON.parse(line.slice(tab + 1)) as T });
+    } catch (error) {
+      log("warn", "usage journal: skipped an unreadable line", {
+        journal: source,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+  return entries;
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
 }
 
 /** Where replayed records go: the usage store's commit with the journal number, and that number. */

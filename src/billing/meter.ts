@@ -2,29 +2,11 @@
 // settle exactly once on every path afterwards. LedgerMeter (ledger-meter.ts) implements it.
 import type { Principal } from "../auth/keys.ts";
 import type { ModelInfo } from "../catalog/models.ts";
+import type { UsageCounts, UsageSource } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 
-export interface UsageCounts {
-  /** Input tokens including cached ones (OpenAI convention). */
-  inputTokens: number;
-  /** Input tokens read from a prompt cache (part of inputTokens). */
-  cachedInputTokens: number;
-  /**
-   * Input tokens written to a prompt cache of the default lifetime (part of inputTokens): Anthropic's
-   * 5-minute writes (billed at a premium), OpenAI's `cache_write_tokens`.
-   */
-  cacheWriteTokens: number;
-  /** Input tokens written to Anthropic's 1-hour prompt cache (part of inputTokens). */
-  cacheWrite1hTokens: number;
-  /** Output tokens including reasoning tokens. */
-  outputTokens: number;
-  reasoningTokens: number;
-  /** Image generations (n × (1 + partial_images) when streaming). */
-  generations: number;
-}
-
-/** `reported` by the upstream, `estimated` by the gateway, `none` when nothing was produced. */
-export type UsageSource = "reported" | "estimated" | "none";
+// A request's counts and their source are the ones its usage record stores: one definition.
+export type { UsageCounts, UsageSource } from "../store/usage.ts";
 
 export type WorstCase =
   | { kind: "text"; inputTokens: number; maxOutputTokens: number }

@@ -1,5 +1,5 @@
 // The deployment's one real billing: the ledger meter (balances loaded, usage journal beside the
-// SQLite file), the live usage feed and the notifier. A single process builds it beside its
+// SQLite file, usage committed by the store thread), the live usage feed and the notifier. A single process builds it beside its
 // gateway; a cluster primary builds only this (src/cli/cluster-primary.ts), so it stays light.
 import type { Config } from "../config/schema.ts";
 import { openLimiter } from "../limits/open.ts";
@@ -10,29 +10,34 @@ import type { Store } from "../store/store.ts";
 import { UsageFeed } from "./feed.ts";
 import { LedgerMeter } from "./ledger-meter.ts";
 import type { Meter } from "./meter.ts";
+import { openStoreThread, type StoreThread } from "./store-thread.ts";
 
 /** The billing side of a gateway: one per deployment, in the single process or in the cluster primary. */
 export interface Billing {
   meter: Meter;
   feed: UsageFeed;
   notifier: Notifier;
+  /** The thread that writes usage (and keys' last-used times) off the event loop, when there is one. */
+  thread?: StoreThread | undefined;
 }
 
 /** The real billing: ledger meter (balances loaded), live feed, and a notifier not yet started. */
 export async function startBilling(
   config: Config,
   store: Store,
-): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier }> {
+): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier; thread: StoreThread | undefined }> {
   const feed = new UsageFeed();
   // Nodes sharing a Redis show one another's requests on the admin event stream (closed at exit).
   if (config.redis.url) new RedisFeedRelay(feed, config.redis.url, config.redis.prefix);
+  const thread = await openStoreThread(config.store.url, config.store.journal);
   const meter = new LedgerMeter({
     store,
     feed,
     billing: config.billing,
     journalPath: usageJournalPath(config.store.url, config.store.journal),
     limiter: await openLimiter(config),
+    thread,
   });
   await meter.start();
-  return { meter, feed, notifier: new Notifier(store, config.admin.notifications) };
+  return { meter, feed, notifier: new Notifier(store, config.admin.notifications), thread };
 }

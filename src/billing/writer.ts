@@ -4,23 +4,32 @@
 // commit runs forms the next batch — batches grow with traffic instead of commits multiplying, and
 // a lone request never waits for company. A window (`windowMs` > 0) instead holds the first item
 // of a batch that long. One loop runs at a time; `exclusive` work (reloading balances) runs between
-// batches, never during one. No timer or promise per item beyond the caller's own.
+// store commits, never during one. No timer or promise per item beyond the caller's own.
 //
 // With a durable log (src/billing/journal.ts) a batch is durable once appended to the log; the
 // logged items then reach the store in larger commits (`storeBatch` at most, after `storeDelayMs`
-// or as soon as that many wait), so a commit to the store is no longer on any request's path.
+// or as soon as that many wait). Those commits run in a lane of their own, one at a time: when the
+// commit is asynchronous (the store thread, src/billing/store-thread.ts) appends and the answers
+// waiting on them go on while it runs, so a commit to the store is on no request's path.
 import { log } from "../log.ts";
 
 /** An append-only log that makes items durable before the store has them. */
 export interface DurableLog<T> {
   /** Makes the items durable with one write; returns the sequence number given to the last one. */
   append(items: readonly T[]): number;
+  /** The lines the last append wrote, one per item, when the log keeps text (shipped to the store as is). */
+  readonly lastText?: string;
   /** Everything appended is in the store: the log may start over. */
   clear(): void;
+  /** The store has everything but the last `count` items, whose lines `unstored()` gives: the log may shrink to them. */
+  compact?(count: number, unstored: () => string): void;
 }
 
-/** Commits a batch to the store; `upTo` is the log sequence number of its last item, when logged. */
-export type Commit<T> = (batch: T[], upTo?: number) => Promise<unknown>;
+/**
+ * Commits a batch to the store; when logged, `upTo` is the log sequence number of its last item
+ * and `lines` the log's text of the batch (when the log keeps text).
+ */
+export type Commit<T> = (batch: T[], upTo?: number, lines?: string) => Promise<unknown>;
 
 export interface WriterOptions<T> {
   /** How long the first item of a batch waits for company, in ms; 0 (default) = classic group commit. */
@@ -49,6 +58,8 @@ interface Logged<T> {
   items: T[];
   /** The log sequence number of the last item. */
   upTo: number;
+  /** The log's lines of these items, when it keeps text. */
+  text: string | undefined;
 }
 
 export class GroupCommitWriter<T> {
@@ -66,9 +77,15 @@ export class GroupCommitWriter<T> {
   #loggedCount = 0;
   /** Logged items are due for the store (their delay passed, enough wait, or a flush asked). */
   #storeDue = false;
+  /** Flushes waiting: the store lane keeps going until nothing logged is left. */
+  #flushes = 0;
   /** Failed store commits in a row (the pause before the next one grows with them). */
   #storeFailures = 0;
   #storeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The store lane: commits of logged items, one at a time, beside the loop that appends. */
+  #storing: Promise<void> | undefined;
+  /** Exclusive work or a direct commit holds the store: the lane starts no commit meanwhile. */
+  #holding = false;
   #exclusive: (() => Promise<void>)[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #soon: ReturnType<typeof setImmediate> | undefined;
@@ -107,13 +124,19 @@ export class GroupCommitWriter<T> {
 
   /** Commits everything written so far to the store (logged items included). */
   async flush(): Promise<void> {
-    if (this.#loggedCount === 0 && this.#queue.length === 0 && !this.#running) return;
-    this.#storeDue = true;
-    this.#kick(0);
-    while (this.#running || this.#soon) await (this.#running ?? new Promise((r) => setImmediate(r)));
+    if (this.#loggedCount === 0 && this.#queue.length === 0 && !this.#running && !this.#storing) return;
+    this.#flushes++;
+    try {
+      this.#storeDue = true;
+      this.#kick(0);
+      this.#storeLane();
+      await this.#idle();
+    } finally {
+      this.#flushes--;
+    }
   }
 
-  /** Runs `fn` between batches: no commit happens while it runs. */
+  /** Runs `fn` between store commits: no commit happens while it runs. */
   exclusive(fn: () => Promise<void>): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#exclusive.push(() => fn().then(resolve, reject));
@@ -127,7 +150,15 @@ export class GroupCommitWriter<T> {
     this.#storeDue = true;
     this.#clearPending();
     if (!this.#running) this.#start();
-    while (this.#running) await this.#running;
+    this.#storeLane();
+    await this.#idle();
+  }
+
+  /** Resolves once no loop, commit or pending start is left. */
+  async #idle(): Promise<void> {
+    while (this.#running || this.#soon || this.#storing) {
+      await (this.#running ?? this.#storing ?? new Promise((r) => setImmediate(r)));
+    }
   }
 
   #kick(delayMs: number): void {
@@ -160,8 +191,8 @@ export class GroupCommitWriter<T> {
   /** Makes logged items due for the store after the delay (at once when a full batch waits). */
   #scheduleStore(): void {
     if (this.#loggedCount >= this.#storeBatch) this.#storeDue = true;
-    if (this.#storeDue || this.#storeTimer) return;
-    this.#storeTimer = setTimeout(() => this.#retryStore(), this.#storeDelayMs);
+    if (this.#storeDue) this.#storeLane();
+    else this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#storeDelayMs);
   }
 
   #start(): void {
@@ -173,29 +204,37 @@ export class GroupCommitWriter<T> {
       if (this.#running !== run) return;
       this.#running = undefined;
       // Work queued between the loop's last check and now would otherwise wait for the next write.
-      if (this.#exclusive.length > 0 || this.#queue.length > 0 || this.#storeWaiting()) this.#start();
+      if (this.#exclusive.length > 0 || this.#queue.length > 0) this.#start();
     });
   }
 
-  #storeWaiting(): boolean {
-    return this.#storeDue && this.#loggedCount > 0;
-  }
-
   async #loop(): Promise<void> {
-    while (this.#queue.length > 0 || this.#exclusive.length > 0 || this.#storeWaiting()) {
+    while (this.#queue.length > 0 || this.#exclusive.length > 0) {
       const work = this.#exclusive;
       this.#exclusive = [];
-      for (const fn of work) await fn().catch(() => undefined);
+      if (work.length > 0) {
+        await this.#hold(async () => {
+          for (const fn of work) await fn().catch(() => undefined);
+        });
+      }
       if (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#maxBatch);
         // Without a log, or when appending failed (it leaves nothing behind), the store commit is
         // the durable step.
-        if (!this.#append(batch)) await this.#commitBatch(batch);
-      } else if (this.#storeWaiting()) {
-        if (!(await this.#storeLogged())) break;
-        // Give requests a turn between large commits.
-        if (this.#storeWaiting()) await new Promise((resolve) => setImmediate(resolve));
+        if (!this.#append(batch)) await this.#hold(() => this.#commitBatch(batch));
       }
+    }
+  }
+
+  /** Runs `work` once the store commit in flight has landed, with no other starting meanwhile. */
+  async #hold(work: () => Promise<void>): Promise<void> {
+    this.#holding = true;
+    try {
+      await this.#storing;
+      await work();
+    } finally {
+      this.#holding = false;
+      this.#storeLane();
     }
   }
 
@@ -214,18 +253,42 @@ export class GroupCommitWriter<T> {
       });
       return false;
     }
-    this.#logged.push({ items, upTo });
+    this.#logged.push({ items, upTo, text: this.#log.lastText });
     this.#loggedCount += items.length;
     for (const p of batch) p.resolve();
     this.#scheduleStore();
     return true;
   }
 
+  /** Starts the store lane when logged items are due and nothing holds the store. */
+  #storeLane(): void {
+    if (this.#storing || this.#holding || !this.#storeWaiting()) return;
+    const run = this.#storeLoop();
+    this.#storing = run;
+    void run.finally(() => {
+      if (this.#storing !== run) return;
+      this.#storing = undefined;
+      this.#storeLane();
+    });
+  }
+
+  #storeWaiting(): boolean {
+    return this.#storeDue && this.#loggedCount > 0;
+  }
+
+  async #storeLoop(): Promise<void> {
+    while (this.#storeWaiting() && !this.#holding) {
+      if (!(await this.#storeLogged())) return;
+      // Give requests a turn between commits (a commit on this thread blocks them while it runs).
+      if (this.#storeWaiting()) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   /** Commits up to `storeBatch` logged items; false when the store keeps failing (they stay logged). */
   async #storeLogged(): Promise<boolean> {
     // The oldest logged items, at most storeBatch; an append's sequence numbers are consecutive,
     // so a split one keeps exact numbers on both sides. They stay in #logged (and in queued())
-    // until the store has them.
+    // until the store has them; appends made meanwhile join the end of #logged.
     const taken: Logged<T>[] = [];
     let count = 0;
     let whole = 0;
@@ -239,17 +302,20 @@ export class GroupCommitWriter<T> {
         count += next.items.length;
       } else {
         const left = next.items.length - room;
-        taken.push({ items: next.items.slice(0, room), upTo: next.upTo - left });
-        rest = { items: next.items.slice(room), upTo: next.upTo };
+        const [head, tail] = splitLines(next.text, room);
+        taken.push({ items: next.items.slice(0, room), upTo: next.upTo - left, text: head });
+        rest = { items: next.items.slice(room), upTo: next.upTo, text: tail };
         count += room;
         break;
       }
     }
     const items = taken.flatMap((l) => l.items);
     const upTo = (taken.at(-1) as Logged<T>).upTo;
+    const lines = taken.every((l) => l.text !== undefined) ? taken.map((l) => l.text).join("") : undefined;
     // One attempt per turn while serving: the records are durable in the log already, and
-    // retrying here would hold up appends (and the answers waiting on them). Closing tries harder.
-    const failed = await this.#commitWithRetries(items, upTo, this.#closed ? this.#attempts : 1);
+    // retrying here would only delay the next batch. Closing tries harder.
+    const attempts = this.#closed ? this.#attempts : 1;
+    const failed = await this.#commitWithRetries(items, upTo, lines, attempts);
     if (failed !== undefined) {
       // Still durable in the log: kept for a later commit, or the replay at the next start.
       this.#storeFailures++;
@@ -262,10 +328,12 @@ export class GroupCommitWriter<T> {
     this.#logged.splice(0, whole);
     if (rest !== undefined) this.#logged[0] = rest;
     this.#loggedCount -= items.length;
-    if (this.#loggedCount === 0) {
-      this.#log?.clear();
-      // Items logged from now on wait for their own delay again (a close stays due).
-      this.#storeDue = this.#closed;
+    if (this.#loggedCount === 0) this.#log?.clear();
+    else this.#log?.compact?.(this.#loggedCount, () => this.#logged.map((l) => l.text ?? "").join(""));
+    // Items logged meanwhile wait for their own delay, unless a full batch, a flush or a close waits.
+    this.#storeDue = this.#closed || this.#flushes > 0 || this.#loggedCount >= this.#storeBatch;
+    if (!this.#storeDue && this.#loggedCount > 0) {
+      this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#storeDelayMs);
     }
     return true;
   }
@@ -273,12 +341,13 @@ export class GroupCommitWriter<T> {
   #retryStore(): void {
     this.#storeTimer = undefined;
     this.#storeDue = true;
-    this.#kick(0);
+    this.#storeLane();
   }
 
   async #commitBatch(batch: Pending<T>[]): Promise<void> {
     const failed = await this.#commitWithRetries(
       batch.map((p) => p.item),
+      undefined,
       undefined,
       this.#attempts,
     );
@@ -292,11 +361,12 @@ export class GroupCommitWriter<T> {
   async #commitWithRetries(
     items: T[],
     upTo: number | undefined,
+    lines: string | undefined,
     attempts: number,
   ): Promise<{ error: unknown } | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#commit(items, upTo);
+        await this.#commit(items, upTo, lines);
         return undefined;
       } catch (error) {
         log(attempt < attempts || upTo !== undefined ? "warn" : "error", "usage commit failed", {
@@ -310,4 +380,12 @@ export class GroupCommitWriter<T> {
       }
     }
   }
+}
+
+/** The first `n` lines of `text` and the rest (each item is one newline-ended line). */
+function splitLines(text: string | undefined, n: number): [string | undefined, string | undefined] {
+  if (text === undefined) return [undefined, undefined];
+  let at = 0;
+  for (let i = 0; i < n; i++) at = text.indexOf("\n", at) + 1;
+  return [text.slice(0, at), text.slice(at)];
 }

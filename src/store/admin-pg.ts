@@ -30,14 +30,16 @@ import {
 } from "./schema-pg.ts";
 import {
   aggregateFields,
+  channelRow,
   keyPatchSet,
   recentColumnsOf,
+  spendingOf,
   toChannel,
+  toKeyRecord,
   tokenColumnsOf,
   totalsGroup,
   usageWhereOf,
 } from "./shapes.ts";
-import { toKeyRecord } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
 import { pgDay } from "./usage-pg.ts";
 
@@ -129,13 +131,7 @@ export class PgAdminStore implements AdminStore {
       .from(usageRecords)
       .where(gte(usageRecords.createdAt, since))
       .groupBy(usageRecords.keyId, usageRecords.accountId);
-    const byKey = new Map<string, number>();
-    const byAccount = new Map<number, number>();
-    for (const row of rows) {
-      byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
-      byAccount.set(row.accountId, (byAccount.get(row.accountId) ?? 0) + row.cost);
-    }
-    return { byKey, byAccount };
+    return spendingOf(rows);
   }
 
   async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
@@ -158,17 +154,7 @@ export class PgAdminStore implements AdminStore {
   }
 
   async createChannel(channel: NewChannel): Promise<NotificationChannel> {
-    const [row] = await this.#db
-      .insert(notificationChannels)
-      .values({
-        accountId: channel.accountId,
-        kind: channel.kind,
-        target: channel.target,
-        secret: channel.secret,
-        events: channel.events,
-        balanceThresholdNanos: channel.balanceThreshold,
-      })
-      .returning();
+    const [row] = await this.#db.insert(notificationChannels).values(channelRow(channel)).returning();
     if (row === undefined) throw new Error(`notification channel ${channel.target} was not stored`);
     return toChannel(row);
   }

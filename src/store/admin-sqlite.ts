@@ -27,14 +27,17 @@ import {
 } from "./schema.ts";
 import {
   aggregateFields,
+  channelRow,
   keyPatchSet,
   recentColumnsOf,
+  spendingOf,
   toChannel,
+  toKeyRecord,
   tokenColumnsOf,
   totalsGroup,
   usageWhereOf,
 } from "./shapes.ts";
-import { selectKeys, toKeyRecord } from "./sqlite-keys.ts";
+import { selectKeys } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
 import { sqliteDay } from "./usage-sqlite.ts";
 
@@ -132,13 +135,7 @@ export class SqliteAdminStore implements AdminStore {
       .where(gte(usageRecords.createdAt, since))
       .groupBy(usageRecords.keyId, usageRecords.accountId)
       .all();
-    const byKey = new Map<string, number>();
-    const byAccount = new Map<number, number>();
-    for (const row of rows) {
-      byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
-      byAccount.set(row.accountId, (byAccount.get(row.accountId) ?? 0) + row.cost);
-    }
-    return { byKey, byAccount };
+    return spendingOf(rows);
   }
 
   async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
@@ -163,18 +160,7 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   async createChannel(channel: NewChannel): Promise<NotificationChannel> {
-    const row = this.#db
-      .insert(notificationChannels)
-      .values({
-        accountId: channel.accountId,
-        kind: channel.kind,
-        target: channel.target,
-        secret: channel.secret,
-        events: channel.events,
-        balanceThresholdNanos: channel.balanceThreshold,
-      })
-      .returning()
-      .get();
+    const row = this.#db.insert(notificationChannels).values(channelRow(channel)).returning().get();
     return toChannel(row);
   }
 

@@ -1,11 +1,9 @@
 // Opens the store named by a database URL: `sqlite://PATH` (one node's file) or
 // `postgres://USER[:PASSWORD]@HOST[:PORT]/DB` (the shared store of a cluster, docs/cluster.md),
-// and says where the node's usage journal lives for each.
+// and says where the node's usage journal lives for each. Each dialect's module is imported only
+// when its store is opened: a process (and its store thread) never loads the other's code.
 import { basename, resolve } from "node:path";
-import { openPgStore } from "./pg.ts";
-import { openSqliteStore } from "./sqlite.ts";
 import { type Store, StoreError } from "./store.ts";
-import { journalSeqName } from "./usage-pg.ts";
 
 export const DEFAULT_DB_URL = "sqlite://modelgate.db";
 
@@ -50,10 +48,13 @@ export function postgresDatabaseOf(url: string): string {
  */
 export async function openStore(url: string, journal?: string): Promise<Store> {
   if (!isPostgresUrl(url)) {
-    const store = openSqliteStore(sqlitePathOf(url));
+    const path = sqlitePathOf(url);
+    const store = (await import("./sqlite.ts")).openSqliteStore(path);
     await store.migrate();
     return store;
   }
+  const { openPgStore } = await import("./pg.ts");
+  const { journalSeqName } = await import("./usage-pg.ts");
   const store = openPgStore(url, { journalSeqName: () => journalSeqName(usageJournalPath(url, journal)) });
   try {
     await store.migrate();

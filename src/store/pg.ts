@@ -11,8 +11,7 @@ import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
 import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
-import { newKeyRow } from "./shapes.ts";
-import { toKeyRecord } from "./sqlite-keys.ts";
+import { newKeyRow, toKeyRecord } from "./shapes.ts";
 import {
   type Account,
   type AuthKeyRecord,

@@ -1,13 +1,15 @@
-// Query shapes both dialects use: which columns make a key as operators see it, an admin token,
-// a recent request; the filter of usage reads; a key patch as column values; a channel row as the
-// API's channel. Each takes the dialect's tables (schema.ts or its twin schema-pg.ts), which have
+// Query shapes both dialects use: which columns make a key as operators see it (and such a row as
+// a KeyRecord), an admin token, a recent request; the filter of usage reads; a key patch as column
+// values; a new channel as a row and a channel row as the API's channel; spending summed per key
+// and per account. Each takes the dialect's tables (schema.ts or its twin schema-pg.ts), which have
 // the same columns, so one definition serves the SQLite and the PostgreSQL store.
 import { and, eq, gte, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../base/money.ts";
-import type { KeyPatch, NotificationChannel, UsageFilter } from "./admin.ts";
+import type { KeyId } from "../types.ts";
+import type { KeyPatch, NewChannel, NotificationChannel, UsageFilter } from "./admin.ts";
 import type * as sqlite from "./schema.ts";
 import type * as pg from "./schema-pg.ts";
-import type { NewKey } from "./store.ts";
+import type { KeyRecord, NewKey } from "./store.ts";
 import {
   CREDITED_META,
   REVISION_META,
@@ -37,6 +39,17 @@ type KeyColumns<K extends Either<"apiKeys">, A extends { name: unknown }, G exte
   K,
   (typeof KEY_FIELDS)[number]
 > & { account: A["name"]; group: G["name"]; dailyCap: K["dailyCapNanos"] };
+
+type KeyRow = Omit<KeyRecord, "id" | "dailyCap"> & { id: string; dailyCap: number | null };
+
+/** A key row (keyColumnsOf) as the KeyRecord operators see. */
+export function toKeyRecord(row: KeyRow): KeyRecord {
+  return {
+    ...row,
+    id: row.id as KeyId,
+    dailyCap: row.dailyCap === null ? null : nanos(row.dailyCap),
+  };
+}
 
 /** A key joined with its account and group names. */
 export function keyColumnsOf<
@@ -141,6 +154,18 @@ export function newKeyRow(
     dailyCapNanos: key.dailyCap,
     rpm: key.rpm,
     concurrency: key.concurrency,
+  };
+}
+
+/** The row of a new notification channel. */
+export function channelRow(channel: NewChannel) {
+  return {
+    accountId: channel.accountId,
+    kind: channel.kind,
+    target: channel.target,
+    secret: channel.secret,
+    events: channel.events,
+    balanceThresholdNanos: channel.balanceThreshold,
   };
 }
 
@@ -286,4 +311,15 @@ export function toSeedFigures(
       rows.map((r) => [r.id, { balance: nanos(r.balance), credited: nanos(r.credited ?? 0) }]),
     ),
   };
+}
+
+/** Each key's and each account's spending from the costs summed per key and account. */
+export function spendingOf(rows: readonly { keyId: string; accountId: number; cost: number }[]) {
+  const byKey = new Map<string, number>();
+  const byAccount = new Map<number, number>();
+  for (const row of rows) {
+    byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
+    byAccount.set(row.accountId, (byAccount.get(row.accountId) ?? 0) + row.cost);
+  }
+  return { byKey, byAccount };
 }

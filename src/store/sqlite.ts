@@ -7,8 +7,8 @@ import type { Nanos } from "../types.ts";
 import { SqliteAdminStore } from "./admin-sqlite.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
-import { newKeyRow } from "./shapes.ts";
-import { keyColumns, selectKeys, toKeyRecord } from "./sqlite-keys.ts";
+import { newKeyRow, toKeyRecord } from "./shapes.ts";
+import { keyColumns, selectKeys } from "./sqlite-keys.ts";
 import {
   type Account,
   type AuthKeyRecord,
@@ -20,7 +20,7 @@ import {
   StoreError,
 } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
-import { SqliteUsageStore } from "./usage-sqlite.ts";
+import { metaValue, SqliteUsageStore } from "./usage-sqlite.ts";
 
 /** Opens (creating if needed) the SQLite file at `path`; `:memory:` gives a private in-memory store. */
 export function openSqliteStore(path: string): SqliteStore {
@@ -56,12 +56,7 @@ export class SqliteStore implements Store {
   }
 
   async revision(): Promise<number> {
-    const row = this.#db
-      .select({ value: storeMeta.value })
-      .from(storeMeta)
-      .where(eq(storeMeta.name, REVISION_META))
-      .get();
-    return row?.value ?? 0;
+    return metaValue(this.#db, REVISION_META);
   }
 
   async isEmpty(): Promise<boolean> {

@@ -90,6 +90,13 @@ function prepareStatements(db: BunSQLiteDatabase) {
   };
 }
 
+/** The value of a store_meta row (0 when there is none). */
+export function metaValue(db: BunSQLiteDatabase, name: string): number {
+  return (
+    db.select({ value: storeMeta.value }).from(storeMeta).where(eq(storeMeta.name, name)).get()?.value ?? 0
+  );
+}
+
 /** YYYY-MM-DD (UTC) of epoch seconds. */
 export const sqliteDay = (seconds: SQL): SQL => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`;
 
@@ -121,12 +128,7 @@ export class SqliteUsageStore implements UsageStore {
   }
 
   async journalSeq(): Promise<number> {
-    const row = this.#db
-      .select({ value: storeMeta.value })
-      .from(storeMeta)
-      .where(eq(storeMeta.name, USAGE_JOURNAL_SEQ))
-      .get();
-    return row?.value ?? 0;
+    return metaValue(this.#db, USAGE_JOURNAL_SEQ);
   }
 
   #write(statements: ReturnType<typeof prepareStatements>, records: readonly UsageRecord[]): string[] {

@@ -24,10 +24,31 @@ export interface SeedFigures {
   accounts: Map<number, { balance: Nanos; credited: Nanos }>;
 }
 
-export type UsageSourceName = "reported" | "estimated" | "none";
+/** What one request used: settled by billing (src/billing/meter.ts), stored in its usage record. */
+export interface UsageCounts {
+  /** Input tokens including cached ones (OpenAI convention). */
+  inputTokens: number;
+  /** Input tokens read from a prompt cache (part of inputTokens). */
+  cachedInputTokens: number;
+  /**
+   * Input tokens written to a prompt cache of the default lifetime (part of inputTokens): Anthropic's
+   * 5-minute writes (billed at a premium), OpenAI's `cache_write_tokens`.
+   */
+  cacheWriteTokens: number;
+  /** Input tokens written to Anthropic's 1-hour prompt cache (part of inputTokens). */
+  cacheWrite1hTokens: number;
+  /** Output tokens including reasoning tokens. */
+  outputTokens: number;
+  reasoningTokens: number;
+  /** Image generations (n × (1 + partial_images) when streaming). */
+  generations: number;
+}
+
+/** `reported` by the upstream, `estimated` by the gateway, `none` when nothing was produced. */
+export type UsageSource = "reported" | "estimated" | "none";
 
 /** One row per client request: what was asked, what it used, what it cost, where it went. */
-export interface UsageRecord {
+export interface UsageRecord extends UsageCounts {
   requestId: string;
   keyId: string;
   accountId: number;
@@ -35,16 +56,8 @@ export interface UsageRecord {
   endpoint: string;
   stream: boolean;
   status: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  /** Input tokens written to a prompt cache (default lifetime / 1 hour): parts of inputTokens, priced apart. */
-  cacheWriteTokens: number;
-  cacheWrite1hTokens: number;
-  outputTokens: number;
-  reasoningTokens: number;
-  generations: number;
   costNanos: Nanos;
-  usageSource: UsageSourceName;
+  usageSource: UsageSource;
   channels: string[];
   latencyMs: number;
   ttfbMs: number | null;

@@ -1,6 +1,8 @@
 // Crash safety through the compiled binary: SIGKILL under streaming and non-stream load, restart,
 // then every request whose client got a complete answer has exactly one usage record, and the
 // balance equals the starting balance minus the sum of recorded costs (and the ledger agrees).
+// Also with the store locked by another process at the kill, so the store thread holds batches
+// it could not commit: the gateway answers meanwhile, and the restart replays them exactly once.
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -33,32 +35,33 @@ async function one(url: string, key: string, stream: boolean, i: number): Promis
   return response.headers.get("x-request-id") ?? undefined;
 }
 
-test("kill -9 under load loses no completed request's record or debit and double-counts none", async () => {
-  const dir = tempDir();
-  const first = await startGateway({ dir, config: CONFIG });
-  gateways.push(first);
-  const key = first.key;
-  if (!key) throw new Error(`no bootstrap key:\n${first.logs()}`);
+/** Runs `clients` concurrent clients until `stop()`; the ids of requests whose client saw the end. */
+function load(url: string, key: string, clients: number) {
   const completed: string[] = [];
-  let stop = false;
-  const worker = async (w: number) => {
-    for (let i = w; !stop; i += 16) {
-      const id = await one(first.url, key, i % 2 === 0, i).catch(() => undefined);
-      if (id && !stop) completed.push(id);
-      else if (id) completed.push(id); // finished while the kill was on its way: still complete
+  let stopped = false;
+  const client = async (w: number) => {
+    for (let i = w; !stopped; i += clients) {
+      const id = await one(url, key, i % 2 === 0, i).catch(() => undefined);
+      // One that finished while the kill was on its way is still complete.
+      if (id) completed.push(id);
     }
   };
-  const workers = Array.from({ length: 16 }, (_, w) => worker(w));
-  await Bun.sleep(1500);
-  first.proc.kill("SIGKILL");
-  stop = true;
-  await Promise.all(workers);
-  await first.proc.exited;
-  expect(completed.length).toBeGreaterThan(20);
+  const running = Array.from({ length: clients }, (_, w) => client(w));
+  return {
+    completed,
+    async stop() {
+      stopped = true;
+      await Promise.all(running);
+    },
+  };
+}
 
-  const second = await startGateway({ dir, config: CONFIG });
-  gateways = [first, second];
-  const db = new Database(join(dir, "modelgate.db"), { readonly: true });
+/**
+ * After the restart: every completed request has exactly one record, the balance is the start
+ * minus the recorded costs, the ledger agrees, and the restarted gateway loaded the same figures.
+ */
+async function expectExactlyOnce(second: RunningGateway, key: string, completed: string[]): Promise<void> {
+  const db = new Database(join(second.dir, "modelgate.db"), { readonly: true });
   try {
     const count = db.query("SELECT count(*) AS n FROM usage_records WHERE request_id = ?");
     for (const id of completed) expect((count.get(id) as { n: number }).n).toBe(1);
@@ -86,7 +89,7 @@ test("kill -9 under load loses no completed request's record or debit and double
   const view = (await (
     await fetch(`${second.url}/v1/dashboard/billing/balance`, { headers: { authorization: `Bearer ${key}` } })
   ).json()) as { balance_nanos: number; reserved_nanos: number; spent_today_nanos: number };
-  const db2 = new Database(join(dir, "modelgate.db"), { readonly: true });
+  const db2 = new Database(join(second.dir, "modelgate.db"), { readonly: true });
   const stored = db2.query("SELECT balance_nanos AS b FROM accounts WHERE name = 'default'").get() as {
     b: number;
   };
@@ -95,4 +98,58 @@ test("kill -9 under load loses no completed request's record or debit and double
   expect(view.balance_nanos).toBe(stored.b);
   expect(view.reserved_nanos).toBe(0);
   expect(view.spent_today_nanos).toBe(spent.c);
+}
+
+/** A gateway on a fresh store with its bootstrap key, under load from `clients` clients. */
+async function startUnderLoad(clients: number) {
+  const dir = tempDir();
+  const first = await startGateway({ dir, config: CONFIG });
+  gateways.push(first);
+  const key = first.key;
+  if (!key) throw new Error(`no bootstrap key:\n${first.logs()}`);
+  return { dir, first, key, traffic: load(first.url, key, clients) };
+}
+
+/** Starts the killed gateway again on the same store. */
+async function restart(dir: string, first: RunningGateway): Promise<RunningGateway> {
+  const second = await startGateway({ dir, config: CONFIG });
+  gateways = [first, second];
+  return second;
+}
+
+test("kill -9 under load loses no completed request's record or debit and double-counts none", async () => {
+  const { dir, first, key, traffic } = await startUnderLoad(16);
+  await Bun.sleep(1500);
+  first.proc.kill("SIGKILL");
+  await traffic.stop();
+  await first.proc.exited;
+  expect(traffic.completed.length).toBeGreaterThan(20);
+  const second = await restart(dir, first);
+  await expectExactlyOnce(second, key, traffic.completed);
+}, 60_000);
+
+test("kill -9 while the store thread holds uncommitted batches: the restart replays each exactly once", async () => {
+  const { dir, first, key, traffic } = await startUnderLoad(8);
+  await Bun.sleep(500);
+  // Another process takes the store's write lock: the store thread's commits fail (locked),
+  // their batches staying in the journal, while the gateway keeps answering.
+  const locker = new Database(join(dir, "modelgate.db"));
+  locker.run("PRAGMA busy_timeout = 10000");
+  locker.run("BEGIN IMMEDIATE");
+  const beforeLock = traffic.completed.length;
+  await Bun.sleep(1500);
+  const duringLock = traffic.completed.slice(beforeLock);
+  first.proc.kill("SIGKILL");
+  await traffic.stop();
+  await first.proc.exited;
+  const count = locker.query("SELECT count(*) AS n FROM usage_records WHERE request_id = ?");
+  const stored = duringLock.filter((id) => (count.get(id) as { n: number }).n > 0);
+  locker.run("ROLLBACK");
+  locker.close();
+  // Answers went on while the store was locked, and none of them reached the store before the kill.
+  expect(duringLock.length).toBeGreaterThan(10);
+  expect(stored).toEqual([]);
+
+  const second = await restart(dir, first);
+  await expectExactlyOnce(second, key, traffic.completed);
 }, 60_000);

@@ -1,14 +1,18 @@
 // The usage journal: the durable step of a settlement when the store is a file. Lines round-trip,
 // a torn last line is skipped, one running process owns a journal, and a restart stores exactly
-// the records the store had not received — none twice, none lost, balances included.
+// the records the store had not received — none twice, none lost, balances included. The store
+// thread commits journal lines (or plain records) with their number, writes keys' last-used times,
+// starts again after it stopped, and an open that fails says why.
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
+import { createKey } from "../../src/admin/keys.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Journal } from "../../src/billing/journal.ts";
 import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
+import { StoreThread } from "../../src/billing/store-thread.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openSqliteStore } from "../../src/store/sqlite.ts";
 import type { UsageRecord } from "../../src/store/usage.ts";
@@ -70,6 +74,31 @@ test("entries round-trip with their sequence numbers; a torn last line is skippe
   journal.close();
 });
 
+test("a large journal is compacted to the lines the store lacks, and numbering goes on", () => {
+  const path = join(tempDir(), "usage.log");
+  const journal = Journal.open<UsageRecord>(path);
+  if (!journal) throw new Error("journal not opened");
+  // Small: compaction waits (the file is emptied when the store catches up).
+  journal.append([record(0, 1, 10)]);
+  journal.compact(1, () => journal.lastText);
+  expect(journal.entries().length).toBe(1);
+  for (let i = 1; i <= 3_000; i++) journal.append([record(i, 1, 10)]);
+  const last = journal.append([record(3_001, 1, 10), record(3_002, 1, 10)]);
+  expect(readFileSync(path).length).toBeGreaterThan(1 << 20);
+  // A store far behind (most lines unstored) is not made to rewrite them.
+  journal.compact(2_000, () => "never built");
+  expect(journal.entries().length).toBe(3_003);
+  journal.compact(2, () => journal.lastText);
+  expect(journal.entries().map((e) => e.seq)).toEqual([last - 1, last]);
+  expect(journal.append([record(3_003, 1, 10)])).toBe(last + 1);
+  expect(journal.entries().map((e) => e.item.requestId)).toEqual([
+    "req_journal_3001",
+    "req_journal_3002",
+    "req_journal_3003",
+  ]);
+  journal.close();
+});
+
 test("a journal is owned by one running process; a lock left by a process that is gone is taken over", async () => {
   const path = join(tempDir(), "usage.log");
   const sleeper = Bun.spawn(["sleep", "30"]);
@@ -120,4 +149,52 @@ test("a restart stores exactly the journal records the store had not received, w
   expect((await store.usage.totals({}))[0]?.requests).toBe(10);
   await again.close();
   await store.close();
+});
+
+test("journal lines and plain records are committed on the thread, each batch once, with its number", async () => {
+  const dir = tempDir();
+  const dbPath = join(dir, "modelgate.db");
+  const store = openSqliteStore(dbPath);
+  await store.migrate();
+  const account = await store.createAccount("acme", usd("1"));
+  const journal = Journal.open<UsageRecord>(join(dir, "usage.log"));
+  if (!journal) throw new Error("journal not opened");
+  const thread = await StoreThread.open(`sqlite://${dbPath}`);
+  try {
+    const logged = [record(0, account.id, 1_000), record(1, account.id, 2_000)];
+    const upTo = journal.append(logged);
+    await thread.commit(logged, upTo, journal.lastText);
+    // The same lines again (a retry after a lost answer): the journal number makes it a no-op.
+    await thread.commit(logged, upTo, journal.lastText);
+    await thread.commit([record(2, account.id, 3_000)]);
+    for (const r of [...logged, record(2, account.id, 3_000)]) {
+      expect(await store.usage.find(r.requestId)).toEqual(r);
+    }
+    expect(await store.usage.journalSeq()).toBe(2);
+    expect((await store.usage.balances()).get(account.id)).toBe((usd("1") - 6_000) as Nanos);
+
+    // Stopped (as a crashed worker would be), the thread starts again at the next commit.
+    await thread.close();
+    await thread.commit([record(3, account.id, 4_000)]);
+    expect((await store.usage.find("req_journal_3"))?.costNanos).toBe(4_000 as Nanos);
+
+    await store.setGroup("text", ["*"]);
+    const unlimited = { expiresAt: null, allowIps: [], dailyCap: null, rpm: null, concurrency: null };
+    const { key: created } = await createKey(store, {
+      account: "acme",
+      group: "text",
+      name: "k",
+      ...unlimited,
+    });
+    await thread.touchKeys(new Map([[created.id, 1_777_000_123_000]]));
+    expect((await store.listKeys()).find((k) => k.id === created.id)?.lastUsedAt).toBe(1_777_000_123_000);
+  } finally {
+    await thread.close();
+    journal.close();
+    await store.close();
+  }
+});
+
+test("a store the thread cannot open fails the open with the store's reason", async () => {
+  await expect(StoreThread.open("postgres://nobody@127.0.0.1:1/nothing")).rejects.toThrow("PostgreSQL");
 });

@@ -239,4 +239,77 @@ describe("group-commit writer with a durable log", () => {
       { batch: [8], upTo: 1 },
     ]);
   });
+
+  test("appends go on while a store commit runs; the log keeps only the lines still unstored", async () => {
+    const log = new TextLog();
+    let release: () => void = () => undefined;
+    const commits: { batch: number[]; lines: string | undefined }[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch, _upTo, lines) => {
+        commits.push({ batch: [...batch], lines });
+        if (commits.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+      { log, storeDelayMs: 60_000, storeBatch: 2 },
+    );
+    await Promise.all([writer.write(1), writer.write(2)]);
+    // The first commit hangs; later writes still resolve once logged.
+    expect(commits).toEqual([{ batch: [1, 2], lines: "1\n2\n" }]);
+    await writer.write(3);
+    expect(log.appended).toEqual([[1, 2], [3]]);
+    release();
+    await writer.flush();
+    expect(commits).toEqual([
+      { batch: [1, 2], lines: "1\n2\n" },
+      { batch: [3], lines: "3\n" },
+    ]);
+    // After the first commit only item 3 was unstored: the log was offered just its line.
+    expect(log.compactions).toEqual(["1: 3\n"]);
+    expect(log.clears).toBe(1);
+    await writer.close();
+  });
+
+  test("exclusive work waits for the store commit in flight and holds the next one", async () => {
+    const log = new TextLog();
+    let inCommit = false;
+    const writer = new GroupCommitWriter<number>(
+      async () => {
+        inCommit = true;
+        await Bun.sleep(5);
+        inCommit = false;
+      },
+      { log, storeDelayMs: 0, storeBatch: 1 },
+    );
+    await Promise.all([writer.write(1), writer.write(2)]);
+    const seen: number[][] = [];
+    await writer.exclusive(async () => {
+      expect(inCommit).toBe(false);
+      seen.push([...writer.queued()]);
+      await Bun.sleep(10);
+      expect(inCommit).toBe(false);
+    });
+    expect(seen.length).toBe(1);
+    await writer.close();
+    expect(writer.queued()).toEqual([]);
+  });
 });
+
+/** A log that keeps each item's text, as the journal does, and records what it is told to keep. */
+class TextLog {
+  appended: number[][] = [];
+  compactions: string[] = [];
+  clears = 0;
+  seq = 0;
+  lastText = "";
+  append(items: readonly number[]): number {
+    this.appended.push([...items]);
+    this.lastText = items.map((i) => `${i}\n`).join("");
+    this.seq += items.length;
+    return this.seq;
+  }
+  clear(): void {
+    this.clears++;
+  }
+  compact(count: number, unstored: () => string): void {
+    this.compactions.push(`${count}: ${unstored()}`);
+  }
+}

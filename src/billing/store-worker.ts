@@ -1,0 +1,55 @@
+// The store thread's body (a Bun Worker started by store-thread.ts): opens its own connection to
+// the store and commits the usage batches and last-used times it is sent, one request at a time in arrival order, each
+// answered when its transaction committed or failed. It logs nothing: errors go back to the main
+// thread, which logs them and keeps the records in the journal.
+import { openStore } from "../store/open.ts";
+import type { Store } from "../store/store.ts";
+import type { UsageRecord } from "../store/usage.ts";
+import { parseJournalLines } from "./journal.ts";
+import type { ThreadReply, ThreadRequest } from "./store-thread.ts";
+
+declare const self: Worker;
+
+let store: Store | undefined;
+/** Requests run one after another: a close waits for the commit before it. */
+let chain: Promise<unknown> = Promise.resolve();
+
+self.addEventListener("message", (event: MessageEvent<ThreadRequest>) => {
+  const request = event.data;
+  chain = chain.then(async () => {
+    const reply: ThreadReply = { id: request.id };
+    try {
+      await handle(request);
+    } catch (error) {
+      reply.error = error instanceof Error ? error.message : String(error);
+    }
+    self.postMessage(reply);
+  });
+});
+
+async function handle(request: ThreadRequest): Promise<void> {
+  switch (request.kind) {
+    case "open":
+      store = await openStore(request.url, request.journal);
+      return;
+    case "commit": {
+      if (!store) throw new Error("the store thread has no store open");
+      const records =
+        request.lines !== undefined
+          ? parseJournalLines<UsageRecord>(request.lines, "usage batch").map((entry) => entry.item)
+          : (JSON.parse(request.records ?? "[]") as UsageRecord[]);
+      await store.usage.commit(records, request.upTo);
+      return;
+    }
+    case "touch":
+      if (!store) throw new Error("the store thread has no store open");
+      await store.touchKeys(new Map(request.lastUsed));
+      return;
+    case "close":
+      await store?.close();
+      store = undefined;
+      return;
+    default:
+      request satisfies never;
+  }
+}
