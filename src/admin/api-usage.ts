@@ -62,6 +62,7 @@ export const recentRequests = adminRoute(async ({ ctx, gateway }) => {
       output_tokens: r.outputTokens,
       reasoning_tokens: r.reasoningTokens,
       generations: r.generations,
+      tool_calls: r.toolCalls ?? {},
       cost_nanos: r.costNanos,
       latency_ms: r.latencyMs,
       ttfb_ms: r.ttfbMs,

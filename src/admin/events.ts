@@ -31,6 +31,7 @@ export function eventRecord(e: UsageEvent) {
     output_tokens: e.outputTokens,
     reasoning_tokens: e.reasoningTokens,
     generations: e.generations,
+    tool_calls: e.toolCalls ?? {},
     cost_nanos: e.costNanos,
     cost_usd: formatUsd(e.costNanos),
     usage_source: e.usageSource,

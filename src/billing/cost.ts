@@ -18,12 +18,19 @@
 //    more reasoning than output tokens, the larger figure is billed.
 // 6. The worst case (what admission reserves) prices every input token at the dearest input-side
 //    rate (plain, cache read, cache write, 1-hour cache write), so no settled cost exceeds it.
+// 7. Hosted tool calls (web search, file search, web fetch): calls × price per call, exact nano-USD
+//    (prices have at most 9 decimals), added to the text cost after its rounding. The worst case
+//    reserves each priced tool's cap (Anthropic `max_uses`, else `reserve_calls`); a Responses
+//    `max_tool_calls` caps all calls together, reserved at the dearest tools first. A request whose
+//    upstream makes more calls than reserved is still charged every call at settlement, like any
+//    cost above its reservation (the limiter debits the actual cost, ledger-meter.ts).
 
 import { nanos } from "../base/money.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
+import { PRICED_TOOLS, type PricedTool } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
-import type { UsageCounts, WorstCase } from "./meter.ts";
+import type { ToolCalls, ToolReserve, UsageCounts, WorstCase } from "./meter.ts";
 import type { ImagePrice, PriceTable, TextPrice } from "./prices.ts";
 
 const MILLION = 1_000_000n;
@@ -68,6 +75,32 @@ export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
     write1h * price.cacheWrite1h +
     output * price.output;
   return toNanos(ceilDiv(exact, MILLION));
+}
+
+/** The exact cost of hosted tool calls under rule 7. */
+export function toolCost(table: PriceTable, calls: ToolCalls | undefined): bigint {
+  let total = 0n;
+  if (calls === undefined) return total;
+  for (const tool of PRICED_TOOLS) total += count(calls[tool] ?? 0) * table.toolCalls[tool];
+  return total;
+}
+
+/** The most the hosted tool calls of a request can cost (rule 7). */
+export function toolWorstCase(table: PriceTable, reserve: ToolReserve | undefined): bigint {
+  if (reserve === undefined) return 0n;
+  const total = reserve.maxToolCalls;
+  let left = total === undefined ? Number.POSITIVE_INFINITY : total;
+  const price = (t: { tool: PricedTool }) => table.toolCalls[t.tool];
+  const dearestFirst = [...reserve.tools].sort((a, b) =>
+    price(b) > price(a) ? 1 : price(b) < price(a) ? -1 : 0,
+  );
+  let worst = 0n;
+  for (const { tool, maxUses } of dearestFirst) {
+    const cap = Math.min(left, maxUses ?? total ?? table.reserveCalls);
+    worst += count(cap) * table.toolCalls[tool];
+    left -= cap;
+  }
+  return worst;
 }
 
 /** The price of one generation: unknown qualities/sizes (lenient sizes) are priced as `auto`. */
@@ -118,7 +151,7 @@ export class Pricer {
     let dearest = price.input;
     for (const rate of [price.cachedInput, price.cacheWrite, price.cacheWrite1h])
       if (rate > dearest) dearest = rate;
-    return textCost(
+    const tokens = textCost(
       { ...price, input: dearest },
       {
         inputTokens: worst.inputTokens,
@@ -130,6 +163,7 @@ export class Pricer {
         generations: 0,
       },
     );
+    return toNanos(BigInt(tokens) + toolWorstCase(this.table, worst.tools));
   }
 
   /** What a settled request costs. Image facts come from `detail`, else from admission. */
@@ -146,6 +180,6 @@ export class Pricer {
       return imageCost(this.table, images, usage.generations, imageFacts(detail, fallback));
     }
     const text = this.table.text.get(model.id);
-    return text ? textCost(text, usage) : nanos(0);
+    return text ? toNanos(BigInt(textCost(text, usage)) + toolCost(this.table, usage.toolCalls)) : nanos(0);
   }
 }

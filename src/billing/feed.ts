@@ -5,6 +5,8 @@
 // admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
 // them while such a listener exists); the others (notifications) see only this node's.
 
+import type { ToolCalls } from "../store/usage.ts";
+
 export interface UsageEvent {
   requestId: string;
   at: number;
@@ -21,6 +23,8 @@ export interface UsageEvent {
   outputTokens: number;
   reasoningTokens: number;
   generations: number;
+  /** Hosted tool calls billed per call, by tool; absent when none ran. */
+  toolCalls?: ToolCalls | undefined;
   costNanos: number;
   usageSource: "reported" | "estimated" | "none";
   latencyMs: number;

@@ -2,14 +2,22 @@
 // settle exactly once on every path afterwards. LedgerMeter (ledger-meter.ts) implements it.
 import type { Principal } from "../auth/keys.ts";
 import type { ModelInfo } from "../catalog/models.ts";
-import type { UsageCounts, UsageSource } from "../store/usage.ts";
+import type { PricedTool, UsageCounts, UsageSource } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 
 // A request's counts and their source are the ones its usage record stores: one definition.
-export type { UsageCounts, UsageSource } from "../store/usage.ts";
+export type { ToolCalls, UsageCounts, UsageSource } from "../store/usage.ts";
+
+/** The priced hosted tools a request carries, read from it for the reservation (src/wire/hosted-tools.ts). */
+export interface ToolReserve {
+  /** Each priced tool in the request, with its own cap on calls when it has one (Anthropic `max_uses`). */
+  tools: { tool: PricedTool; maxUses?: number | undefined }[];
+  /** The cap on all hosted tool calls together (Responses `max_tool_calls`), when given. */
+  maxToolCalls?: number | undefined;
+}
 
 export type WorstCase =
-  | { kind: "text"; inputTokens: number; maxOutputTokens: number }
+  | { kind: "text"; inputTokens: number; maxOutputTokens: number; tools?: ToolReserve | undefined }
   | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" };
 
 /** What the meter needs of the calling key: a Principal is one, and so is its copy sent to a cluster primary. */

@@ -1,6 +1,7 @@
 // The runtime price table: the `[billing]` configuration merged over the placeholder defaults and
 // converted once, at start, into exact integers (nano-USD per million tokens, nano-USD per image
-// generation, a per-mille factor), so pricing a request never parses or uses floats.
+// generation, nano-USD per hosted tool call, a per-mille factor), so pricing a request never parses
+// or uses floats.
 
 import { parseUsd } from "../base/money.ts";
 import { MODELS } from "../catalog/models.ts";
@@ -14,6 +15,7 @@ import {
   type ImageQuality,
   type ImageSize,
 } from "../config/prices.ts";
+import type { PricedTool } from "../store/usage.ts";
 
 /** Nano-USD per one million tokens. */
 export interface TextPrice {
@@ -34,6 +36,10 @@ export interface PriceTable {
   images: ReadonlyMap<string, ImagePrice>;
   /** Multiplier for `input_fidelity: high`, in thousandths (1500 = ×1.5). */
   highFidelityPermille: bigint;
+  /** Nano-USD per call of each priced hosted tool. */
+  toolCalls: Readonly<Record<PricedTool, bigint>>;
+  /** Calls reserved per priced tool a request does not cap (`[billing.tools] reserve_calls`). */
+  reserveCalls: number;
 }
 
 function usd(text: string): bigint {
@@ -99,5 +105,16 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       });
     }
   }
-  return { text, images, highFidelityPermille: permille(config.input_fidelity_high_factor) };
+  const tools = config.tools;
+  return {
+    text,
+    images,
+    highFidelityPermille: permille(config.input_fidelity_high_factor),
+    toolCalls: {
+      web_search: usd(tools.web_search_usd_per_call),
+      file_search: usd(tools.file_search_usd_per_call),
+      web_fetch: usd(tools.web_fetch_usd_per_call),
+    },
+    reserveCalls: tools.reserve_calls,
+  };
 }

@@ -14,6 +14,20 @@
 //   "1024x1024" = "0.167"                # USD per generation (a progress image is a generation)
 //
 // Prices given for a model replace only the fields given; the rest keep their defaults.
+//
+// Hosted (server-side) tools the upstream runs and bills per call are priced in `[billing.tools]`.
+// Unlike the token placeholders, their defaults are the providers' list prices at the time of
+// writing (OpenAI: web search $10 and file search $2.50 per 1,000 calls; Anthropic: web search $10
+// per 1,000 searches, web fetch no charge beyond its tokens), because they do not depend on the
+// model; code interpreter / code execution are billed by container time, which no answer reports,
+// so they are refused unless `allow_unpriced` is set (src/pipeline/forwarding.ts):
+//
+//   [billing.tools]
+//   web_search_usd_per_call = "0.01"     # Responses web_search(_preview) calls, Anthropic web searches
+//   file_search_usd_per_call = "0.0025"  # Responses file_search calls
+//   web_fetch_usd_per_call = "0"         # Anthropic web fetches
+//   reserve_calls = 5                    # calls reserved per priced tool without max_tool_calls / max_uses
+//   allow_unpriced = false               # forward hosted tools with charges the gateway cannot count
 import * as v from "valibot";
 import { MODELS } from "../catalog/models.ts";
 import { usdText, wholeNumber } from "./blocks.ts";
@@ -71,6 +85,21 @@ const Factor = v.pipe(
   v.regex(/^\d{1,3}(\.\d{1,3})?$/, "expected a factor such as 1.5 (at most 3 decimals)"),
 );
 
+const ToolsSchema = v.strictObject({
+  web_search_usd_per_call: v.optional(Usd, "0.01"),
+  file_search_usd_per_call: v.optional(Usd, "0.0025"),
+  web_fetch_usd_per_call: v.optional(Usd, "0"),
+  /**
+   * Calls admission reserves for each priced tool in a request that caps them neither by
+   * `max_tool_calls` (Responses) nor by the tool's `max_uses` (Anthropic).
+   */
+  reserve_calls: v.optional(wholeNumber(0, 1000), 5),
+  /** Forward hosted tools whose charges the gateway cannot count (code interpreter, …) unbilled. */
+  allow_unpriced: v.optional(v.boolean(), false),
+});
+
+export type ToolsConfig = v.InferOutput<typeof ToolsSchema>;
+
 export const BillingSchema = v.strictObject({
   /** The billing day (daily caps) starts at 00:00 at this offset from UTC, in minutes; 0 = UTC. */
   day_utc_offset_minutes: v.optional(wholeNumber(-720, 840), 0),
@@ -87,6 +116,7 @@ export const BillingSchema = v.strictObject({
   input_fidelity_high_factor: v.optional(Factor, "1.5"),
   text: v.optional(modelRecord(TEXT_IDS, TextPriceSchema, "text or messages"), {}),
   images: v.optional(modelRecord(IMAGE_IDS, ImagePriceSchema, "image"), {}),
+  tools: v.optional(ToolsSchema, {}),
 });
 
 export type BillingConfig = v.InferOutput<typeof BillingSchema>;

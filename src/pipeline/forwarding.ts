@@ -5,6 +5,21 @@
 // below, which would make the upstream bill at rates the gateway's price table does not have, or
 // do work the gateway cannot relay or bill: those are refused with 400 naming the field, never
 // silently dropped. A channel speaking another protocol receives only what the translation carries.
+//
+// Hosted (server-side) tools in `tools` fall in three classes. Priced per call (web search, file
+// search, web fetch): forwarded, their calls counted from the answer (src/upstream/<kind>/usage.ts)
+// and billed at `[billing.tools]` prices, with a reservation returned for admission. Unpriced
+// (code interpreter / code execution, billed by container time; the image generation tool, billed
+// as images): no answer reports what they cost, so they are refused with 400 naming the tool unless
+// the operator sets `[billing.tools] allow_unpriced = true` (then forwarded unbilled, logged at warn
+// once per tool type). Everything else (function, custom, mcp, computer use, shell, apply_patch,
+// tool search, Anthropic bash / text_editor / memory, and types this gateway does not know) is
+// billed in tokens only and passes as before. Like the field rules, this holds whichever channel
+// serves the request; translation toward another protocol still drops hosted tools (not billed).
+import type { ToolReserve } from "../billing/meter.ts";
+import type { ToolsConfig } from "../config/prices.ts";
+import { log } from "../log.ts";
+import type { PricedTool } from "../store/usage.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 
@@ -57,12 +72,96 @@ const RULES: Record<TextProtocol, readonly FieldRule[]> = {
   messages: [serviceTier("messages")],
 };
 
-/** Refuses (400 naming the field) a body field the gateway does not forward; see the rule above. */
-export function checkForwardable(protocol: TextProtocol, body: Record<string, unknown>): void {
+/** Why an unpriced hosted tool cannot be billed: what the upstream charges it by. */
+type ToolClass = PricedTool | { unpriced: string } | undefined;
+
+const CONTAINER = { unpriced: "container time" };
+
+/** A tool type's class in each protocol (undefined: billed in tokens only). */
+const CLASSIFY: Record<TextProtocol, (type: string) => ToolClass> = {
+  responses: (type) => {
+    if (type.startsWith("web_search")) return "web_search";
+    if (type === "file_search") return "file_search";
+    if (type === "code_interpreter") return CONTAINER;
+    if (type === "image_generation") return { unpriced: "generated images" };
+    return undefined;
+  },
+  messages: (type) => {
+    if (type.startsWith("web_search_")) return "web_search";
+    if (type.startsWith("web_fetch_")) return "web_fetch";
+    if (type.startsWith("code_execution_")) return CONTAINER;
+    return undefined;
+  },
+  // Chat tools are functions and custom tools, billed in tokens.
+  chat: () => undefined,
+};
+
+/** Hosted tool types forwarded unbilled under allow_unpriced, each warned about once. */
+const warnedUnpriced = new Set<string>();
+
+/** An Anthropic tool's `max_uses`: a whole number from 1, or absent. */
+function maxUses(tool: Record<string, unknown>, index: number): number | undefined {
+  const value = tool.max_uses;
+  if (value === undefined || value === null) return undefined;
+  const param = `tools[${index}].max_uses`;
+  if (typeof value !== "number")
+    throw new GatewayError("invalid_request", `${param} must be a whole number.`, { param });
+  if (!Number.isInteger(value) || value < 1)
+    throw new GatewayError("invalid_value", `${param} is ${value}; it must be a whole number from 1.`, {
+      param,
+    });
+  return value;
+}
+
+/** The request's hosted tools: unpriced ones refused (or let through), priced ones to reserve for. */
+function hostedTools(
+  protocol: TextProtocol,
+  body: Record<string, unknown>,
+  config: ToolsConfig,
+): ToolReserve | undefined {
+  const tools = body.tools;
+  if (!Array.isArray(tools)) return undefined;
+  const priced: ToolReserve["tools"] = [];
+  tools.forEach((raw, index) => {
+    const tool = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
+    const type = typeof tool.type === "string" ? tool.type : "";
+    const kind = CLASSIFY[protocol](type);
+    if (kind === undefined) return;
+    if (typeof kind === "string") {
+      priced.push({ tool: kind, maxUses: maxUses(tool, index) });
+      return;
+    }
+    if (!config.allow_unpriced) {
+      throw new GatewayError(
+        "invalid_request",
+        `The hosted tool "${type}" is billed by the upstream by ${kind.unpriced}, which this gateway cannot count or price; remove it from tools, or the operator sets [billing.tools] allow_unpriced = true to forward it unbilled.`,
+        { param: `tools[${index}]` },
+      );
+    }
+    if (!warnedUnpriced.has(type)) {
+      warnedUnpriced.add(type);
+      log("warn", "hosted tool forwarded unbilled ([billing.tools] allow_unpriced)", { tool: type });
+    }
+  });
+  if (priced.length === 0) return undefined;
+  const limit = body.max_tool_calls;
+  return { tools: priced, maxToolCalls: typeof limit === "number" ? limit : undefined };
+}
+
+/**
+ * Refuses (400 naming the field) a body field the gateway does not forward, and an unpriced hosted
+ * tool; returns the priced hosted tools admission reserves for. See the rules above.
+ */
+export function checkForwardable(
+  protocol: TextProtocol,
+  body: Record<string, unknown>,
+  tools: ToolsConfig,
+): ToolReserve | undefined {
   for (const rule of RULES[protocol]) {
     const value = body[rule.field];
     if (value === undefined) continue;
     const reason = rule.refuse(value);
     if (reason) throw new GatewayError("invalid_request", reason, { param: rule.field });
   }
+  return hostedTools(protocol, body, tools);
 }

@@ -138,7 +138,7 @@ export async function serveText(
   const principal = authenticate(ctx, gateway);
   const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
   const { view } = decoded;
-  checkForwardable(view.protocol, decoded.body);
+  const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
   const model = checkModel(principal, gateway, view);
   const channels = textChannelsFor(gateway, model, view.protocol);
   const inputTokens = countTokens(view.promptText);
@@ -158,6 +158,7 @@ export async function serveText(
         kind: "text",
         inputTokens,
         maxOutputTokens: worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1),
+        tools,
       },
     }),
   );

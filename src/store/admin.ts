@@ -3,7 +3,7 @@
 
 import type { Nanos } from "../types.ts";
 import type { KeyRecord } from "./key-record.ts";
-import type { UsageRecord } from "./usage.ts";
+import type { ToolCalls, UsageRecord } from "./usage.ts";
 
 export interface AdminToken {
   id: string;
@@ -79,7 +79,7 @@ export type UsageRow = Pick<
   | "latencyMs"
   | "ttfbMs"
   | "createdAt"
-> & { costNanos: number };
+> & { costNanos: number; toolCalls: ToolCalls | null };
 
 export type ChannelKind = "webhook" | "email";
 

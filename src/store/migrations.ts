@@ -4,8 +4,10 @@ import { createHash } from "node:crypto";
 import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_notifications.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_cache_writes.sql" with { type: "text" };
+import m0003 from "../../migrations/0003_tool_calls.sql" with { type: "text" };
 import journal from "../../migrations/meta/_journal.json";
 import pg0000 from "../../migrations/pg/0000_init.sql" with { type: "text" };
+import pg0001 from "../../migrations/pg/0001_tool_calls.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 
 /** Every migration file by its journal tag. A unit test checks this against migrations/. */
@@ -13,11 +15,13 @@ export const EMBEDDED_SQL: Readonly<Record<string, string>> = {
   "0000_init": m0000,
   "0001_notifications": m0001,
   "0002_cache_writes": m0002,
+  "0003_tool_calls": m0003,
 };
 
 /** Every PostgreSQL migration file by its journal tag, checked against migrations/pg/ likewise. */
 export const EMBEDDED_PG_SQL: Readonly<Record<string, string>> = {
   "0000_init": pg0000,
+  "0001_tool_calls": pg0001,
 };
 
 interface Journal {

@@ -3,6 +3,7 @@
 // run `drizzle-kit generate` and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { ToolCalls } from "./usage.ts";
 
 /** The default of every created_at: now in epoch milliseconds (schema-pg.ts maps it to PostgreSQL's). */
 export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
@@ -103,6 +104,8 @@ export const usageRecords = sqliteTable(
     reasoningTokens: integer("reasoning_tokens").notNull().default(0),
     /** Image generations billed (n × (1 + partial_images) when streaming). */
     generations: integer("generations").notNull().default(0),
+    /** Hosted tool calls billed per call, by tool, as JSON (`{"web_search":2}`); null when none ran. */
+    toolCalls: text("tool_calls", { mode: "json" }).$type<ToolCalls>(),
     costNanos: integer("cost_nanos").notNull().default(0),
     /** `reported` by the upstream or `estimated` by the gateway (e.g. after a client disconnect). */
     usageSource: text("usage_source", { enum: ["reported", "estimated", "none"] }).notNull(),

@@ -4,7 +4,7 @@
 // and reused request ids.
 import { nanos } from "../base/money.ts";
 import type { ledger, usageRecords } from "./schema.ts";
-import type { UsageRecord } from "./usage.ts";
+import type { ToolCalls, UsageRecord } from "./usage.ts";
 
 export type UsageRow = typeof usageRecords.$inferSelect;
 export type NewUsageRow = typeof usageRecords.$inferInsert;
@@ -18,7 +18,7 @@ export function coveredBy(stored: number, upTo: number, count: number): number {
   return Math.min(count, Math.max(0, stored - (upTo - count)));
 }
 
-/** Most rows per multi-row insert (23 parameters each: under SQLite's and PostgreSQL's limits). */
+/** Most rows per multi-row insert (24 parameters each: under SQLite's and PostgreSQL's limits). */
 export const INSERT_CHUNK = 500;
 
 /**
@@ -64,6 +64,7 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     outputTokens: r.outputTokens,
     reasoningTokens: r.reasoningTokens,
     generations: r.generations,
+    toolCalls: hasToolCalls(r.toolCalls) ? r.toolCalls : null,
     costNanos: r.costNanos,
     usageSource: r.usageSource,
     channels: r.channels.join(","),
@@ -76,9 +77,15 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
   };
 }
 
-export function fromUsageRow({ id: _serial, ...row }: UsageRow): UsageRecord {
+/** Whether any hosted tool call is counted (a row stores null, not `{}`, when none is). */
+function hasToolCalls(calls: ToolCalls | undefined): calls is ToolCalls {
+  return calls !== undefined && Object.values(calls).some((n) => n !== undefined && n > 0);
+}
+
+export function fromUsageRow({ id: _serial, toolCalls, ...row }: UsageRow): UsageRecord {
   return {
     ...row,
+    ...(toolCalls ? { toolCalls } : {}),
     costNanos: nanos(row.costNanos),
     channels: row.channels.split(",").filter((c) => c.length > 0),
   };

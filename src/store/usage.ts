@@ -24,6 +24,17 @@ export interface SeedFigures {
   accounts: Map<number, { balance: Nanos; credited: Nanos }>;
 }
 
+/**
+ * The hosted (server-side) tools whose calls the gateway counts from an upstream's answer and prices
+ * per call (`[billing.tools]`): Responses `web_search_call` / `file_search_call` output items,
+ * Anthropic `usage.server_tool_use.web_search_requests` / `web_fetch_requests`.
+ */
+export const PRICED_TOOLS = ["web_search", "file_search", "web_fetch"] as const;
+export type PricedTool = (typeof PRICED_TOOLS)[number];
+
+/** Calls of each priced hosted tool; a tool not called is absent. */
+export type ToolCalls = Partial<Record<PricedTool, number>>;
+
 /** What one request used: settled by billing (src/billing/meter.ts), stored in its usage record. */
 export interface UsageCounts {
   /** Input tokens including cached ones (OpenAI convention). */
@@ -42,6 +53,8 @@ export interface UsageCounts {
   reasoningTokens: number;
   /** Image generations (n × (1 + partial_images) when streaming). */
   generations: number;
+  /** Hosted tool calls the upstream ran (and bills per call), by tool; absent when none ran. */
+  toolCalls?: ToolCalls | undefined;
 }
 
 /** `reported` by the upstream, `estimated` by the gateway, `none` when nothing was produced. */

@@ -1,6 +1,6 @@
 // What every kind's stream usage reader offers the relay's tap (the readers: src/upstream/<kind>/usage.ts,
 // chosen in usage.ts). A leaf, so the kind folders and the dispatch need not import each other.
-import type { UsageCounts } from "../billing/meter.ts";
+import type { ToolCalls, UsageCounts } from "../billing/meter.ts";
 
 /**
  * A stream's usage reader: fed every event the relay parsed as SSE (one parse per stream), it
@@ -12,6 +12,11 @@ export abstract class StreamUsage {
   reported: UsageCounts | undefined;
   /** Content deltas seen: roughly one token each (the estimate when nothing is reported). */
   deltas = 0;
+  /**
+   * Hosted tool calls seen so far, kept apart from `reported` so a stream that breaks before its
+   * usage still bills the calls the upstream ran (the estimate carries them).
+   */
+  toolCalls: ToolCalls | undefined;
   /** True once the protocol's last event (normal or error) went by. */
   terminal = false;
   /** Responses: the `response` of `response.created`, kept to build a `response.failed`. */

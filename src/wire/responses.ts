@@ -84,6 +84,8 @@ export const ResponsesRequestSchema = v.looseObject({
   ),
   stream: v.optional(v.nullable(v.boolean())),
   tools: v.optional(v.nullable(v.array(v.union([NestedTool, FlatTool, OtherTool])))),
+  /** The cap on hosted tool calls, which admission reserves for (src/billing/cost.ts rule 7). */
+  max_tool_calls: v.optional(v.nullable(PositiveInt)),
   tool_choice: v.optional(
     v.nullable(
       v.union([

@@ -1,10 +1,12 @@
 // The usage objects of the OpenAI and Anthropic protocols → the meter's UsageCounts (OpenAI convention: input includes
 // cached tokens, output includes reasoning tokens). Anthropic's input_tokens exclude cache reads
 // and cache writes; writes are split by cache lifetime (the default 5 minutes, or 1 hour) and priced
-// apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input). Where an
-// upstream puts its usage in answers and events is read per kind (src/upstream/usage.ts).
+// apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input). Anthropic
+// usage also counts the server tools it ran (`server_tool_use`); OpenAI usage has no such count, the
+// Responses reader counts hosted tool calls from the output items (src/upstream/openai-responses/usage.ts).
+// Where an upstream puts its usage in answers and events is read per kind (src/upstream/usage.ts).
 import * as v from "valibot";
-import type { UsageCounts } from "../billing/meter.ts";
+import type { ToolCalls, UsageCounts } from "../billing/meter.ts";
 
 const Count = v.optional(v.nullable(v.number()), 0);
 
@@ -35,6 +37,9 @@ const AnthropicUsage = v.looseObject({
         ephemeral_1h_input_tokens: Count,
       }),
     ),
+  ),
+  server_tool_use: v.optional(
+    v.nullable(v.looseObject({ web_search_requests: Count, web_fetch_requests: Count })),
   ),
 });
 
@@ -70,6 +75,11 @@ export function anthropicUsage(raw: unknown): UsageCounts | undefined {
     u.cache_creation_input_tokens ??
     (split?.ephemeral_5m_input_tokens ?? 0) + (split?.ephemeral_1h_input_tokens ?? 0);
   const writes1h = Math.min(split?.ephemeral_1h_input_tokens ?? 0, writes);
+  const toolCalls: ToolCalls = {};
+  const searches = u.server_tool_use?.web_search_requests ?? 0;
+  const fetches = u.server_tool_use?.web_fetch_requests ?? 0;
+  if (searches > 0) toolCalls.web_search = searches;
+  if (fetches > 0) toolCalls.web_fetch = fetches;
   return {
     inputTokens: (u.input_tokens ?? 0) + cacheRead + writes,
     cachedInputTokens: cacheRead,
@@ -78,5 +88,6 @@ export function anthropicUsage(raw: unknown): UsageCounts | undefined {
     outputTokens: u.output_tokens ?? 0,
     reasoningTokens: 0,
     generations: 0,
+    ...(searches > 0 || fetches > 0 ? { toolCalls } : {}),
   };
 }

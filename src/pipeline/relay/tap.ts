@@ -66,7 +66,8 @@ export class UsageTap {
 
   /** The usage to settle: reported if any, else estimated from the prompt count and deltas seen. */
   usage(inputTokens: number): { usage: UsageCounts; source: "reported" | "estimated" } {
-    const reported = this.#source === undefined ? this.reported : this.#source.reported;
+    const upstream = this.#source ?? this;
+    const reported = upstream.reported;
     if (reported) return { usage: reported, source: "reported" };
     return {
       usage: {
@@ -77,6 +78,8 @@ export class UsageTap {
         outputTokens: this.deltas,
         reasoningTokens: 0,
         generations: 0,
+        // Hosted tool calls the upstream ran before the stream broke are billed all the same.
+        toolCalls: upstream.#reader.toolCalls,
       },
       source: "estimated",
     };

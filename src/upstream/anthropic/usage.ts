@@ -1,7 +1,8 @@
 // Usage in the Messages protocol (channel kind "anthropic"; the simulator speaks it too): the
 // complete answer's `usage`, and in a stream `message_start` (input) merged with `message_delta`
 // (the cumulative rest), the only events parsed; content deltas are only counted (the estimate
-// when an upstream never reports usage).
+// when an upstream never reports usage). The server tools Anthropic ran and bills per call are in
+// the same usage (`server_tool_use`, cumulative like the rest), read by anthropicUsage.
 import type { UsageCounts } from "../../billing/meter.ts";
 import { anthropicUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
@@ -44,5 +45,6 @@ export class MessagesStreamUsage extends StreamUsage {
     for (const [key, value] of Object.entries(raw)) if (value !== null) merged[key] = value;
     this.#usage = merged;
     this.reported = anthropicUsage(merged) ?? this.reported;
+    this.toolCalls = this.reported?.toolCalls;
   }
 }

@@ -3,7 +3,13 @@
 // `.incomplete`, `.failed`, `error`), the only events parsed; deltas are only counted (the
 // estimate when an upstream never reports usage). The `response` of `response.created` is kept
 // so a broken stream can end with a `response.failed` (src/pipeline/relay/failure.ts).
-import type { UsageCounts } from "../../billing/meter.ts";
+// Hosted tool calls the upstream bills per call (OpenAI's usage has no count of them) are counted
+// from the output items: `web_search_call` and `file_search_call`, in the complete answer's
+// `output`, in a stream's `response.output_item.done` events (parsed only when one names such an
+// item) and in the terminal event's `response.output`; the larger count per tool is billed, so an
+// item seen in both is counted once.
+import type { ToolCalls, UsageCounts } from "../../billing/meter.ts";
+import type { PricedTool } from "../../store/usage.ts";
 import { openaiUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
 import { type Obj, obj } from "../../wire/translate/narrow.ts";
@@ -24,9 +30,41 @@ const TERMINAL = new Set(["response.completed", "response.incomplete", "response
  */
 const EVENT_TYPE = /"type"\s*:\s*"(response\.[a-z_.]+|error)"/;
 
-/** The usage of a complete Responses answer. */
+/** The output item types of hosted tool calls priced per call, by the tool they bill. */
+const TOOL_ITEMS: Readonly<Record<string, PricedTool>> = {
+  web_search_call: "web_search",
+  file_search_call: "file_search",
+};
+
+/** A cheap test before parsing an `output_item.done`: only hosted search items are counted. */
+const TOOL_ITEM = /"type"\s*:\s*"(?:web|file)_search_call"/;
+
+/** Counts the priced hosted tool calls among output items into `into`. */
+function countItems(items: unknown, into: ToolCalls = {}): ToolCalls {
+  if (!Array.isArray(items)) return into;
+  for (const item of items) {
+    const tool = TOOL_ITEMS[String(obj(item).type)];
+    if (tool !== undefined) into[tool] = (into[tool] ?? 0) + 1;
+  }
+  return into;
+}
+
+/** Per tool, the larger of two counts of the same calls (stream events and the final output). */
+function larger(a: ToolCalls | undefined, b: ToolCalls): ToolCalls | undefined {
+  const merged: ToolCalls = { ...a };
+  for (const [tool, n] of Object.entries(b) as [PricedTool, number][])
+    merged[tool] = Math.max(merged[tool] ?? 0, n);
+  return Object.keys(merged).length > 0 ? merged : undefined;
+}
+
+/** Usage counts with the hosted tool calls added (unchanged when none). */
+function withCalls(usage: UsageCounts | undefined, calls: ToolCalls | undefined): UsageCounts | undefined {
+  return usage === undefined || calls === undefined ? usage : { ...usage, toolCalls: calls };
+}
+
+/** The usage of a complete Responses answer, its hosted tool calls counted from `output`. */
 export function responsesAnswerUsage(body: Obj): UsageCounts | undefined {
-  return openaiUsage(body.usage);
+  return withCalls(openaiUsage(body.usage), larger(undefined, countItems(body.output)));
 }
 
 export class ResponsesStreamUsage extends StreamUsage {
@@ -34,7 +72,11 @@ export class ResponsesStreamUsage extends StreamUsage {
     const type = name ?? EVENT_TYPE.exec(data)?.[1];
     if (type === undefined) return false;
     if (DELTAS.has(type)) this.deltas++;
-    else if (type === "response.created") {
+    else if (type === "response.output_item.done") {
+      if (!TOOL_ITEM.test(data)) return false;
+      const event = readObject(data);
+      if (event.ok) this.toolCalls = countItems([event.value.item], { ...this.toolCalls });
+    } else if (type === "response.created") {
       const event = readObject(data);
       const response = event.ok ? event.value.response : undefined;
       if (typeof response === "object" && response !== null) this.created = response as Obj;
@@ -42,7 +84,8 @@ export class ResponsesStreamUsage extends StreamUsage {
       this.terminal = true;
       const event = readObject(data);
       const response = obj(event.ok ? event.value.response : undefined);
-      this.reported = openaiUsage(response.usage) ?? this.reported;
+      this.toolCalls = larger(this.toolCalls, countItems(response.output));
+      this.reported = withCalls(openaiUsage(response.usage), this.toolCalls) ?? this.reported;
       const reason = obj(response.incomplete_details).reason ?? response.status;
       if (typeof reason === "string") this.finish = reason;
     }

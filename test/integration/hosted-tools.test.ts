@@ -1,0 +1,255 @@
+// The compiled gateway forwarding hosted (server-side) tools to recording Responses and Anthropic
+// upstreams: the calls the upstream reports are billed at [billing.tools] prices exactly once and
+// stored in the usage record; Codex's `{"type":"web_search"}` is forwarded as sent; an unpriced
+// hosted tool is refused with 400 naming it, and forwarded when the operator allows it.
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { byteSlices, type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+
+const RESPONSES_MODEL = "modelx-5.4";
+const MESSAGES_MODEL = "modelz-sonnet-4-6";
+
+let upstream: RecordingUpstream;
+let gw: RunningGateway;
+let allowing: RunningGateway;
+let db: Database;
+let seq = 0;
+
+const channels = (url: string) => `
+[routing]
+max_attempts = 1
+
+[[channels]]
+kind = "openai-responses"
+name = "up-responses"
+base_url = "${url}/v1"
+models = ["${RESPONSES_MODEL}"]
+
+[[channels]]
+kind = "anthropic"
+name = "up-messages"
+base_url = "${url}"
+models = ["${MESSAGES_MODEL}"]
+`;
+
+beforeAll(async () => {
+  upstream = startRecordingUpstream(() => new Response("no script", { status: 500 }));
+  [gw, allowing] = await Promise.all([
+    startGateway({ config: channels(upstream.url) }),
+    startGateway({ config: `${channels(upstream.url)}\n[billing.tools]\nallow_unpriced = true\n` }),
+  ]);
+  db = new Database(gw.dbUrl.replace(/^sqlite:\/\//, ""), { readonly: true });
+});
+
+afterAll(async () => {
+  db.close();
+  await Promise.all([gw.dispose(), allowing.dispose()]);
+  await upstream.stop();
+});
+
+interface StoredRecord {
+  input_tokens: number;
+  output_tokens: number;
+  tool_calls: string | null;
+  usage_source: string;
+  cost_nanos: number;
+}
+
+/** Every usage record of the request, once the gateway's writer has stored one. */
+async function recordsOf(requestId: string): Promise<StoredRecord[]> {
+  const query = db.query("SELECT * FROM usage_records WHERE request_id LIKE ?");
+  for (let i = 0; i < 500; i++) {
+    const rows = query.all(`${requestId}%`) as StoredRecord[];
+    if (rows.length > 0) return rows;
+    await Bun.sleep(20);
+  }
+  throw new Error(`no usage record for ${requestId}`);
+}
+
+async function post(
+  path: string,
+  body: Record<string, unknown>,
+  on: RunningGateway = gw,
+): Promise<{ res: Response; requestId: string }> {
+  const requestId = `hosted-${process.pid}-${++seq}`;
+  const res = await fetch(`${on.url}${path}`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${on.key}`,
+      "content-type": "application/json",
+      "x-request-id": requestId,
+      "anthropic-version": "2023-06-01",
+    },
+    body: JSON.stringify(body),
+  });
+  return { res, requestId };
+}
+
+const event = (type: string, body: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
+const search = (id: string) => ({
+  type: "web_search_call",
+  id,
+  status: "completed",
+  action: { type: "search", query: "weather" },
+});
+const message = {
+  type: "message",
+  id: "msg_1",
+  role: "assistant",
+  status: "completed",
+  content: [{ type: "output_text", text: "Sunny.", annotations: [] }],
+};
+
+/** A Responses stream with two web searches: each item done, then all again in response.completed. */
+function responsesStream(): string {
+  const response = {
+    id: "resp_1",
+    object: "response",
+    model: "upstream-model",
+    status: "in_progress",
+    output: [],
+  };
+  return [
+    event("response.created", { sequence_number: 0, response }),
+    event("response.output_item.done", { sequence_number: 1, output_index: 0, item: search("ws_1") }),
+    event("response.output_item.done", { sequence_number: 2, output_index: 1, item: search("ws_2") }),
+    event("response.output_text.delta", {
+      sequence_number: 3,
+      output_index: 2,
+      content_index: 0,
+      delta: "Sunny.",
+    }),
+    event("response.output_item.done", { sequence_number: 4, output_index: 2, item: message }),
+    event("response.completed", {
+      sequence_number: 5,
+      response: {
+        ...response,
+        status: "completed",
+        output: [search("ws_1"), search("ws_2"), message],
+        usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      },
+    }),
+  ].join("");
+}
+
+const SERVER_TOOL_USAGE = {
+  input_tokens: 100,
+  output_tokens: 20,
+  server_tool_use: { web_search_requests: 3 },
+};
+
+function messagesStream(): string {
+  const start = { id: "msg_1", type: "message", role: "assistant", model: "upstream-model", content: [] };
+  return [
+    event("message_start", { message: { ...start, usage: { input_tokens: 100, output_tokens: 1 } } }),
+    event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+    event("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Sunny." } }),
+    event("content_block_stop", { index: 0 }),
+    event("message_delta", {
+      delta: { stop_reason: "end_turn", stop_sequence: null },
+      usage: { output_tokens: 20, server_tool_use: { web_search_requests: 3 } },
+    }),
+    event("message_stop", {}),
+  ].join("");
+}
+
+describe("hosted tool calls are billed exactly once", () => {
+  test("a Responses stream with two web_search_call items: 2 × $0.01 on top of the tokens", async () => {
+    upstream.answer(() => ({ chunks: byteSlices(responsesStream(), 7) }));
+    const tools = [{ type: "web_search" }];
+    const { res, requestId } = await post("/v1/responses", {
+      model: RESPONSES_MODEL,
+      input: "Weather?",
+      stream: true,
+      tools,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("response.completed");
+    // Codex's default tool reaches the upstream as the client sent it.
+    expect((upstream.last().json as { tools: unknown }).tools).toEqual(tools);
+    const records = await recordsOf(requestId);
+    expect(records.length).toBe(1);
+    expect(records[0]?.usage_source).toBe("reported");
+    expect(JSON.parse(records[0]?.tool_calls ?? "null")).toEqual({ web_search: 2 });
+    // 100 × 0.40 + 20 × 1.60 USD/Mtok = 72,000 nano-USD; 2 searches × 10,000,000.
+    expect(records[0]?.cost_nanos).toBe(20_072_000);
+  });
+
+  const anthropic = {
+    model: MESSAGES_MODEL,
+    max_tokens: 200,
+    messages: [{ role: "user", content: "Weather?" }],
+  };
+  const webSearch = { tools: [{ type: "web_search_20250305", name: "web_search", max_uses: 5 }] };
+  // 100 × 0.30 + 20 × 1.20 USD/Mtok = 54,000 nano-USD; 3 searches × 10,000,000.
+  const ANTHROPIC_COST = 30_054_000;
+
+  test("an Anthropic stream with server_tool_use.web_search_requests: 3", async () => {
+    upstream.answer(() => ({ chunks: byteSlices(messagesStream(), 7) }));
+    const { res, requestId } = await post("/v1/messages", { ...anthropic, ...webSearch, stream: true });
+    expect(res.status).toBe(200);
+    await res.text();
+    const [record, ...more] = await recordsOf(requestId);
+    expect(more.length).toBe(0);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ web_search: 3 });
+    expect(record?.cost_nanos).toBe(ANTHROPIC_COST);
+  });
+
+  test("an Anthropic answer with server_tool_use.web_search_requests: 3", async () => {
+    upstream.answer(() =>
+      Response.json({
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        model: "upstream-model",
+        content: [{ type: "text", text: "Sunny." }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: SERVER_TOOL_USAGE,
+      }),
+    );
+    const { res, requestId } = await post("/v1/messages", { ...anthropic, ...webSearch });
+    expect(res.status).toBe(200);
+    const [record, ...more] = await recordsOf(requestId);
+    expect(more.length).toBe(0);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ web_search: 3 });
+    expect(record?.cost_nanos).toBe(ANTHROPIC_COST);
+  });
+});
+
+describe("unpriced hosted tools", () => {
+  const body = {
+    model: RESPONSES_MODEL,
+    input: "Plot it.",
+    tools: [{ type: "code_interpreter", container: { type: "auto" } }],
+  };
+
+  test("are refused with 400 naming the tool and the setting, before any upstream call", async () => {
+    upstream.clear();
+    const { res } = await post("/v1/responses", body);
+    expect(res.status).toBe(400);
+    const error = ((await res.json()) as { error: { message: string; param: string } }).error;
+    expect(error.param).toBe("tools[0]");
+    expect(error.message).toContain('"code_interpreter"');
+    expect(error.message).toContain("allow_unpriced = true");
+    expect(upstream.requests.length).toBe(0);
+  });
+
+  test("are forwarded when the operator sets allow_unpriced", async () => {
+    upstream.answer(() =>
+      Response.json({
+        id: "resp_2",
+        object: "response",
+        model: "upstream-model",
+        status: "completed",
+        output: [message],
+        usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 },
+      }),
+    );
+    const { res } = await post("/v1/responses", body, allowing);
+    expect(res.status).toBe(200);
+    expect((upstream.last().json as { tools: unknown }).tools).toEqual(body.tools);
+  });
+});
