@@ -6,7 +6,12 @@ import type { Gateway } from "../gateway.ts";
 import { type AttemptWatch, watchAttempts } from "../telemetry/attempts.ts";
 import { PROVIDER } from "../telemetry/attributes.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
-import { AttemptGuard, type ResolvedTimeouts, type UpstreamTiming } from "../upstream/guard.ts";
+import {
+  AttemptGuard,
+  type GuardedBody,
+  type ResolvedTimeouts,
+  type UpstreamTiming,
+} from "../upstream/guard.ts";
 import { UpstreamUnreachable } from "../upstream/http.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
 import { callText } from "../upstream/text.ts";
@@ -25,11 +30,13 @@ export function upstreamEnv(gateway: Gateway): UpstreamEnv {
 }
 
 export interface Answered {
-  /**
-   * The upstream's 2xx answer. Streaming: its body replays from the first byte and releases the
-   * channel at its end. Otherwise its body was read whole into `bytes` (channel released).
-   */
+  /** The upstream's 2xx answer; its body is read through `body` or was read into `bytes`. */
   response: Response;
+  /**
+   * Streaming: the answer's body, replayed from its first byte, that releases the channel at its
+   * end (undefined when the answer had none). Otherwise the body read whole (channel released).
+   */
+  body: GuardedBody | undefined;
   bytes: Uint8Array | undefined;
   /** Aborts the answering call (a relayed stream that ends early stops the upstream). */
   abort: () => void;
@@ -89,10 +96,11 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
     }
     if (!call.stream) {
       const bytes = await guard.readAll(response, lease);
-      return { ok: true, value: { response, bytes, abort: guard.stop, channel, timing: guard.timing } };
+      const value = { response, body: undefined, bytes, abort: guard.stop, channel, timing: guard.timing };
+      return { ok: true, value };
     }
-    const opened = await guard.open(response, lease);
-    const value = { response: opened, bytes: undefined, abort: guard.stop, channel, timing: guard.timing };
+    const body = await guard.openBody(response, lease);
+    const value = { response, body, bytes: undefined, abort: guard.stop, channel, timing: guard.timing };
     return { ok: true, value };
   } catch (thrown) {
     guard.dispose();

@@ -1,16 +1,18 @@
 // One upstream attempt under the channel's timeouts. The guard's signal aborts the call when the
 // client goes away or a timer fires: first byte (from the start until the first body byte — so a
 // channel that sent headers and then hung can still be failed over), total (the whole exchange)
-// and idle (the longest gap between body chunks). `open()` waits for the first body byte and
-// returns a Response replaying it, whose end releases the channel lease with the outcome and
-// records the upstream time (the overhead figure is total time minus this).
+// and idle (the longest gap between body chunks). `openBody()` waits for the first body byte and
+// returns a reader replaying it (`GuardedBody`: the relay's one read loop pulls the upstream's
+// chunks straight through it, no stream in between), whose end releases the channel lease with the
+// outcome and records the upstream time (the overhead figure is total time minus this); `open()`
+// wraps that reader in a Response for callers that need a stream.
 import type { Timeouts } from "../config/channels.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { Lease } from "./channels.ts";
 
 type ReadResult = { done: true; value?: undefined } | { done: false; value: Uint8Array };
-/** The part of a body reader the guard uses. */
-interface Reader {
+/** The part of a body reader the guard uses, and what a guarded body offers its reader. */
+export interface BodyReader {
   read(): Promise<ReadResult>;
   cancel(reason?: unknown): Promise<void>;
 }
@@ -49,7 +51,7 @@ export class AttemptGuard {
   /** When the timer is due, in performance.now() time. */
   #timerAt = Number.POSITIVE_INFINITY;
   #lastChunkAt = 0;
-  #reader: Reader | undefined;
+  #reader: BodyReader | undefined;
 
   constructor(channel: string, timeouts: ResolvedTimeouts, client: AbortSignal) {
     this.#channel = channel;
@@ -114,18 +116,27 @@ export class AttemptGuard {
    * body that replays it; the lease is released when that body ends, fails or is cancelled.
    */
   async open(response: Response, lease: Lease): Promise<Response> {
+    const body = await this.openBody(response, lease);
+    if (body === undefined) return response;
+    return new Response(body.stream(), { status: response.status, headers: response.headers });
+  }
+
+  /**
+   * Waits for the first body byte under the first-byte timeout and returns a reader of the body
+   * that replays it (undefined, lease released, when the answer has no body).
+   */
+  async openBody(response: Response, lease: Lease): Promise<GuardedBody | undefined> {
     const body = response.body;
     if (body === null) {
       this.dispose();
       lease.release("success");
-      return response;
+      return undefined;
     }
     const reader = body.getReader();
     this.#reader = reader;
     const first = await reader.read();
     this.markFirstByte();
-    const stream = this.#relay(reader, first, lease);
-    return new Response(stream, { status: response.status, headers: response.headers });
+    return new GuardedBody(this, reader, first, lease);
   }
 
   /**
@@ -168,36 +179,9 @@ export class AttemptGuard {
     this.#lastChunkAt = performance.now();
   }
 
-  #relay(reader: Reader, first: ReadResult, lease: Lease): ReadableStream<Uint8Array> {
-    let pending: ReadResult | undefined = first;
-    const finish = (outcome: "success" | "failure" | "neutral") => {
-      this.dispose();
-      lease.release(outcome);
-    };
-    return new ReadableStream<Uint8Array>({
-      pull: async (controller) => {
-        try {
-          const step = pending ?? (await reader.read());
-          pending = undefined;
-          if (this.#fired !== undefined) throw new Error(this.timeoutError(this.#fired).message);
-          if (step.done) {
-            finish(this.signal.aborted ? "neutral" : "success");
-            controller.close();
-            return;
-          }
-          this.markChunk();
-          controller.enqueue(step.value);
-        } catch (thrown) {
-          finish("failure");
-          const fired = this.#fired;
-          controller.error(fired === undefined ? thrown : new Error(this.timeoutError(fired).message));
-        }
-      },
-      cancel: async (reason) => {
-        finish("neutral");
-        await reader.cancel(reason).catch(() => undefined);
-      },
-    });
+  /** Throws the error of the timeout that fired, if one did (as a plain Error: the stream breaks). */
+  checkFired(): void {
+    if (this.#fired !== undefined) throw new Error(this.timeoutError(this.#fired).message);
   }
 
   /** The earliest deadline still ahead: total, and first byte until it came, idle after. */
@@ -242,5 +226,67 @@ export class AttemptGuard {
   #end(): void {
     if (this.timing.endedAt !== undefined) return;
     this.timing.endedAt = performance.now();
+  }
+}
+
+/**
+ * An attempt's answer body after its first byte: each read marks the idle gap, fails with the
+ * timeout that fired, and the body's end (done, failed or cancelled) releases the lease once.
+ */
+export class GuardedBody implements BodyReader {
+  readonly #guard: AttemptGuard;
+  readonly #reader: BodyReader;
+  readonly #lease: Lease;
+  #pending: ReadResult | undefined;
+  #released = false;
+
+  constructor(guard: AttemptGuard, reader: BodyReader, first: ReadResult, lease: Lease) {
+    this.#guard = guard;
+    this.#reader = reader;
+    this.#pending = first;
+    this.#lease = lease;
+  }
+
+  async read(): Promise<ReadResult> {
+    try {
+      const step = this.#pending ?? (await this.#reader.read());
+      this.#pending = undefined;
+      this.#guard.checkFired();
+      if (step.done) this.#release(this.#guard.signal.aborted ? "neutral" : "success");
+      else this.#guard.markChunk();
+      return step;
+    } catch (thrown) {
+      this.#release("failure");
+      const fired = this.#guard.fired;
+      throw fired === undefined ? thrown : new Error(this.#guard.timeoutError(fired).message);
+    }
+  }
+
+  async cancel(reason?: unknown): Promise<void> {
+    this.#release("neutral");
+    await this.#reader.cancel(reason).catch(() => undefined);
+  }
+
+  /** The body as a pull-based stream (a translated relay pipes it through a transform). */
+  stream(): ReadableStream<Uint8Array> {
+    return new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        try {
+          const step = await this.read();
+          if (step.done) controller.close();
+          else controller.enqueue(step.value);
+        } catch (thrown) {
+          controller.error(thrown);
+        }
+      },
+      cancel: (reason) => this.cancel(reason),
+    });
+  }
+
+  #release(outcome: "success" | "failure" | "neutral"): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#guard.dispose();
+    this.#lease.release(outcome);
   }
 }

@@ -31,7 +31,7 @@ export interface RespondInput {
 export async function respond(input: RespondInput): Promise<Response> {
   const { ctx, view, answered, tried, settle } = input;
   const ttfb = () => Math.round(performance.now() - ctx.startedAt);
-  const body = answered.response.body;
+  const body = answered.body;
   const translation: Translation | undefined =
     input.upstream === view.protocol
       ? undefined
@@ -42,7 +42,7 @@ export async function respond(input: RespondInput): Promise<Response> {
           inputEstimate: input.inputTokens,
           request: input.request,
         };
-  if (answered.bytes !== undefined || body === null) {
+  if (answered.bytes !== undefined || body === undefined) {
     const answer = relayJson(
       answered.channel.config.name,
       input.upstream,
@@ -65,10 +65,11 @@ export async function respond(input: RespondInput): Promise<Response> {
     return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
   }
   // Translated: usage comes from the upstream's own events, the rest from what the client gets.
-  const translated = translation ? translateStream(translation, body) : undefined;
+  const translated = translation ? translateStream(translation, body.stream()) : undefined;
   const tap = new UsageTap(view.protocol, translated?.usage);
   let ttfbMs: number | undefined;
   const stream = relayStream({
+    // Native: the relay reads the guarded upstream body itself, one read loop and no stream between.
     body: translated?.body ?? body,
     tap,
     abort: answered.abort,

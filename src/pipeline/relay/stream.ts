@@ -8,6 +8,7 @@
 // slow client has CLIENT_QUEUE_BYTES queued, and cancels the upstream when the client goes away.
 import { createParser } from "eventsource-parser";
 import { log } from "../../log.ts";
+import type { BodyReader } from "../../upstream/guard.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
 import type { UsageTap } from "./tap.ts";
@@ -15,7 +16,8 @@ import type { UsageTap } from "./tap.ts";
 export type StreamOutcome = "complete" | "broken" | "cancelled";
 
 export interface StreamRelayOptions {
-  body: ReadableStream<Uint8Array>;
+  /** The upstream's bytes: a stream, or a reader read directly (the guarded body of a native relay). */
+  body: ReadableStream<Uint8Array> | BodyReader;
   tap: UsageTap;
   /** Aborts the upstream request. */
   abort: () => void;
@@ -106,7 +108,7 @@ export function renameModel(bytes: Uint8Array, model: string, text = decoder.dec
 }
 
 export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
-  const reader = o.body.getReader();
+  const reader = o.body instanceof ReadableStream ? o.body.getReader() : o.body;
   const splitter = new EventSplitter();
   /** Events parsed from the current run of whole events, and which one to leave out (-1: none). */
   let parsed = 0;
