@@ -5,8 +5,9 @@
 //    at most 3 decimals and converts exactly into thousandths.
 // 2. Text: exact = (plain input × input price + cached input × cached price + cache writes ×
 //    write price + 1-hour cache writes × 1-hour write price + output × output price) / 1,000,000.
-//    All products are summed as bigints, then divided ONCE per request and rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
-//    than 1 nano-USD above it.
+//    All products are summed exactly, then divided ONCE per request and rounded UP to a whole nano-USD: a request is never charged below its exact price and never more
+//    than 1 nano-USD above it. The sum is taken in Numbers when it stays below 2^53 (then every
+//    product and partial sum is exact, see `exactSum`), otherwise in bigints.
 // 3. Images: exact = generations × price per generation × factor / 1000 (factor 1000 unless
 //    input_fidelity is high), rounded up once per request the same way.
 // 4. Totals (ledger, balance, spent today, `modelgate usage`) are exact integer sums of the
@@ -57,6 +58,63 @@ export interface ImageFacts {
 
 /** The exact cost of text usage under rule 2. */
 export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
+  return textCostIn(price, price.input, usage);
+}
+
+/**
+ * Rule 2 with `input` as the plain input rate (the worst case passes the dearest input-side rate),
+ * in Numbers when that is exact (no bigint per request on the common path), else in bigints.
+ */
+function textCostIn(price: TextPrice, input: bigint, usage: UsageCounts): Nanos {
+  const exact = exactSum(price, input, usage);
+  if (exact === undefined) return textCostBig(price, input, usage);
+  const rest = exact % 1_000_000;
+  return nanos((exact - rest) / 1_000_000 + (rest > 0 ? 1 : 0));
+}
+
+/** Whether a count or rate is a non-negative integer below 2^53 (a rate's Number is then exact). */
+function safe(value: number | bigint): boolean {
+  return Number.isSafeInteger(Number(value));
+}
+
+/** A count as a whole Number, like `count`; not a safe integer when the report is huge. */
+function countNumber(n: number): number {
+  return Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0;
+}
+
+/**
+ * Rule 2's sum before the division, in Numbers, or undefined when it would not be exact. Every
+ * count and rate is a non-negative safe integer (checked), so a product or sum below 2^53 is
+ * computed exactly, and one at or above 2^53 rounds to at least 2^53 (rounding is monotone and
+ * 2^53 is representable) and never comes down again, since nothing negative is added: a final sum
+ * that is a safe integer proves every step exact.
+ */
+function exactSum(price: TextPrice, input: bigint, usage: UsageCounts): number | undefined {
+  const total = countNumber(usage.inputTokens);
+  const reads = countNumber(usage.cachedInputTokens);
+  const writes = countNumber(usage.cacheWriteTokens);
+  const writes1h = countNumber(usage.cacheWrite1hTokens);
+  const output = countNumber(Math.max(usage.outputTokens, usage.reasoningTokens));
+  if (!(safe(total) && safe(reads) && safe(writes) && safe(writes1h) && safe(output))) return undefined;
+  const { cachedInput, cacheWrite, cacheWrite1h } = price;
+  if (!(safe(input) && safe(cachedInput) && safe(cacheWrite) && safe(cacheWrite1h) && safe(price.output)))
+    return undefined;
+  // Rule 5: reads, then writes, then 1-hour writes, each capped at what is left of input.
+  const cached = Math.min(reads, total);
+  const write = Math.min(writes, total - cached);
+  const write1h = Math.min(writes1h, total - cached - write);
+  const plain = total - cached - write - write1h;
+  const sum =
+    plain * Number(input) +
+    cached * Number(cachedInput) +
+    write * Number(cacheWrite) +
+    write1h * Number(cacheWrite1h) +
+    output * Number(price.output);
+  return Number.isSafeInteger(sum) ? sum : undefined;
+}
+
+/** Rule 2 in bigints: sums of any size. */
+function textCostBig(price: TextPrice, input: bigint, usage: UsageCounts): Nanos {
   let rest = count(usage.inputTokens);
   const part = (n: number): bigint => {
     let taken = count(n);
@@ -69,12 +127,17 @@ export function textCost(price: TextPrice, usage: UsageCounts): Nanos {
   const write1h = part(usage.cacheWrite1hTokens);
   const output = count(Math.max(usage.outputTokens, usage.reasoningTokens));
   const exact =
-    rest * price.input +
+    rest * input +
     cached * price.cachedInput +
     write * price.cacheWrite +
     write1h * price.cacheWrite1h +
     output * price.output;
   return toNanos(ceilDiv(exact, MILLION));
+}
+
+/** Text cost plus hosted tool calls (rule 7, added after the text rounding). */
+function withTools(tokens: Nanos, tools: bigint): Nanos {
+  return tools === 0n ? tokens : toNanos(BigInt(tokens) + tools);
 }
 
 /** The exact cost of hosted tool calls under rule 7. */
@@ -149,21 +212,19 @@ export class Pricer {
     // Every input token priced at the dearest rate it can be billed at: a prompt written to a
     // 1-hour cache (Anthropic: 2× input) must not cost more than admission reserved.
     let dearest = price.input;
-    for (const rate of [price.cachedInput, price.cacheWrite, price.cacheWrite1h])
-      if (rate > dearest) dearest = rate;
-    const tokens = textCost(
-      { ...price, input: dearest },
-      {
-        inputTokens: worst.inputTokens,
-        cachedInputTokens: 0,
-        cacheWriteTokens: 0,
-        cacheWrite1hTokens: 0,
-        outputTokens: worst.maxOutputTokens,
-        reasoningTokens: 0,
-        generations: 0,
-      },
-    );
-    return toNanos(BigInt(tokens) + toolWorstCase(this.table, worst.tools));
+    if (price.cachedInput > dearest) dearest = price.cachedInput;
+    if (price.cacheWrite > dearest) dearest = price.cacheWrite;
+    if (price.cacheWrite1h > dearest) dearest = price.cacheWrite1h;
+    const tokens = textCostIn(price, dearest, {
+      inputTokens: worst.inputTokens,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      cacheWrite1hTokens: 0,
+      outputTokens: worst.maxOutputTokens,
+      reasoningTokens: 0,
+      generations: 0,
+    });
+    return withTools(tokens, toolWorstCase(this.table, worst.tools));
   }
 
   /** What a settled request costs. Image facts come from `detail`, else from admission. */
@@ -180,6 +241,6 @@ export class Pricer {
       return imageCost(this.table, images, usage.generations, imageFacts(detail, fallback));
     }
     const text = this.table.text.get(model.id);
-    return text ? toNanos(BigInt(textCost(text, usage)) + toolCost(this.table, usage.toolCalls)) : nanos(0);
+    return text ? withTools(textCost(text, usage), toolCost(this.table, usage.toolCalls)) : nanos(0);
   }
 }

@@ -214,6 +214,8 @@ export class LedgerMeter implements Meter {
     const durable = this.#writer.write(record);
     await released;
     await durable;
+    // The event is built only for someone to read it (the admin feed is usually unwatched).
+    if (this.#feed.subscribers === 0) return;
     this.#feed.publish({
       requestId: record.requestId,
       at: now,

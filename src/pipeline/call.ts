@@ -19,7 +19,18 @@ import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
 import { upstreamError } from "../upstream/text-errors.ts";
 import { GatewayError } from "../wire/errors.ts";
 
+/** Per configuration: the settings do not change while it serves, so one object per process. */
+const envs = new WeakMap<Gateway["config"], UpstreamEnv>();
+
 export function upstreamEnv(gateway: Gateway): UpstreamEnv {
+  const known = envs.get(gateway.config);
+  if (known !== undefined) return known;
+  const env = makeEnv(gateway);
+  envs.set(gateway.config, env);
+  return env;
+}
+
+function makeEnv(gateway: Gateway): UpstreamEnv {
   const text = gateway.config.text;
   return {
     simSeed: gateway.config.sim.seed,

@@ -198,7 +198,8 @@ export async function serveText(
       settle,
     });
     ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);
-    for (const [name, value] of Object.entries(admission.headers)) response.headers.set(name, value);
+    const rate = admission.headers;
+    for (const name in rate) response.headers.set(name, rate[name] as string);
     return response;
   } catch (thrown) {
     // No answer: the failover's time went to waiting on upstreams that failed.

@@ -107,6 +107,42 @@ describe("text cost", () => {
     expect<number>(p.worstCase(sonnet, worst)).toBe(7_200_000);
   });
 
+  test("costs are exact around 2^53: Number sums where exact, bigint sums above, the same figures", () => {
+    // Rule 2 written out in bigints, the reference for every figure below.
+    const reference = (u: ReturnType<typeof usage>, input: bigint, cached: bigint, out: bigint): bigint => {
+      const whole = (n: number) => (Number.isFinite(n) && n > 0 ? BigInt(Math.ceil(n)) : 0n);
+      const total = whole(u.inputTokens);
+      let reads = whole(u.cachedInputTokens);
+      if (reads > total) reads = total;
+      const exact = (total - reads) * input + reads * cached + whole(u.outputTokens) * out;
+      return (exact + 999_999n) / 1_000_000n;
+    };
+    // 1.000000001 USD/Mtok etc.: rates with every nano digit, so no product is a round number.
+    const rates = { input: 1_000_000_001n, cached: 123_456_789n, output: 9_999_999_999n };
+    const p = pricer({
+      text: {
+        "modelx-5.5": {
+          input_usd_per_mtok: "1.000000001",
+          cached_input_usd_per_mtok: "0.123456789",
+          output_usd_per_mtok: "9.999999999",
+        },
+      },
+    });
+    // Token counts whose sums fall just below, at and above 2^53, plus fractions and garbage.
+    const cases = [
+      usage({ inputTokens: 1000, cachedInputTokens: 333, outputTokens: 77 }),
+      usage({ inputTokens: 4_503_599, outputTokens: 450_359 }),
+      usage({ inputTokens: 9_007_199, cachedInputTokens: 1, outputTokens: 1 }),
+      usage({ inputTokens: 9_007_200, outputTokens: 0 }),
+      usage({ inputTokens: 8_000_000, cachedInputTokens: 10, outputTokens: 100_000 }),
+      usage({ inputTokens: 0.5, cachedInputTokens: -3, outputTokens: Number.NaN }),
+    ];
+    for (const u of cases) {
+      const want = reference(u, rates.input, rates.cached, rates.output);
+      expect(BigInt(p.actual(model("modelx-5.5"), TEXT_WORST, u, undefined))).toBe(want);
+    }
+  });
+
   test("partial config overrides one field and keeps the other defaults", () => {
     const p = pricer({ text: { "modelx-5.4-mini": { output_usd_per_mtok: "1" } } });
     // input keeps 0.10: 1e6 input → 0.1 USD; output now 1 USD/Mtok: 1e6 output → 1 USD.

@@ -8,5 +8,5 @@ import { applyDialect } from "./dialects.ts";
 
 export function sendChat(channel: Channel, config: HttpChannelConfig, call: TextCall): Promise<Response> {
   const body = applyDialect(channel.quirks, call.body, call.json);
-  return postText(config, "/chat/completions", bearer(call.credential), { ...call, body });
+  return postText(config, "/chat/completions", bearer(call.credential), call, body);
 }
