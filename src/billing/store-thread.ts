@@ -6,7 +6,8 @@
 // 128 to clone, measured). A commit resolves when the worker's transaction committed, so whoever
 // awaits it (the writer, a flush before an admin read) then reads what it wrote. A worker that
 // dies fails its commits (the writer keeps them logged and retries) and is started again by the
-// next commit.
+// next commit. A serving process starts it at its first commit: a thread costs ~6 MB resident
+// (a Bun Worker's own VM, smol or not, measured), which a server that has served nothing does not hold.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { log } from "../log.ts";
@@ -51,6 +52,11 @@ export class StoreThread {
     const thread = new StoreThread(url, journal);
     await thread.#start();
     return thread;
+  }
+
+  /** The thread for the store at `url`, started by its first commit or touch. */
+  static later(url: string, journal?: string): StoreThread {
+    return new StoreThread(url, journal);
   }
 
   /**
@@ -134,12 +140,13 @@ export class StoreThread {
 }
 
 /**
- * The store thread for the store at `url`; undefined for an in-memory SQLite store, which no
- * other connection can see (its commits stay on the main thread).
+ * The store thread for the store at `url`, not yet started (the process has just opened the same
+ * store, so the thread's own open is left to its first commit); undefined for an in-memory SQLite
+ * store, which no other connection can see (its commits stay on the main thread).
  */
-export async function openStoreThread(url: string, journal?: string): Promise<StoreThread | undefined> {
+export function openStoreThread(url: string, journal?: string): StoreThread | undefined {
   if (url === "sqlite://:memory:") return undefined;
-  return StoreThread.open(url, journal);
+  return StoreThread.later(url, journal);
 }
 
 /**
