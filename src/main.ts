@@ -4,11 +4,11 @@
 // terminal UI, and the store commands never load the gateway's request path (tokenizer vocabulary,
 // image codecs), which keeps both start time and resident memory down. The executable is built with
 // --splitting, so a module imported lazily is a chunk of its own that `serve` never even parses
-// (compiled serve idle RSS 68.0 → 62.2 MB, bench/idle-memory.ts).
+// (compiled serve idle RSS 68.0 → 62.2 MB, bench/idle-memory.ts). The executable is also the
+// usage store thread's script (src/billing/store-thread.ts), so this module imports nothing at its
+// top: a static import here would be evaluated in that thread too (the argument parser pulled in
+// the config schema and the ledger meter into it).
 import pkg from "../package.json";
-import { UsageError } from "./cli/args.ts";
-import { ConfigError } from "./config/load.ts";
-import { StoreError } from "./store/store.ts";
 
 const VERSION: string = pkg.version;
 
@@ -57,12 +57,17 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const load = COMMANDS[command];
-  if (!load) throw new UsageError(`unknown command "${command}"\n\n${HELP}`);
+  if (!load) throw new (await import("./cli/args.ts")).UsageError(`unknown command "${command}"\n\n${HELP}`);
   await (await load())(args);
 }
 
 if (Bun.isMainThread) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
+  main(process.argv.slice(2)).catch(async (error: unknown) => {
+    const [{ UsageError }, { ConfigError }, { StoreError }] = await Promise.all([
+      import("./cli/args.ts"),
+      import("./config/load.ts"),
+      import("./store/store.ts"),
+    ]);
     if (error instanceof UsageError || error instanceof ConfigError || error instanceof StoreError) {
       console.error(`modelgate: ${error.message}`);
       process.exit(error instanceof UsageError ? 2 : 1);

@@ -1,14 +1,14 @@
 // The gateway's Elysia app: the route table (method, path → handler row; the Responses WebSocket
-// mode; the admin API as a group under /admin/v1) and the request lifecycle around it — routable
+// mode; the admin API as a group under /admin/v1; the admin and image rows import their handlers at
+// their first request) and the request lifecycle around it — routable
 // targets on request, the edge's context on derive, its records after handle, every error and
 // the 404/405 in the client's protocol on error (src/http/edge.ts does the work).
 import { Elysia } from "elysia";
 import { ADMIN_PREFIX, ADMIN_ROUTES } from "./admin/routes.ts";
+import { loadedOnFirstCall } from "./base/lazy.ts";
 import type { Gateway } from "./gateway.ts";
 import { getBalance } from "./handlers/balance.ts";
 import { createChatCompletion } from "./handlers/chat.ts";
-import { createImage } from "./handlers/images.ts";
-import { editImage } from "./handlers/images-edits.ts";
 import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
@@ -36,8 +36,17 @@ export const ROUTES: readonly Route[] = [
   ["POST", "/v1/chat/completions", createChatCompletion],
   ["POST", "/v1/messages", createMessage],
   ["POST", "/v1/messages/count_tokens", countMessageTokens],
-  ["POST", "/v1/images/generations", createImage],
-  ["POST", "/v1/images/edits", editImage],
+  // Imported at their first request (with the multipart reader and the image checks).
+  [
+    "POST",
+    "/v1/images/generations",
+    loadedOnFirstCall(async () => (await import("./handlers/images.ts")).createImage),
+  ],
+  [
+    "POST",
+    "/v1/images/edits",
+    loadedOnFirstCall(async () => (await import("./handlers/images-edits.ts")).editImage),
+  ],
 ];
 
 export interface App {

@@ -85,9 +85,16 @@ export class LedgerMeter implements Meter {
     this.#journal = options.journalPath ? openJournal(options.journalPath) : undefined;
     const thread = options.thread;
     this.#thread = thread;
+    const here: Commit<UsageRecord> = (batch, upTo) => this.#store.usage.commit(batch, upTo);
+    // The thread starts at the first commit (store-thread.ts); until it is ready, batches are
+    // committed here, so the first records reach the store (and `modelgate usage`) as soon as later ones.
     const commit: Commit<UsageRecord> = thread
-      ? (batch, upTo, lines) => thread.commit(batch, upTo, lines)
-      : (batch, upTo) => this.#store.usage.commit(batch, upTo);
+      ? (batch, upTo, lines) => {
+          if (thread.ready) return thread.commit(batch, upTo, lines);
+          thread.start();
+          return here(batch, upTo);
+        }
+      : here;
     this.#writer = new GroupCommitWriter(commit, {
       windowMs: options.billing.commit_window_ms,
       log: this.#journal,

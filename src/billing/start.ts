@@ -29,7 +29,7 @@ export async function startBilling(
   const feed = new UsageFeed();
   // Nodes sharing a Redis show one another's requests on the admin event stream (closed at exit).
   if (config.redis.url) new RedisFeedRelay(feed, config.redis.url, config.redis.prefix);
-  const thread = await openStoreThread(config.store.url, config.store.journal);
+  const thread = openStoreThread(config.store.url, config.store.journal);
   const meter = new LedgerMeter({
     store,
     feed,

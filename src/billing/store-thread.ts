@@ -6,7 +6,10 @@
 // 128 to clone, measured). A commit resolves when the worker's transaction committed, so whoever
 // awaits it (the writer, a flush before an admin read) then reads what it wrote. A worker that
 // dies fails its commits (the writer keeps them logged and retries) and is started again by the
-// next commit.
+// next commit. A serving process starts it at its first commit: a thread costs ~6 MB resident
+// (a Bun Worker's own VM, smol or not, measured), which a server that has served nothing does not
+// hold; the meter commits on its own thread until the store thread is ready (ledger-meter.ts), so
+// the first records are not held back by the thread's start.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { log } from "../log.ts";
@@ -38,6 +41,7 @@ export class StoreThread {
   readonly #journal: string | undefined;
   #worker: Worker | undefined;
   #opened: Promise<void> | undefined;
+  #ready = false;
   readonly #waiting = new Map<number, Waiting>();
   #next = 0;
 
@@ -51,6 +55,21 @@ export class StoreThread {
     const thread = new StoreThread(url, journal);
     await thread.#start();
     return thread;
+  }
+
+  /** The thread for the store at `url`, started by its first commit or touch, or by start(). */
+  static later(url: string, journal?: string): StoreThread {
+    return new StoreThread(url, journal);
+  }
+
+  /** Whether the thread runs with its store open: a commit sent now waits for no start. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Starts the thread in the background if it is not running (a failure is logged, see #stopped). */
+  start(): void {
+    this.#start().catch(() => undefined);
   }
 
   /**
@@ -93,10 +112,15 @@ export class StoreThread {
     worker.addEventListener("error", (event: ErrorEvent) => this.#stopped(worker, event.message));
     worker.addEventListener("close", () => this.#stopped(worker, "exited"));
     const opened = this.#ask({ kind: "open", url: this.#url, journal: this.#journal });
-    this.#opened = opened.catch((error: unknown) => {
-      this.#stopped(worker, error instanceof Error ? error.message : String(error));
-      throw error;
-    });
+    this.#opened = opened.then(
+      () => {
+        this.#ready = this.#worker === worker;
+      },
+      (error: unknown) => {
+        this.#stopped(worker, error instanceof Error ? error.message : String(error));
+        throw error;
+      },
+    );
     return this.#opened;
   }
 
@@ -126,6 +150,7 @@ export class StoreThread {
     worker.terminate(); // one that failed may still be running: it must not linger beside the next
     this.#worker = undefined;
     this.#opened = undefined;
+    this.#ready = false;
     if (why !== "closed") log("error", "usage store thread stopped; it restarts at the next commit", { why });
     const error = new Error(`the usage store thread stopped: ${why}`);
     for (const waiting of this.#waiting.values()) waiting.reject(error);
@@ -134,12 +159,13 @@ export class StoreThread {
 }
 
 /**
- * The store thread for the store at `url`; undefined for an in-memory SQLite store, which no
- * other connection can see (its commits stay on the main thread).
+ * The store thread for the store at `url`, not yet started (the process has just opened the same
+ * store, so the thread's own open is left to its first commit); undefined for an in-memory SQLite
+ * store, which no other connection can see (its commits stay on the main thread).
  */
-export async function openStoreThread(url: string, journal?: string): Promise<StoreThread | undefined> {
+export function openStoreThread(url: string, journal?: string): StoreThread | undefined {
   if (url === "sqlite://:memory:") return undefined;
-  return StoreThread.open(url, journal);
+  return StoreThread.later(url, journal);
 }
 
 /**

@@ -52,6 +52,7 @@ export class PgStore implements Store {
   readonly #db: PgDb;
   readonly admin: PgAdminStore;
   readonly usage: PgUsageStore;
+  readonly #revision;
 
   constructor(url: string, client: SQL, journalSeqName: () => string) {
     this.#url = url;
@@ -59,6 +60,11 @@ export class PgStore implements Store {
     this.#db = drizzle({ client }) as unknown as PgDb;
     this.admin = new PgAdminStore(this.#db);
     this.usage = new PgUsageStore(this.#db, journalSeqName);
+    this.#revision = this.#db
+      .select({ value: storeMeta.value })
+      .from(storeMeta)
+      .where(eq(storeMeta.name, REVISION_META))
+      .prepare("modelgate_revision");
   }
 
   async migrate(): Promise<void> {
@@ -80,10 +86,8 @@ export class PgStore implements Store {
   }
 
   async revision(): Promise<number> {
-    const [row] = await this.#db
-      .select({ value: storeMeta.value })
-      .from(storeMeta)
-      .where(eq(storeMeta.name, REVISION_META));
+    // Polled 4 times a second by the key cache and again by the balance sync: built once.
+    const [row] = await this.#revision.execute();
     return row?.value ?? 0;
   }
 

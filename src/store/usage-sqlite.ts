@@ -74,11 +74,7 @@ function prepareStatements(db: BunSQLiteDatabase) {
       .set({ balanceNanos: sql`${accounts.balanceNanos} - ${p("cost")}` })
       .where(eq(accounts.id, p("accountId")))
       .prepare(),
-    journalSeq: db
-      .select({ value: storeMeta.value })
-      .from(storeMeta)
-      .where(eq(storeMeta.name, USAGE_JOURNAL_SEQ))
-      .prepare(),
+    journalSeq: metaQuery(db, USAGE_JOURNAL_SEQ),
     setJournalSeq: db
       .insert(storeMeta)
       .values({ name: USAGE_JOURNAL_SEQ, value: p("seq") })
@@ -90,11 +86,14 @@ function prepareStatements(db: BunSQLiteDatabase) {
   };
 }
 
+/** The select of a store_meta row's value, prepared once (`.get()?.value`). */
+export function metaQuery(db: BunSQLiteDatabase, name: string) {
+  return db.select({ value: storeMeta.value }).from(storeMeta).where(eq(storeMeta.name, name)).prepare();
+}
+
 /** The value of a store_meta row (0 when there is none). */
 export function metaValue(db: BunSQLiteDatabase, name: string): number {
-  return (
-    db.select({ value: storeMeta.value }).from(storeMeta).where(eq(storeMeta.name, name)).get()?.value ?? 0
-  );
+  return metaQuery(db, name).get()?.value ?? 0;
 }
 
 /** YYYY-MM-DD (UTC) of epoch seconds. */
