@@ -5,7 +5,8 @@
 // name where the channel maps the client's id to another (the client sees the id it asked for).
 // Adds comment keep-alives while the upstream is silent, ends a broken stream (or one whose event
 // outgrows MAX_EVENT_BYTES) with the protocol's error event, stops reading the upstream while a
-// slow client has CLIENT_QUEUE_BYTES queued, and cancels the upstream when the client goes away.
+// slow client's socket is full, and cancels the upstream when the client goes away. The client
+// stream is a Bun direct stream: writes go straight to the response socket, with no JS queue.
 import { createParser } from "eventsource-parser";
 import { log } from "../../log.ts";
 import type { BodyReader } from "../../upstream/guard.ts";
@@ -49,11 +50,6 @@ const EVENT_END = encoder.encode("\n\n");
  * make the gateway hold.
  */
 export const MAX_EVENT_BYTES = 64 * 1024 * 1024;
-/**
- * Bytes queued toward a client that reads slower than the upstream writes; past this the relay
- * stops reading the upstream until the client catches up (backpressure reaches the upstream).
- */
-export const CLIENT_QUEUE_BYTES = 1024 * 1024;
 /** A JSON `"model": "…"` member, whatever the spacing (an escaped one inside a string never matches). */
 const MODEL_MEMBER = /("model"\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 /**
@@ -129,8 +125,13 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   let wrote = false;
   let lastWrite = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
-  let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
-  /** Resolves the pump's wait for the client to drain its queue (set only while it waits). */
+  let controller: ReadableStreamDirectController | undefined;
+  /**
+   * Set when a write found the client's socket full (Bun's direct write returns a promise then;
+   * the bytes were taken): the pump reads no more upstream bytes until it settles.
+   */
+  let draining: Promise<unknown> | undefined;
+  /** Resolves the pump's wait for the client to drain (set only while it waits). */
   let resume: (() => void) | undefined;
   const wake = () => {
     const r = resume;
@@ -138,12 +139,13 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     r?.();
   };
 
-  /** The client's queue is full: wait until it reads (pull) or the stream ends. */
-  const backlogged = () => (controller?.desiredSize ?? 1) <= 0;
+  /** The client's socket is full: wait until it drains or the stream ends. */
+  const backlogged = () => draining !== undefined;
 
   const write = (bytes: Uint8Array) => {
     if (finished || controller === undefined || bytes.length === 0) return;
-    controller.enqueue(bytes);
+    const taken = controller.write(bytes);
+    if (typeof taken !== "number") draining = taken;
     lastWrite = Date.now();
     if (!wrote) {
       wrote = true;
@@ -231,7 +233,8 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       log("error", "settling a relayed stream failed", {
         error: thrown instanceof Error ? thrown.message : String(thrown),
       });
-      if (outcome !== "cancelled") controller?.error(thrown);
+      if (outcome !== "cancelled")
+        controller?.close(thrown instanceof Error ? thrown : new Error(String(thrown)));
       return;
     }
     if (outcome !== "cancelled") controller?.close();
@@ -240,10 +243,13 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const pump = async () => {
     try {
       for (;;) {
-        if (backlogged()) {
+        if (draining !== undefined) {
+          // Woken by the drain, or by finish (a client gone away may never drain).
           await new Promise<void>((r) => {
             resume = r;
+            draining?.then(wake, wake);
           });
+          draining = undefined;
           if (finished) return;
         }
         const { value, done } = await reader.read();
@@ -267,26 +273,23 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     }
   };
 
-  return new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
-        timer = setInterval(
-          () => {
-            // A client that is not reading needs no keep-alive (and its queue must not grow).
-            if (Date.now() - lastWrite >= o.keepaliveMs && !backlogged()) write(KEEP_ALIVE);
-          },
-          Math.max(25, o.keepaliveMs / 4),
-        );
-        void pump();
-      },
-      pull() {
-        wake();
-      },
-      cancel() {
-        return finish("cancelled", "client went away");
-      },
+  return new ReadableStream<Uint8Array>({
+    type: "direct",
+    // Called once by a response (a reader calls again only after it settles, at the end).
+    pull(c) {
+      if (controller !== undefined) return;
+      controller = c;
+      timer = setInterval(
+        () => {
+          // A client that is not reading needs no keep-alive (and its socket buffer must not grow).
+          if (Date.now() - lastWrite >= o.keepaliveMs && !backlogged()) write(KEEP_ALIVE);
+        },
+        Math.max(25, o.keepaliveMs / 4),
+      );
+      return pump();
     },
-    { highWaterMark: CLIENT_QUEUE_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
-  );
+    cancel() {
+      return finish("cancelled", "client went away");
+    },
+  });
 }
