@@ -74,9 +74,9 @@ export function requireTextModel(
   return model;
 }
 
-function checkModel(principal: Principal, gateway: Gateway, view: TextView): ModelInfo {
+/** The model checks of a text request; `tokens` is its prompt's token count, counted once by the caller. */
+function checkModel(principal: Principal, gateway: Gateway, view: TextView, tokens: number): ModelInfo {
   const model = requireTextModel(principal, gateway, view.model, view.protocol);
-  const tokens = countTokens(view.promptText);
   if (tokens > model.contextTokens) {
     throw new GatewayError(
       "too_large",
@@ -139,9 +139,9 @@ export async function serveText(
   const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
-  const model = checkModel(principal, gateway, view);
-  const channels = textChannelsFor(gateway, model, view.protocol);
   const inputTokens = countTokens(view.promptText);
+  const model = checkModel(principal, gateway, view, inputTokens);
+  const channels = textChannelsFor(gateway, model, view.protocol);
   const { trace } = ctx;
   describeRequest(trace, view, principal);
   const admission = await tracedAdmission(trace, () =>
