@@ -39,7 +39,7 @@ import {
 } from "./shapes.ts";
 import { selectKeys } from "./sqlite-keys.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
-import { sqliteDay } from "./usage-sqlite.ts";
+import { sqliteDay, WRITE } from "./usage-sqlite.ts";
 
 const tokenColumns = tokenColumnsOf(adminTokens);
 
@@ -120,7 +120,7 @@ export class SqliteAdminStore implements AdminStore {
         .set({ value: sql`${storeMeta.value} + 1` })
         .where(eq(storeMeta.name, "revision"))
         .run();
-    });
+    }, WRITE);
     return this.getKey(id);
   }
 

@@ -20,7 +20,7 @@ import {
   StoreError,
 } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
-import { metaQuery, SqliteUsageStore } from "./usage-sqlite.ts";
+import { metaQuery, SqliteUsageStore, WRITE } from "./usage-sqlite.ts";
 
 /** Opens (creating if needed) the SQLite file at `path`; `:memory:` gives a private in-memory store. */
 export function openSqliteStore(path: string): SqliteStore {
@@ -86,7 +86,7 @@ export class SqliteStore implements Store {
         .where(eq(storeMeta.name, REVISION_META))
         .run();
       return result;
-    });
+    }, WRITE);
   }
 
   async createAccount(name: string, balance: Nanos): Promise<Account> {
@@ -205,7 +205,7 @@ export class SqliteStore implements Store {
       for (const [id, at] of lastUsed) {
         tx.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
       }
-    });
+    }, WRITE);
   }
 
   #keyQuery() {

@@ -97,6 +97,14 @@ export function metaValue(db: BunSQLiteDatabase, name: string): number {
 }
 
 /** YYYY-MM-DD (UTC) of epoch seconds. */
+/**
+ * How every SQLite write transaction begins: IMMEDIATE takes the write lock at BEGIN, so it waits
+ * (busy_timeout) for another connection's write. A DEFERRED one that read first and then writes
+ * fails at once with SQLITE_BUSY when another connection committed in between — the gateway, its
+ * store thread and the CLI all write the same file.
+ */
+export const WRITE = { behavior: "immediate" } as const;
+
 export const sqliteDay = (seconds: SQL): SQL => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`;
 
 export class SqliteUsageStore implements UsageStore {
@@ -116,14 +124,16 @@ export class SqliteUsageStore implements UsageStore {
     this.#statements ??= prepareStatements(this.#db);
     const statements = this.#statements;
     // bun:sqlite's own transaction (its BEGIN and COMMIT cached); the statements run inside it.
-    return this.#sqlite.transaction(() => {
-      // A journaled batch skips the records the store already has, as the PostgreSQL store does.
-      const stored = journalSeq === undefined ? 0 : (statements.journalSeq.get()?.value ?? 0);
-      const covered = journalSeq === undefined ? 0 : coveredBy(stored, journalSeq, records.length);
-      const ids = this.#write(statements, records.slice(covered));
-      if (journalSeq !== undefined) statements.setJournalSeq.run({ seq: journalSeq });
-      return [...records.slice(0, covered).map((r) => r.requestId), ...ids];
-    })();
+    return this.#sqlite
+      .transaction(() => {
+        // A journaled batch skips the records the store already has, as the PostgreSQL store does.
+        const stored = journalSeq === undefined ? 0 : (statements.journalSeq.get()?.value ?? 0);
+        const covered = journalSeq === undefined ? 0 : coveredBy(stored, journalSeq, records.length);
+        const ids = this.#write(statements, records.slice(covered));
+        if (journalSeq !== undefined) statements.setJournalSeq.run({ seq: journalSeq });
+        return [...records.slice(0, covered).map((r) => r.requestId), ...ids];
+      })
+      .immediate();
   }
 
   async journalSeq(): Promise<number> {
