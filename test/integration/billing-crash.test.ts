@@ -11,7 +11,7 @@ import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.t
 const START_NANOS = 100_000_000_000; // bootstrap.balance_usd = 100
 const CONFIG = `[bootstrap]\nbalance_usd = "100"\n[sim]\nseed = 3\n`;
 
-let gateways: RunningGateway[] = [];
+const gateways: RunningGateway[] = [];
 afterAll(async () => {
   for (const gw of gateways) await gw.dispose();
 });
@@ -111,9 +111,9 @@ async function startUnderLoad(clients: number) {
 }
 
 /** Starts the killed gateway again on the same store. */
-async function restart(dir: string, first: RunningGateway): Promise<RunningGateway> {
+async function restart(dir: string): Promise<RunningGateway> {
   const second = await startGateway({ dir, config: CONFIG });
-  gateways = [first, second];
+  gateways.push(second);
   return second;
 }
 
@@ -124,7 +124,7 @@ test("kill -9 under load loses no completed request's record or debit and double
   await traffic.stop();
   await first.proc.exited;
   expect(traffic.completed.length).toBeGreaterThan(20);
-  const second = await restart(dir, first);
+  const second = await restart(dir);
   await expectExactlyOnce(second, key, traffic.completed);
 }, 60_000);
 
@@ -150,6 +150,6 @@ test("kill -9 while the store thread holds uncommitted batches: the restart repl
   expect(duringLock.length).toBeGreaterThan(10);
   expect(stored).toEqual([]);
 
-  const second = await restart(dir, first);
+  const second = await restart(dir);
   await expectExactlyOnce(second, key, traffic.completed);
 }, 60_000);
