@@ -2,9 +2,9 @@
 // worst-case reservation, and gives the simulator real token counts and one-token deltas.
 //
 // The vocabulary is tiktoken's o200k_base in a compact binary form (src/catalog/vocabulary.ts) that
-// the build writes and the executable embeds. Encoding is
-// tiktoken's byte-pair merge over the pieces of the o200k split pattern; special-token texts are
-// counted as ordinary text (a prompt is user data, never control tokens).
+// the build writes and the executable embeds. Encoding is tiktoken's byte-pair merge over the
+// pieces of the o200k split pattern; special-token texts are counted as ordinary text (a prompt is
+// user data, never control tokens).
 
 import { readFileSync } from "node:fs";
 // Written by the build (scripts/vocabulary.ts) from tiktoken's o200k_base.json.
@@ -27,8 +27,9 @@ function vocabPath(): string {
   return path;
 }
 
-// Read at the first count, not at start: an idle `serve` never holds it (~4 MB of typed arrays and
-// as much of the executable's pages), and reading it is one copy of the built binary form, ~2 ms.
+// Read at the first count, not at start: an idle `serve` never holds it (~4.3 MB of typed arrays
+// and as many resident pages of the executable), and reading it is one copy, ~3 ms in a fresh
+// process (parsing tiktoken's JSON there took ~50 ms, which the first request would wait for).
 let loaded: Vocabulary | undefined;
 function vocabulary(): Vocabulary {
   loaded ??= readVocabulary(readFileSync(vocabPath()));

@@ -81,9 +81,10 @@ export function vocabularyBytes(vocab: Vocabulary): Uint8Array {
   return out;
 }
 
-/** Views over the binary form (no copy; `data` must start 4-byte aligned, as a fresh buffer does). */
-export function readVocabulary(data: Uint8Array): Vocabulary {
-  if (data.length < HEADER_BYTES || MAGIC.some((b, i) => data[i] !== b) || data.byteOffset % 4 !== 0)
+/** Views over the binary form (no copy, unless `data` does not start 4-byte aligned as a fresh buffer does). */
+export function readVocabulary(given: Uint8Array): Vocabulary {
+  const data = given.byteOffset % 4 === 0 ? given : given.slice();
+  if (data.length < HEADER_BYTES || MAGIC.some((b, i) => data[i] !== b))
     throw new Error("tokenizer: the embedded vocabulary is not in the o200kv1 form (rebuild it)");
   const header = new DataView(data.buffer, data.byteOffset + MAGIC.length, 16);
   const count = header.getUint32(0, true);

@@ -27,6 +27,16 @@ describe("o200k vocabulary file", () => {
     expect(rankOf(vocab, new Uint8Array([0xff, 0xfe, 0xfd, 0xfc, 0xfb]), 0, 5)).toBe(NONE);
   });
 
+  test("a copy that does not start 4-byte aligned reads the same", () => {
+    const shifted = new Uint8Array(built.length + 1);
+    shifted.set(built, 1);
+    const vocab = readVocabulary(shifted.subarray(1));
+    expect(Buffer.compare(vocab.bytes, readVocabulary(built).bytes)).toBe(0);
+    expect([...vocab.offsets.subarray(0, 1000)]).toEqual([
+      ...readVocabulary(built).offsets.subarray(0, 1000),
+    ]);
+  });
+
   test("a file in another form is refused", () => {
     const other = new Uint8Array(built.length);
     other.set(built);
