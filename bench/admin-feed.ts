@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import * as v from "valibot";
+import { writeVocabulary } from "../scripts/vocabulary.ts";
 import { startGateway } from "../test/helpers/gateway.ts";
 
 const Options = v.object({
@@ -31,6 +32,7 @@ const work = mkdtempSync(join(tmpdir(), "modelgate-bench-feed-"));
 function build(): string {
   if (options.bin) return resolve(options.bin);
   const outfile = join(work, "modelgate");
+  writeVocabulary();
   const made = Bun.spawnSync(
     [process.execPath, "build", "--compile", join(root, "src/main.ts"), "--outfile", outfile],
     { cwd: root, stdout: "pipe", stderr: "pipe" },

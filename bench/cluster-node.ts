@@ -15,6 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { RedisClient, type Socket, SQL, type TCPSocketListener } from "bun";
+import { writeVocabulary } from "../scripts/vocabulary.ts";
 import {
   cpuSecondsPrecise,
   freePort,
@@ -148,6 +149,7 @@ class PgTripCounter {
 
 async function buildBinary(dir: string): Promise<string> {
   say("building the executable");
+  writeVocabulary();
   const outfile = join(dir, "bin", "modelgate");
   const out = await runBounded(
     [process.execPath, "build", "--compile", "--splitting", join(ROOT, "src/main.ts"), "--outfile", outfile],

@@ -2,8 +2,11 @@
 // (Bun's machine code and the embedded bundle), other files (shared libraries), the malloc heap and
 // anonymous mappings (the JS heap, JIT code, allocator arenas), from /proc/PID/smaps and
 // smaps_rollup. Several executables are started alternately, N rounds each, on one config (one
-// openai-chat channel, no requests), and measured 3 s after they log that they listen: the medians
-// side by side with the load average, so builds can be compared in one run.
+// openai-chat channel to the bench upstream, one key), and measured 3 s after they log that they
+// listen, before any request; then each fresh process gets one streamed Chat request (its time to
+// first byte shows work deferred to the first request, like reading the tokenizer's vocabulary) and
+// is measured again once that request has settled. The medians side by side with the load
+// average, so builds can be compared in one run.
 //
 //   bun bench/idle-memory.ts --bin PATH [--bin PATH ...] [--rounds N] [--settle-ms MS]
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +14,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort, loadAverage, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import { STREAM_BODY } from "./requests.ts";
 import { percentile } from "./stats.ts";
+import { CHAT_PATH, provisionBenchKey, startBenchUpstream } from "./targets.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -89,14 +94,41 @@ export function memorySplit(pid: number, executable: string): MemorySplit {
   };
 }
 
-async function measureOnce(bin: string, dir: string): Promise<MemorySplit> {
+interface Sample {
+  idle: MemorySplit;
+  /** Milliseconds from sending the first streamed request to its first body bytes. */
+  firstTtfbMs: number;
+  /** RSS once that request has been answered and settled. */
+  afterFirstMb: number;
+}
+
+/** Sends one streamed Chat request; returns the milliseconds to its first body bytes, after reading it all. */
+async function firstStreamTtfb(base: string, key: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(base + CHAT_PATH, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: STREAM_BODY,
+  });
+  if (!response.ok || !response.body) throw new Error(`first request: HTTP ${response.status}`);
+  const reader = response.body.getReader();
+  let ttfb: number | undefined;
+  for (;;) {
+    const { done } = await reader.read();
+    ttfb ??= performance.now() - started;
+    if (done) return ttfb;
+  }
+}
+
+async function measureOnce(bin: string, dir: string, upstreamPort: number): Promise<Sample> {
   const port = freePort();
   const run = mkdtempSync(join(dir, "serve-"));
   const configFile = join(run, "modelgate.toml");
   writeFileSync(
     configFile,
-    `[server]\nlisten = "127.0.0.1:${port}"\n\n[store]\nurl = "sqlite://${join(run, "modelgate.db")}"\n\n[bootstrap]\nenabled = false\n\n[[channels]]\nkind = "openai-chat"\nname = "idle"\nbase_url = "http://127.0.0.1:1/v1"\nmodels = ["modelx-5.5"]\n`,
+    `[server]\nlisten = "127.0.0.1:${port}"\n\n[store]\nurl = "sqlite://${join(run, "modelgate.db")}"\n\n[bootstrap]\nenabled = false\n\n[[channels]]\nkind = "openai-chat"\nname = "idle"\nbase_url = "http://127.0.0.1:${upstreamPort}/v1"\nmodels = ["modelx-5.5"]\n`,
   );
+  const key = await provisionBenchKey(bin, configFile);
   const proc = spawnPinned({
     name: "serve",
     cmd: [bin, "serve", "--config", configFile],
@@ -107,7 +139,11 @@ async function measureOnce(bin: string, dir: string): Promise<MemorySplit> {
     const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');
     await waitReady(proc, async () => listening());
     await Bun.sleep(settleMs);
-    return memorySplit(proc.pid, (await runBounded(["readlink", "-f", bin], 5000)).stdout.trim());
+    const executable = (await runBounded(["readlink", "-f", bin], 5000)).stdout.trim();
+    const idle = memorySplit(proc.pid, executable);
+    const firstTtfbMs = await firstStreamTtfb(`http://127.0.0.1:${port}`, key);
+    await Bun.sleep(settleMs);
+    return { idle, firstTtfbMs, afterFirstMb: memorySplit(proc.pid, executable).rssMb };
   } finally {
     await proc.stop();
   }
@@ -117,27 +153,31 @@ const median = (xs: number[]) => percentile(xs, 50);
 const load = loadAverage;
 
 const dir = mkdtempSync(join(tmpdir(), "modelgate-idle-"));
+const upstream = await startBenchUpstream(dir);
 try {
   const loadBefore = load();
-  const samples: MemorySplit[][] = bins.map(() => []);
+  const samples: Sample[][] = bins.map(() => []);
   for (let r = 0; r < rounds; r++)
-    for (const [i, bin] of bins.entries()) samples[i]?.push(await measureOnce(bin, dir));
+    for (const [i, bin] of bins.entries()) samples[i]?.push(await measureOnce(bin, dir, upstream.port));
   console.log(
     `idle memory of \`serve\`, ${settleMs} ms after listening; median of ${rounds} rounds, alternating`,
   );
   console.log(`load average ${loadBefore} before, ${load()} after`);
   console.log(
-    "| executable | RSS MB | executable file MB | of which code (r-x) | read-only data (r--) | data + bundle (rw-) | other files MB | anonymous MB | of which [heap] MB | RSS per round |",
+    "| executable | RSS MB | executable file MB | of which code (r-x) | read-only data (r--) | data + bundle (rw-) | other files MB | anonymous MB | of which [heap] MB | RSS per round | first stream TTFB ms, per round | RSS after it MB |",
   );
-  console.log("|---|---|---|---|---|---|---|---|---|---|");
+  console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [i, bin] of bins.entries()) {
     const s = samples[i] ?? [];
-    const m = (key: keyof MemorySplit) => median(s.map((x) => x[key])).toFixed(1);
-    const each = s.map((x) => x.rssMb.toFixed(1)).join(", ");
+    const m = (key: keyof MemorySplit) => median(s.map((x) => x.idle[key])).toFixed(1);
+    const each = s.map((x) => x.idle.rssMb.toFixed(1)).join(", ");
+    const ttfb = `${median(s.map((x) => x.firstTtfbMs)).toFixed(1)} (${s.map((x) => x.firstTtfbMs.toFixed(1)).join(", ")})`;
+    const after = median(s.map((x) => x.afterFirstMb)).toFixed(1);
     console.log(
-      `| ${bin} | ${m("rssMb")} | ${m("executableMb")} | ${m("executableCodeMb")} | ${m("executableRodataMb")} | ${m("executableRwMb")} | ${m("otherFilesMb")} | ${m("anonymousMb")} | ${m("brkHeapMb")} | ${each} |`,
+      `| ${bin} | ${m("rssMb")} | ${m("executableMb")} | ${m("executableCodeMb")} | ${m("executableRodataMb")} | ${m("executableRwMb")} | ${m("otherFilesMb")} | ${m("anonymousMb")} | ${m("brkHeapMb")} | ${each} | ${ttfb} | ${after} |`,
     );
   }
 } finally {
+  await upstream.proc.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -12,6 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { writeVocabulary } from "../scripts/vocabulary.ts";
 import {
   cpuSeconds,
   freePort,
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
   let bin = values.bin;
   if (bin === undefined) {
     bin = join(dir, "modelgate");
+    writeVocabulary();
     const built = await runBounded(
       [process.execPath, "build", "--compile", join(ROOT, "src/main.ts"), "--outfile", bin],
       300_000,

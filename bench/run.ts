@@ -5,21 +5,11 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
+import { writeVocabulary } from "../scripts/vocabulary.ts";
 import { measureTarget } from "./measure.ts";
 import { measurePaths, type PathsReport } from "./paths.ts";
 import { type Options, parseOptions, USAGE } from "./plan.ts";
-import {
-  BOTH_CORES,
-  freePort,
-  LOAD_CORE,
-  loadAverage,
-  type Proc,
-  pinSelf,
-  runBounded,
-  spawnPinned,
-  TARGET_CORE,
-  waitReady,
-} from "./procs.ts";
+import { BOTH_CORES, LOAD_CORE, loadAverage, type Proc, pinSelf, runBounded, TARGET_CORE } from "./procs.ts";
 import { type RunInfo, renderMarkdown, type TargetResult } from "./report.ts";
 import { probe, writeBodyFile } from "./requests.ts";
 import { measureScaling } from "./scaling.ts";
@@ -28,6 +18,7 @@ import {
   type BenchContext,
   type RunningTarget,
   SCALING_TARGETS,
+  startBenchUpstream,
   startTarget,
   Unavailable,
 } from "./targets.ts";
@@ -42,6 +33,7 @@ const say = (line: string) =>
 async function buildBinary(dir: string): Promise<string> {
   const outfile = join(dir, "bin", "modelgate");
   say("building the modelgate executable");
+  writeVocabulary();
   const out = await runBounded(
     // --splitting as `npm run build`: modules imported lazily stay in chunks `serve` never parses.
     [process.execPath, "build", "--compile", "--splitting", join(ROOT, "src/main.ts"), "--outfile", outfile],
@@ -49,14 +41,6 @@ async function buildBinary(dir: string): Promise<string> {
   );
   if (out.code !== 0) throw new Error(`bun build --compile failed:\n${out.stderr}${out.stdout}`);
   return outfile;
-}
-
-async function startUpstream(dir: string): Promise<{ proc: Proc; port: number }> {
-  const port = freePort();
-  const cmd = [process.execPath, join(import.meta.dir, "upstream.ts"), String(port)];
-  const proc = spawnPinned({ name: "upstream", cmd, core: LOAD_CORE, dir });
-  await waitReady(proc, async () => (await fetch(`http://127.0.0.1:${port}/stats`)).ok);
-  return { proc, port };
 }
 
 async function machine(): Promise<string> {
@@ -194,7 +178,7 @@ async function main(argv: string[]): Promise<number> {
   process.once("SIGTERM", onSignal);
   try {
     const modelgateBin = options.bin ?? (await buildBinary(dir));
-    const started = await startUpstream(dir);
+    const started = await startBenchUpstream(dir);
     upstream = started.proc;
     const ctx: BenchContext = {
       dir,

@@ -3,7 +3,16 @@
 // request to it looks like.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BOTH_CORES, freePort, type Proc, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import {
+  BOTH_CORES,
+  freePort,
+  LOAD_CORE,
+  type Proc,
+  runBounded,
+  spawnPinned,
+  TARGET_CORE,
+  waitReady,
+} from "./procs.ts";
 
 export type TargetName =
   | "direct"
@@ -53,6 +62,15 @@ export interface RunningTarget {
   headers: Record<string, string>;
   /** Processes this target started (stopped at the end; empty for direct). */
   owned: Proc[];
+}
+
+/** The bench upstream (upstream.ts) as its own process on the load core. */
+export async function startBenchUpstream(dir: string): Promise<{ proc: Proc; port: number }> {
+  const port = freePort();
+  const cmd = [process.execPath, join(import.meta.dir, "upstream.ts"), String(port)];
+  const proc = spawnPinned({ name: "upstream", cmd, core: LOAD_CORE, dir });
+  await waitReady(proc, async () => (await fetch(`http://127.0.0.1:${port}/stats`)).ok);
+  return { proc, port };
 }
 
 /** Raised when a target cannot be measured for a reason that is not a failure of the run. */

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PNG } from "pngjs";
+import { writeVocabulary } from "../scripts/vocabulary.ts";
 
 const MB = 1024 * 1024;
 const FILE_BYTES = 19 * MB;
@@ -34,6 +35,7 @@ async function start(
   dir: string,
 ): Promise<{ proc: Bun.Subprocess<"ignore", "ignore", "pipe">; url: string; key: string }> {
   const bin = join(dir, "modelgate");
+  writeVocabulary();
   const build = Bun.spawnSync([
     process.execPath,
     "build",

@@ -2,11 +2,13 @@
 // path private to this test run (so parallel runs never overwrite each other's binary).
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { writeVocabulary } from "../../scripts/vocabulary.ts";
 
 const root = resolve(import.meta.dir, "../..");
 const dir = join(root, ".tmp", `bin-${process.pid}`);
 mkdirSync(dir, { recursive: true });
 const outfile = join(dir, "modelgate");
+writeVocabulary(); // the tokenizer embeds it; unit tests importing the tokenizer read it too
 const build = Bun.spawnSync(
   // --splitting as `npm run build` ships it: the tests run the layout operators get.
   [
