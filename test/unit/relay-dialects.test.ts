@@ -7,6 +7,7 @@ import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateStream } from "../../src/pipeline/relay/translated.ts";
+import { streamUsage } from "../../src/upstream/usage.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
 import {
@@ -35,7 +36,7 @@ function cut(bytes: Uint8Array, at: number[]): Uint8Array[] {
 }
 
 async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChunk = false) {
-  const tap = new UsageTap(protocol);
+  const tap = new UsageTap(protocol, streamUsage(protocol));
   let outcome: StreamOutcome | undefined;
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
@@ -213,7 +214,7 @@ describe("an event that never ends", () => {
     let outcome: StreamOutcome | undefined;
     const out = relayStream({
       body,
-      tap: new UsageTap("responses"),
+      tap: new UsageTap("responses", streamUsage("responses")),
       abort: () => {
         aborted = true;
       },
@@ -242,7 +243,7 @@ describe("settling fails", () => {
     const stream = chatStream(DIALECTS[0] as Dialect);
     const out = relayStream({
       body: new Response(stream).body as ReadableStream<Uint8Array>,
-      tap: new UsageTap("chat"),
+      tap: new UsageTap("chat", streamUsage("chat")),
       abort: () => undefined,
       keepaliveMs: 60_000,
       dropUsageChunk: false,
@@ -273,7 +274,7 @@ describe("a client slower than the upstream", () => {
     });
     const out = relayStream({
       body,
-      tap: new UsageTap("chat"),
+      tap: new UsageTap("chat", streamUsage("chat")),
       abort: () => undefined,
       keepaliveMs: 60_000,
       dropUsageChunk: false,
@@ -310,7 +311,7 @@ describe("a translated stream whose upstream event never ends", () => {
       },
     });
     const translation = { from: "chat", to: "responses", model: "m", inputEstimate: 1, request: {} } as const;
-    const { body: out } = translateStream(translation, body, 8 * 1024);
+    const { body: out } = translateStream(translation, body, streamUsage("chat"), 8 * 1024);
     await expect(new Response(out).text()).rejects.toThrow("larger than 8192 bytes");
     expect(cancelled).toBe(true);
     expect(pulled).toBeLessThan(total / 2);
