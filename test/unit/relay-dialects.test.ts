@@ -11,6 +11,7 @@ import { streamUsage } from "../../src/upstream/usage.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
 import {
+  BASE,
   chatStream,
   clientView,
   DIALECTS,
@@ -315,5 +316,54 @@ describe("a translated stream whose upstream event never ends", () => {
     await expect(new Response(out).text()).rejects.toThrow("larger than 8192 bytes");
     expect(cancelled).toBe(true);
     expect(pulled).toBeLessThan(total / 2);
+  });
+});
+
+describe("a translated stream's tap", () => {
+  const upstream = (text: string) => new Response(text).body ?? new ReadableStream<Uint8Array>();
+  const messages = STREAMS.messages(DIALECTS[0] ?? BASE);
+
+  test("the client side from what the writer wrote, the usage the upstream's own", async () => {
+    const translation = {
+      from: "messages",
+      to: "responses",
+      model: "m",
+      inputEstimate: 1,
+      request: {},
+    } as const;
+    const { body, tap } = translateStream(translation, upstream(messages), streamUsage("messages"));
+    expect(tap.created).toBeUndefined();
+    const text = await new Response(body).text();
+    expect(tap.complete).toBe(true);
+    expect(tap.created?.status).toBe("in_progress");
+    expect(text).toContain(`"id":"${String(tap.created?.id)}"`);
+    const { usage, source } = tap.usage(999);
+    expect(source).toBe("reported");
+    expect(usage.outputTokens).toBe(REPORTED.output);
+  });
+
+  test("an upstream that ends before its last event leaves the client's stream incomplete", async () => {
+    const cut = messages.slice(0, messages.indexOf("message_delta"));
+    const translation = { from: "messages", to: "chat", model: "m", inputEstimate: 1, request: {} } as const;
+    const { body, tap } = translateStream(translation, upstream(cut), streamUsage("messages"));
+    await new Response(body).text();
+    expect(tap.complete).toBe(false);
+  });
+
+  test("Chat: the usage-only chunk is written only when the client asked for it", async () => {
+    const chunks = async (includeUsage: boolean) => {
+      const t = {
+        from: "messages",
+        to: "chat",
+        model: "m",
+        inputEstimate: 1,
+        request: {},
+        includeUsage,
+      } as const;
+      const { body } = translateStream(t, upstream(messages), streamUsage("messages"));
+      return (await new Response(body).text()).split("\n\n").filter((e) => e.includes('"choices":[]'));
+    };
+    expect(await chunks(true)).toHaveLength(1);
+    expect(await chunks(false)).toEqual([]);
   });
 });
