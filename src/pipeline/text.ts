@@ -3,7 +3,6 @@
 // billing layer (src/billing/metered.ts: admit … settle exactly once on every path) route → call
 // upstream → relay (JSON or SSE).
 import type { Principal } from "../auth/keys.ts";
-import { requireModel } from "../auth/permissions.ts";
 import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
@@ -23,6 +22,7 @@ import { authenticate } from "./authenticate.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
+import { requireModel } from "./model.ts";
 import { respond } from "./relay/respond.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */

@@ -68,9 +68,10 @@ function runtimeEdges(from: string, into: string): string[] {
 // The walk of one request (docs/architecture.md): the request pipelines (pipeline/text.ts,
 // images.ts) call billing/ once, through the layer that admits, runs route → call → relay inside
 // it and settles; upstream/ is entered by the route and call stages only, whose answer leaves with
-// its usage reading bound; the relay, after the call and inside the layer, enters neither. So each
-// of billing/ and upstream/ is passed once, and in pipeline order: billing around, upstream before
-// the relay. A regression (the relay settling, or reading usage through upstream/) fails here.
+// its usage reading bound; the relay, after the call and inside the layer, enters neither; auth/ is
+// entered by the authenticate stage only. So each of auth/, billing/ and upstream/ is passed once,
+// and in pipeline order: auth first, billing around, upstream before the relay. A regression (the
+// relay settling, or reading usage through upstream/) fails here.
 describe("the walk of one request", () => {
   test("the relay imports neither upstream/ nor billing/ at run time", () => {
     expect(runtimeEdges("pipeline/relay/", "upstream/")).toEqual([]);
@@ -87,5 +88,10 @@ describe("the walk of one request", () => {
     const entering = new Set(runtimeEdges("pipeline/", "upstream/").map((edge) => edge.split(" -> ")[0]));
     expect([...entering].filter((file) => !stages.has(file ?? ""))).toEqual([]);
     expect(entering.has("pipeline/call.ts")).toBe(true);
+  });
+
+  test("in pipeline/, only the authenticate stage enters auth/ (the model check is pipeline/model.ts)", () => {
+    const entering = new Set(runtimeEdges("pipeline/", "auth/").map((edge) => edge.split(" -> ")[0]));
+    expect([...entering]).toEqual(["pipeline/authenticate.ts"]);
   });
 });
