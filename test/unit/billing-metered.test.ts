@@ -2,13 +2,20 @@
 // runs, settled exactly once however the work ends — a complete answer before it is returned, a
 // thrown error as a failure with the channels tried and the x-ratelimit headers on the error, a
 // stream when it reports its end (which waits until the record is durable) — and the headers on
-// every answer.
+// every answer. And the text run inside it: routing happens after admission.
 import { describe, expect, test } from "bun:test";
+import * as v from "valibot";
+import type { Principal } from "../../src/auth/keys.ts";
 import { Handoff } from "../../src/base/handoff.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/meter.ts";
 import { type Ending, metered, NO_USAGE } from "../../src/billing/metered.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
+import { ConfigSchema } from "../../src/config/schema.ts";
+import type { Gateway } from "../../src/gateway.ts";
+import { createChatCompletion } from "../../src/handlers/chat.ts";
+import type { RequestContext } from "../../src/http/context.ts";
 import type { KeyId } from "../../src/types.ts";
+import { ChannelTable } from "../../src/upstream/channels.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput } from "./billing-fixture.ts";
 
@@ -158,5 +165,37 @@ describe("metered", () => {
     });
     await expect(refused).rejects.toThrow("slow down");
     expect(ran).toBe(false);
+  });
+});
+
+describe("the text run inside the layer", () => {
+  test("routing is inside: a model no text channel serves is admitted, then settled once as a 503", async () => {
+    const config = v.parse(ConfigSchema, {
+      channels: [
+        { kind: "openai-images", name: "images-only", base_url: "http://127.0.0.1:9/v1", models: ["*"] },
+      ],
+    });
+    const meter = new HeldMeter();
+    const principal = input.principal as Principal;
+    const keys = { authenticate: () => principal };
+    const gateway = { config, channels: new ChannelTable(config), meter, keys } as unknown as Gateway;
+    const ctx: RequestContext = {
+      request: new Request("http://gateway.test/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ model: "modelx-5.4-mini", messages: [{ role: "user", content: "hi" }] }),
+      }),
+      requestId: "req_route",
+      client: undefined,
+      startedAt: performance.now(),
+      protocol: "openai",
+      route: "/v1/chat/completions",
+      upstreamMs: 0,
+    };
+    const answer = createChatCompletion(ctx, gateway).catch((e: unknown) => e);
+    await tick();
+    meter.release();
+    expect(await answer).toMatchObject({ kind: "no_channel", status: 503, headers: RATE });
+    expect(meter.admitted).toHaveLength(1);
+    expect(meter.settled).toEqual([{ status: 503, usage: NO_USAGE, source: "none", channels: [] }]);
   });
 });
