@@ -66,7 +66,9 @@ export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageR
     if (options.stream) return streamResponse(request.job.kind, opened, tally, abort);
     return jsonResponse(opened, tally, abort);
   };
-  return metered(gateway.meter, admit, ctx.trace, work, (status) => tally.ending(status));
+  // Untraced admission and settlement: the settlement span's attributes are token counts, and an
+  // image request's usage is generations (its spans would report zero tokens).
+  return metered(gateway.meter, admit, undefined, work, (status) => tally.ending(status));
 }
 
 /** Tries the model's channels (priority, weight, circuits, caps) until one yields its first event. */
