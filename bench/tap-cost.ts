@@ -24,6 +24,7 @@ import { percentile } from "./stats.ts";
 type RelayModule = typeof import("../src/pipeline/relay/stream.ts");
 type TapModule = typeof import("../src/pipeline/relay/tap.ts");
 type TranslatedModule = typeof import("../src/pipeline/relay/translated.ts");
+type UsageModule = typeof import("../src/upstream/usage.ts");
 type UsageTap = InstanceType<TapModule["UsageTap"]>;
 
 const { values } = parseArgs({
@@ -52,6 +53,19 @@ const RELAY = existsSync(`${SRC}/pipeline/relay`) ? `${SRC}/pipeline/relay` : `$
 const relay: RelayModule = await import(`${RELAY}/stream.ts`);
 const tapModule: TapModule = await import(`${RELAY}/tap.ts`);
 const translated: TranslatedModule = await import(`${RELAY}/translated.ts`);
+const usage: UsageModule = await import(`${SRC}/upstream/usage.ts`);
+/**
+ * Since the walk refactor the call stage binds the answer's usage reader and the relay's taps take
+ * it (tap.ts exports readUsage); older trees made the reader inside the tap.
+ */
+const BOUND_READER = "readUsage" in (tapModule as object);
+
+/** A tap for `protocol`, given its reader where this tree's API takes one. */
+function newTap(protocol: Protocol): UsageTap {
+  if (BOUND_READER) return new tapModule.UsageTap(protocol, usage.streamUsage(protocol));
+  const OlderTap = tapModule.UsageTap as unknown as new (protocol: Protocol) => UsageTap;
+  return new OlderTap(protocol);
+}
 
 const encoder = new TextEncoder();
 const CHUNKS: Record<Protocol, Uint8Array[]> = {
@@ -87,7 +101,7 @@ async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
 
 /** A tap that reads nothing (and calls every stream complete): the relay without the tap's work. */
 function idleTap(protocol: Protocol): UsageTap {
-  const tap = new tapModule.UsageTap(protocol);
+  const tap = newTap(protocol);
   // An own property shadows the prototype's getter (older trees set `terminal`; this works on both).
   Object.defineProperty(tap, "complete", { get: () => true });
   tap.onEvent = () => false;
@@ -121,8 +135,11 @@ function parsedEvents(protocol: Protocol): { event: string | undefined; data: st
 
 async function translateOnce(from: Protocol, to: Protocol): Promise<void> {
   const t = { from, to, model: MODEL_ID, inputEstimate: 19, request: { model: MODEL_ID } };
-  const result: unknown = translated.translateStream(t, body(from));
-  // The older API returned the stream itself; the current one returns { body, usage }.
+  const older = translated.translateStream as unknown as (t: object, body: ReadableStream) => unknown;
+  const result: unknown = BOUND_READER
+    ? translated.translateStream(t, body(from), usage.streamUsage(from))
+    : older(t, body(from));
+  // The oldest API returned the stream itself; later ones return { body, usage } or { body, tap }.
   const stream =
     result instanceof ReadableStream
       ? result
@@ -154,12 +171,12 @@ const protocols: Protocol[] = ["chat", "responses", "messages"];
 for (const protocol of protocols) {
   const events = parsedEvents(protocol);
   figures[`tap alone, ${protocol}`] = await perEvent(protocol, () => {
-    const tap = new tapModule.UsageTap(protocol);
+    const tap = newTap(protocol);
     for (const e of events) tap.onEvent(e.event, e.data);
     if (!tap.reported) throw new Error(`the ${protocol} tap read no usage`);
   });
   figures[`relay with tap, ${protocol}`] = await perEvent(protocol, () =>
-    relayOnce(protocol, new tapModule.UsageTap(protocol)),
+    relayOnce(protocol, newTap(protocol)),
   );
   figures[`relay, idle tap, ${protocol}`] = await perEvent(protocol, () =>
     relayOnce(protocol, idleTap(protocol)),

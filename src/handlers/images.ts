@@ -2,13 +2,14 @@
 // validated, errors naming the field) and its job — and the run both image rows share:
 // authenticate, decode, an image model allowed to the key, then the image pipeline
 // (src/pipeline/images.ts, which calls the image upstreams).
-import { requireModel } from "../auth/permissions.ts";
+
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { type ImageRequest, runImages } from "../pipeline/images.ts";
+import { requireModel } from "../pipeline/model.ts";
 import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { GenerationBodySchema, toImageOptions } from "../wire/images.ts";

@@ -5,12 +5,12 @@
 
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
-import { requireModel } from "../auth/permissions.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { upstreamProtocol } from "../pipeline/channels.ts";
+import { requireModel } from "../pipeline/model.ts";
 import { servesImages } from "../upstream/images.ts";
 import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";

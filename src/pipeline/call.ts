@@ -1,7 +1,10 @@
 // Calling the upstream for a text request (channels are chosen in src/pipeline/channels.ts), tried
 // by priority and weight through the shared failover loop (src/upstream/retry.ts): retries and
 // failover on connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx
-// answer arrived — never once the client got a byte.
+// answer arrived — never once the client got a byte. The winning answer leaves with its usage
+// reading bound (src/upstream/usage.ts), so the relay that follows needs nothing from upstream/.
+
+import type { UsageCounts } from "../billing/meter.ts";
 import type { Gateway } from "../gateway.ts";
 import { type AttemptWatch, watchAttempts } from "../telemetry/attempts.ts";
 import { PROVIDER } from "../telemetry/attributes.ts";
@@ -17,7 +20,10 @@ import { type Attempt, failover } from "../upstream/retry.ts";
 import { callText } from "../upstream/text.ts";
 import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
 import { upstreamError } from "../upstream/text-errors.ts";
+import { answerUsage, streamUsage } from "../upstream/usage.ts";
+import type { StreamUsage } from "../upstream/usage-reader.ts";
 import { GatewayError } from "../wire/errors.ts";
+import type { TextProtocol } from "../wire/text-form.ts";
 
 /** Per configuration: the settings do not change while it serves, so one object per process. */
 const envs = new WeakMap<Gateway["config"], UpstreamEnv>();
@@ -40,7 +46,8 @@ function makeEnv(gateway: Gateway): UpstreamEnv {
   };
 }
 
-export interface Answered {
+/** What one attempt hands back: the upstream's answer, before its usage is read (once, for the winner). */
+interface AttemptAnswer {
   /** The upstream's 2xx answer; its body is read through `body` or was read into `bytes`. */
   response: Response;
   /**
@@ -53,6 +60,32 @@ export interface Answered {
   abort: () => void;
   channel: Channel;
   /** Upstream time of the answering attempt (the overhead figure is total time minus this). */
+  timing: UpstreamTiming;
+}
+
+/** A complete answer (not streamed): its bytes, parsed once, and the usage the upstream reported in it. */
+export interface CompleteAnswer {
+  complete: true;
+  bytes: Uint8Array;
+  json: unknown;
+  /** Read by the answering kind's reader; undefined when the upstream reported none. */
+  usage: UsageCounts | undefined;
+}
+
+/** A streamed answer: its guarded body, and the answering kind's usage reader the relay feeds the events. */
+export interface StreamedAnswer {
+  complete: false;
+  body: GuardedBody;
+  reader: StreamUsage;
+}
+
+/** The winning attempt's answer, its usage reading bound where the upstream was called. */
+export interface Answered {
+  /** The protocol the answering channel spoke. */
+  protocol: TextProtocol;
+  answer: CompleteAnswer | StreamedAnswer;
+  abort: () => void;
+  channel: Channel;
   timing: UpstreamTiming;
 }
 
@@ -80,7 +113,7 @@ export function timeoutsOf(channel: Channel, env: UpstreamEnv): ResolvedTimeouts
   };
 }
 
-async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Promise<Attempt<Answered>> {
+async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Promise<Attempt<AttemptAnswer>> {
   const channel = lease.channel;
   const guard = new AttemptGuard(channel.name, timeoutsOf(channel, env), call.signal);
   const attemptCall: TextCall = {
@@ -162,7 +195,7 @@ export async function callChannels(
   const probe = first === undefined ? undefined : callFor(first);
   const body = probe?.body ?? "";
   const size = typeof body === "string" ? body.length : body.byteLength;
-  const watched = watch === undefined ? undefined : watchAttempts<Answered>(watch);
+  const watched = watch === undefined ? undefined : watchAttempts<AttemptAnswer>(watch);
   const attempt = (lease: Lease) => {
     const made = callFor(lease.channel);
     if (watched === undefined || watch === undefined) return attemptText(lease, made, env);
@@ -181,5 +214,32 @@ export async function callChannels(
     signal: probe?.signal ?? new AbortController().signal,
     replayable: size <= env.routing.max_replay_bytes,
   });
-  return won.value;
+  return withUsage(won.value, callFor(won.value.channel).protocol);
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The winning answer with its usage reading bound, where the upstream is called: a complete answer
+ * parsed once (a 502 when it is not JSON: nothing was relayed, nothing is retried) and its usage
+ * read; a stream given its protocol's reader, which the relay feeds.
+ */
+function withUsage(value: AttemptAnswer, protocol: TextProtocol): Answered {
+  const { abort, channel, timing } = value;
+  if (value.bytes === undefined && value.body !== undefined) {
+    const answer: StreamedAnswer = { complete: false, body: value.body, reader: streamUsage(protocol) };
+    return { protocol, answer, abort, channel, timing };
+  }
+  const bytes = value.bytes ?? new Uint8Array();
+  let json: unknown;
+  try {
+    json = JSON.parse(decoder.decode(bytes));
+  } catch {
+    throw new GatewayError(
+      "upstream_failed",
+      `Channel "${channel.config.name}" answered with malformed JSON. Retry the request.`,
+    );
+  }
+  const answer: CompleteAnswer = { complete: true, bytes, json, usage: answerUsage(protocol, json) };
+  return { protocol, answer, abort, channel, timing };
 }

@@ -1,7 +1,7 @@
-// What an image request produced so far — progress images, final images, upstream usage,
-// channels tried — and its one settlement with the meter (billing facts: generations, quality,
-// size, input fidelity, output format).
-import { type Admission, NO_USAGE } from "../billing/meter.ts";
+// What an image request produced so far — progress images, final images, upstream usage — and the
+// settlement it reports to the billing layer (billing facts: generations, quality, size, input
+// fidelity, output format).
+import { type Ending, NO_USAGE } from "../billing/metered.ts";
 import type { ImageEvent, ImageMeta } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { ImageOptions } from "../wire/images.ts";
@@ -14,9 +14,7 @@ import {
 } from "../wire/images-events.ts";
 
 export class ImageTally {
-  readonly channels: string[] = [];
   readonly #options: ImageOptions;
-  readonly #admission: Admission;
   readonly #startedAt: number;
   #partials = 0;
   #images: { b64_json: string }[] = [];
@@ -26,11 +24,9 @@ export class ImageTally {
   #quality: string | undefined;
   #background: string | undefined;
   #ttfbMs: number | undefined;
-  #settled: Promise<void> | undefined;
 
-  constructor(options: ImageOptions, admission: Admission, startedAt: number) {
+  constructor(options: ImageOptions, startedAt: number) {
     this.#options = options;
-    this.#admission = admission;
     this.#startedAt = startedAt;
   }
 
@@ -78,20 +74,14 @@ export class ImageTally {
     return { created: Math.floor(Date.now() / 1000), data: this.#images, usage: this.#usage };
   }
 
-  /** Settles once; later calls return the first settlement. */
-  settle(status: number): Promise<void> {
-    this.#settled ??= this.#settleOnce(status);
-    return this.#settled;
-  }
-
-  async #settleOnce(status: number): Promise<void> {
+  /** The settlement of what was produced so far, the client's answer having `status`. */
+  ending(status: number): Ending {
     const generations = this.#partials + this.#images.length;
     const o = this.#options;
-    await this.#admission.settle({
+    return {
       status,
       usage: { ...NO_USAGE, generations },
       source: this.#reported ? "reported" : generations > 0 ? "estimated" : "none",
-      channels: this.channels,
       ttfbMs: this.#ttfbMs,
       detail: {
         quality: this.#quality ?? o.quality,
@@ -103,6 +93,6 @@ export class ImageTally {
         input_tokens: this.#usage.input_tokens,
         output_tokens: this.#usage.output_tokens,
       },
-    });
+    };
   }
 }

@@ -1,11 +1,14 @@
-// The shared path of both image endpoints after decoding: admit (worst case n × (1 + partials)
+// The shared path of both image endpoints after decoding, inside the billing layer
+// (src/billing/metered.ts), as the text path: admit (worst case n × (1 + partials)
 // generations), route to a channel through the shared failover loop (src/upstream/retry.ts: priority,
 // weight, circuits, caps, retries, timeouts — only while nothing has been sent), relay as one JSON
 // result or as SSE (`image.partial_image` … `image.completed`, each also in the official event's
 // shape: src/wire/images-events.ts), and settle exactly once on every
 // path: success, upstream error, client disconnect, exception.
 import type { Principal } from "../auth/keys.ts";
-import type { Admission } from "../billing/meter.ts";
+import { Handoff } from "../base/handoff.ts";
+import type { AdmitInput } from "../billing/meter.ts";
+import { type Ending, type MeteredAnswer, metered } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
@@ -32,13 +35,15 @@ interface Opened {
   events: AsyncGenerator<ImageEvent>;
 }
 
-export async function runImages(
-  ctx: RequestContext,
-  gateway: Gateway,
-  request: ImageRequest,
-): Promise<Response> {
+/**
+ * Inside the billing layer (src/billing/metered.ts: admission, one settlement, the x-ratelimit
+ * headers): route and call until a channel yields its first event, then relay. A failure settles
+ * what was already produced (the tally's figures).
+ */
+export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageRequest): Promise<Response> {
   const { options } = request.job;
-  const admission = await gateway.meter.admit({
+  const tally = new ImageTally(options, ctx.startedAt);
+  const admit: AdmitInput = {
     requestId: ctx.requestId,
     principal: request.principal,
     model: request.model,
@@ -54,18 +59,16 @@ export async function runImages(
       size: options.size,
       ...(options.inputFidelity ? { inputFidelity: options.inputFidelity } : {}),
     },
-  });
-  const tally = new ImageTally(options, admission, ctx.startedAt);
-  const abort = new AbortController();
-  let opened: Opened;
-  try {
-    opened = await open(gateway, request, abort.signal, tally);
-  } catch (thrown) {
-    await tally.settle(asGatewayError(thrown).status);
-    throw thrown;
-  }
-  if (options.stream) return streamResponse(request.job.kind, opened, tally, admission, abort);
-  return jsonResponse(opened, tally, admission, abort);
+  };
+  const work = async (channels: string[]): Promise<MeteredAnswer> => {
+    const abort = new AbortController();
+    const opened = await open(gateway, request, abort.signal, channels, tally);
+    if (options.stream) return streamResponse(request.job.kind, opened, tally, abort);
+    return jsonResponse(opened, tally, abort);
+  };
+  // Untraced admission and settlement: the settlement span's attributes are token counts, and an
+  // image request's usage is generations (its spans would report zero tokens).
+  return metered(gateway.meter, admit, undefined, work, (status) => tally.ending(status));
 }
 
 /** Tries the model's channels (priority, weight, circuits, caps) until one yields its first event. */
@@ -73,6 +76,7 @@ async function open(
   gateway: Gateway,
   request: ImageRequest,
   signal: AbortSignal,
+  tried: string[],
   tally: ImageTally,
 ): Promise<Opened> {
   const channels = gateway.channels.forModel(request.model.id).filter(servesImages);
@@ -84,7 +88,7 @@ async function open(
   }
   const won = await failover(channels, (lease) => attemptImages(gateway, request, lease, signal), {
     policy: gateway.config.routing,
-    tried: tally.channels,
+    tried,
     signal,
     replayable: true,
   });
@@ -156,29 +160,36 @@ async function* guarded(
   }
 }
 
-async function jsonResponse(opened: Opened, tally: ImageTally, admission: Admission, abort: AbortController) {
+/** The images read to the end, then one JSON result (complete: settled before it is returned). */
+async function jsonResponse(
+  opened: Opened,
+  tally: ImageTally,
+  abort: AbortController,
+): Promise<MeteredAnswer> {
   const { events } = opened;
   try {
     for (let step = opened.first; !step.done; step = await events.next()) tally.record(step.value);
     const result = tally.result();
-    await tally.settle(200);
-    return Response.json(result, { headers: admission.headers });
+    return { response: Response.json(result), complete: tally.ending(200) };
   } catch (thrown) {
     abort.abort();
     await events.return(undefined).catch(() => undefined);
-    await tally.settle(asGatewayError(thrown).status);
     throw thrown;
   }
 }
 
+/**
+ * The images as SSE, each progress image as it arrives: the stream reports its settlement when it
+ * ends (completed, failed or cancelled), and sends its last frame once the settlement is recorded.
+ */
 function streamResponse(
   kind: ImageJob["kind"],
   opened: Opened,
   tally: ImageTally,
-  admission: Admission,
   abort: AbortController,
-): Response {
+): MeteredAnswer {
   const { events } = opened;
+  const ended = new Handoff<Ending>();
   let step = opened.first;
   let index = 0;
   const partialsOf = new Map<number, number>();
@@ -201,14 +212,14 @@ function streamResponse(
         }
         if (step.done) {
           const result = tally.result();
-          await tally.settle(200);
+          await ended.send(tally.ending(200));
           controller.enqueue(completedFrame(tally.describe(kind), result));
           controller.close();
         }
       } catch (thrown) {
         const error = asGatewayError(thrown);
         if (error.kind === "internal") log("error", "image stream failed", { error: String(thrown) });
-        await tally.settle(200);
+        await ended.send(tally.ending(200));
         controller.enqueue(errorFrame(error.toOpenAI().error));
         controller.close();
       }
@@ -216,10 +227,9 @@ function streamResponse(
     async cancel() {
       abort.abort();
       await events.return(undefined).catch(() => undefined);
-      await tally.settle(200);
+      await ended.send(tally.ending(200));
     },
   });
-  return new Response(body, {
-    headers: { ...admission.headers, "content-type": "text/event-stream", "cache-control": "no-cache" },
-  });
+  const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+  return { response: new Response(body, { headers }), ended };
 }

@@ -1,19 +1,20 @@
 // The text request path shared by /v1/responses, /v1/chat/completions and /v1/messages:
-// read (413) → authenticate → decode (400/422) → model (400/403) → size (413) → admit →
-// call upstream → relay (JSON or SSE) → settle exactly once on every path.
+// read (413) → authenticate → decode (400/422) → model (400/403) → size (413), then inside the
+// billing layer (src/billing/metered.ts: admit … settle exactly once on every path) route → call
+// upstream → relay (JSON or SSE).
 import type { Principal } from "../auth/keys.ts";
-import { requireModel } from "../auth/permissions.ts";
-import { NO_USAGE } from "../billing/meter.ts";
+import type { AdmitInput } from "../billing/meter.ts";
+import { type MeteredAnswer, metered } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import { parseJson, readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
-import { describeRequest, tracedAdmission } from "../telemetry/request.ts";
+import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text-call.ts";
-import { asGatewayError, GatewayError } from "../wire/errors.ts";
+import { GatewayError } from "../wire/errors.ts";
 import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-form.ts";
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
@@ -21,8 +22,8 @@ import { authenticate } from "./authenticate.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
+import { requireModel } from "./model.ts";
 import { respond } from "./relay/respond.ts";
-import { settleOnce } from "./settle.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
 export interface DecodedText {
@@ -141,31 +142,55 @@ export async function serveText(
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
   const inputTokens = countTokens(view.promptText);
   const model = checkModel(principal, gateway, view, inputTokens);
-  const channels = textChannelsFor(gateway, model, view.protocol);
   const { trace } = ctx;
   describeRequest(trace, view, principal);
-  const admission = await tracedAdmission(trace, () =>
-    gateway.meter.admit({
-      requestId: ctx.requestId,
-      principal,
-      model,
-      endpoint: endpoint.path,
-      method: ctx.request.method,
-      stream: view.stream,
-      clientAddress: ctx.client?.toString(),
-      endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
-      worstCase: {
-        kind: "text",
-        inputTokens,
-        maxOutputTokens: worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1),
-        tools,
-      },
-    }),
+  const admit: AdmitInput = {
+    requestId: ctx.requestId,
+    principal,
+    model,
+    endpoint: endpoint.path,
+    method: ctx.request.method,
+    stream: view.stream,
+    clientAddress: ctx.client?.toString(),
+    endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
+    worstCase: {
+      kind: "text",
+      inputTokens,
+      maxOutputTokens: worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1),
+      tools,
+    },
+  };
+  return metered(gateway.meter, admit, trace, (tried) =>
+    answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
   );
-  const settle = settleOnce(admission, trace);
-  const tried: string[] = [];
+}
+
+/** A decoded, checked and admitted text request, as route → call → relay need it. */
+interface Admitted {
+  decoded: DecodedText;
+  /** The client's body bytes, forwarded unchanged when nothing in them must change. */
+  raw: Uint8Array;
+  model: ModelInfo;
+  inputTokens: number;
+}
+
+/**
+ * The work inside the billing layer: route (the channels that serve the model), call (failover),
+ * relay (JSON or SSE). `tried` collects the channels called. The time spent waiting on upstreams
+ * goes to the overhead figure, whichever way the work ends.
+ */
+async function answerText(
+  ctx: RequestContext,
+  gateway: Gateway,
+  request: Admitted,
+  tried: string[],
+): Promise<MeteredAnswer> {
+  const { decoded, raw, model } = request;
+  const { view } = decoded;
+  const { trace } = ctx;
   let calledAt: number | undefined;
   try {
+    const channels = textChannelsFor(gateway, model, view.protocol);
     const call = (channel: Channel): TextCall => {
       const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
       return {
@@ -185,30 +210,19 @@ export async function serveText(
       stream: view.stream,
       model: view.model,
     });
-    const upstream = upstreamProtocol(answered.channel, view.protocol) ?? view.protocol;
-    const response = await respond({
+    const answer = respond({
       ctx,
       gateway,
       view,
       request: decoded.body,
-      inputTokens,
+      inputTokens: request.inputTokens,
       answered,
-      upstream,
-      tried,
-      settle,
     });
     ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);
-    const rate = admission.headers;
-    for (const name in rate) response.headers.set(name, rate[name] as string);
-    return response;
+    return answer;
   } catch (thrown) {
     // No answer: the failover's time went to waiting on upstreams that failed.
     if (calledAt !== undefined) ctx.upstreamMs += performance.now() - calledAt;
-    const error = asGatewayError(thrown);
-    await settle({ status: error.status, usage: NO_USAGE, source: "none", channels: tried });
-    if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
-      throw error.withHeaders(admission.headers);
-    }
     throw thrown;
   }
 }

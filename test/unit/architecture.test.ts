@@ -1,6 +1,8 @@
 // The architecture as checks: folders are stages, so imports between folders point one way (no
 // runtime cycle between folders), and inside a folder no two modules need each other, not even
-// for types. The graph is read from the sources with Bun's transpiler (test/unit/import-graph.ts).
+// for types; and the walk of one request passes each folder once, in pipeline order (the rules of
+// "the walk" below). The graph is read from the sources with Bun's transpiler
+// (test/unit/import-graph.ts).
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { addEdge, cycles, folderOf, type Graph, readImports } from "./import-graph.ts";
@@ -51,5 +53,45 @@ describe("the import graph of src/", () => {
       for (const target of m.all) if (folderOf(m.file) === folderOf(target)) addEdge(inside, m.file, target);
     }
     expect(cycles(inside)).toEqual([]);
+  });
+});
+
+/** The runtime imports from modules under `from` (a folder prefix) into `into`, as "module -> target". */
+function runtimeEdges(from: string, into: string): string[] {
+  return modules.flatMap((m) =>
+    m.file.startsWith(from)
+      ? m.runtime.filter((t) => t.startsWith(into)).map((t) => `${m.file} -> ${t}`)
+      : [],
+  );
+}
+
+// The walk of one request (docs/architecture.md): the request pipelines (pipeline/text.ts,
+// images.ts) call billing/ once, through the layer that admits, runs route → call → relay inside
+// it and settles; upstream/ is entered by the route and call stages only, whose answer leaves with
+// its usage reading bound; the relay, after the call and inside the layer, enters neither; auth/ is
+// entered by the authenticate stage only. So each of auth/, billing/ and upstream/ is passed once,
+// and in pipeline order: auth first, billing around, upstream before the relay. A regression (the
+// relay settling, or reading usage through upstream/) fails here.
+describe("the walk of one request", () => {
+  test("the relay imports neither upstream/ nor billing/ at run time", () => {
+    expect(runtimeEdges("pipeline/relay/", "upstream/")).toEqual([]);
+    expect(runtimeEdges("pipeline/relay/", "billing/")).toEqual([]);
+  });
+
+  test("the pipelines reach billing/ through the one layer entry only", () => {
+    const targets = runtimeEdges("pipeline/", "billing/").map((edge) => edge.split(" -> ")[1]);
+    expect(new Set(targets)).toEqual(new Set(["billing/metered.ts"]));
+  });
+
+  test("in pipeline/, only the route and call stages (and the image run, which routes and calls) enter upstream/", () => {
+    const stages = new Set(["pipeline/channels.ts", "pipeline/call.ts", "pipeline/images.ts"]);
+    const entering = new Set(runtimeEdges("pipeline/", "upstream/").map((edge) => edge.split(" -> ")[0]));
+    expect([...entering].filter((file) => !stages.has(file ?? ""))).toEqual([]);
+    expect(entering.has("pipeline/call.ts")).toBe(true);
+  });
+
+  test("in pipeline/, only the authenticate stage enters auth/ (the model check is pipeline/model.ts)", () => {
+    const entering = new Set(runtimeEdges("pipeline/", "auth/").map((edge) => edge.split(" -> ")[0]));
+    expect([...entering]).toEqual(["pipeline/authenticate.ts"]);
   });
 });

@@ -8,7 +8,7 @@ import { buildPriceTable } from "../../src/billing/prices.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { checkForwardable } from "../../src/pipeline/forwarding.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
-import { answerUsage } from "../../src/upstream/usage.ts";
+import { answerUsage, streamUsage } from "../../src/upstream/usage.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { model, usage } from "./billing-fixture.ts";
 
@@ -188,7 +188,7 @@ describe("counting calls in answers and streams", () => {
   });
 
   test("Responses stream: items done and the final output count the same calls once", () => {
-    const tap = new UsageTap("responses");
+    const tap = new UsageTap("responses", streamUsage("responses"));
     tap.onEvent("response.output_item.done", sse("response.output_item.done", { item: SEARCH("a") }));
     tap.onEvent("response.output_item.done", sse("response.output_item.done", { item: MESSAGE }));
     tap.onEvent(undefined, sse("response.output_item.done", { item: SEARCH("b") }));
@@ -204,7 +204,7 @@ describe("counting calls in answers and streams", () => {
   });
 
   test("a Responses stream that breaks after a search still bills it (estimate)", () => {
-    const tap = new UsageTap("responses");
+    const tap = new UsageTap("responses", streamUsage("responses"));
     tap.onEvent("response.output_item.done", sse("response.output_item.done", { item: SEARCH("a") }));
     tap.onEvent("response.output_text.delta", sse("response.output_text.delta", { delta: "x" }));
     const settled = tap.usage(50);
@@ -216,7 +216,7 @@ describe("counting calls in answers and streams", () => {
     const served = { web_search_requests: 3, web_fetch_requests: 1 };
     const answer = { usage: { input_tokens: 100, output_tokens: 20, server_tool_use: served } };
     expect(answerUsage("messages", answer)?.toolCalls).toEqual({ web_search: 3, web_fetch: 1 });
-    const tap = new UsageTap("messages");
+    const tap = new UsageTap("messages", streamUsage("messages"));
     tap.onEvent(
       "message_start",
       sse("message_start", { message: { usage: { input_tokens: 100, output_tokens: 1 } } }),

@@ -130,6 +130,14 @@ describe("image billing facts", () => {
     ]);
   });
 
+  test("an admitted request's error carries the x-ratelimit headers, as every answer does", async () => {
+    const { gateway } = gatewayWith([
+      { kind: "openai-images", name: "dead", base_url: "http://127.0.0.1:9/v1", models: ["*"] },
+    ]);
+    const error = await generation(gateway, {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 502, headers: { "x-ratelimit-remaining-requests": "9" } });
+  });
+
   test("edits carry input fidelity in the worst case and the settlement", async () => {
     const { gateway, meter } = gatewayWith(SIM);
     if (!model) throw new Error("catalog lacks modelx-image-2");

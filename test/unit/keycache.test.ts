@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, test } from "bun:test";
 import { createKey } from "../../src/admin/keys.ts";
 import { KeyCache, presentedSecret } from "../../src/auth/keys.ts";
-import { requireModel } from "../../src/auth/permissions.ts";
 import { parseAddress } from "../../src/base/ip.ts";
 import { nanos } from "../../src/base/money.ts";
+import { requireModel } from "../../src/pipeline/model.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
 import { GatewayError } from "../../src/wire/errors.ts";

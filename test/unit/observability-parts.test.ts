@@ -5,6 +5,7 @@ import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
 import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
+import { streamUsage } from "../../src/upstream/usage.ts";
 import type { TextView } from "../../src/wire/text-form.ts";
 
 const view: TextView = {
@@ -52,7 +53,7 @@ describe("span attributes", () => {
 
 describe("stream finish reasons from the usage tap", () => {
   test("Chat: the finish chunk, even when the usage chunk follows it", () => {
-    const tap = new UsageTap("chat");
+    const tap = new UsageTap("chat", streamUsage("chat"));
     tap.onEvent(undefined, '{"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}');
     tap.onEvent(undefined, '{"choices":[{"index":0,"delta":{},"finish_reason":"length"}]}');
     tap.onEvent(
@@ -63,22 +64,22 @@ describe("stream finish reasons from the usage tap", () => {
   });
 
   test("Messages: message_delta's stop_reason; Responses: the incomplete reason or the status", () => {
-    const messages = new UsageTap("messages");
+    const messages = new UsageTap("messages", streamUsage("messages"));
     messages.onEvent(
       "message_delta",
       '{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":3}}',
     );
     expect(messages.finishReasons()).toEqual(["tool_use"]);
-    const responses = new UsageTap("responses");
+    const responses = new UsageTap("responses", streamUsage("responses"));
     responses.onEvent(
       "response.incomplete",
       '{"type":"response.incomplete","response":{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}',
     );
     expect(responses.finishReasons()).toEqual(["max_output_tokens"]);
-    const done = new UsageTap("responses");
+    const done = new UsageTap("responses", streamUsage("responses"));
     done.onEvent("response.completed", '{"type":"response.completed","response":{"status":"completed"}}');
     expect(done.finishReasons()).toEqual(["completed"]);
-    expect(new UsageTap("messages").finishReasons()).toEqual([]);
+    expect(new UsageTap("messages", streamUsage("messages")).finishReasons()).toEqual([]);
   });
 });
 

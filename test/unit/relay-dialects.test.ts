@@ -7,9 +7,11 @@ import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateStream } from "../../src/pipeline/relay/translated.ts";
+import { streamUsage } from "../../src/upstream/usage.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
 import {
+  BASE,
   chatStream,
   clientView,
   DIALECTS,
@@ -35,7 +37,7 @@ function cut(bytes: Uint8Array, at: number[]): Uint8Array[] {
 }
 
 async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChunk = false) {
-  const tap = new UsageTap(protocol);
+  const tap = new UsageTap(protocol, streamUsage(protocol));
   let outcome: StreamOutcome | undefined;
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
@@ -213,7 +215,7 @@ describe("an event that never ends", () => {
     let outcome: StreamOutcome | undefined;
     const out = relayStream({
       body,
-      tap: new UsageTap("responses"),
+      tap: new UsageTap("responses", streamUsage("responses")),
       abort: () => {
         aborted = true;
       },
@@ -242,7 +244,7 @@ describe("settling fails", () => {
     const stream = chatStream(DIALECTS[0] as Dialect);
     const out = relayStream({
       body: new Response(stream).body as ReadableStream<Uint8Array>,
-      tap: new UsageTap("chat"),
+      tap: new UsageTap("chat", streamUsage("chat")),
       abort: () => undefined,
       keepaliveMs: 60_000,
       dropUsageChunk: false,
@@ -273,7 +275,7 @@ describe("a client slower than the upstream", () => {
     });
     const out = relayStream({
       body,
-      tap: new UsageTap("chat"),
+      tap: new UsageTap("chat", streamUsage("chat")),
       abort: () => undefined,
       keepaliveMs: 60_000,
       dropUsageChunk: false,
@@ -310,9 +312,58 @@ describe("a translated stream whose upstream event never ends", () => {
       },
     });
     const translation = { from: "chat", to: "responses", model: "m", inputEstimate: 1, request: {} } as const;
-    const { body: out } = translateStream(translation, body, 8 * 1024);
+    const { body: out } = translateStream(translation, body, streamUsage("chat"), 8 * 1024);
     await expect(new Response(out).text()).rejects.toThrow("larger than 8192 bytes");
     expect(cancelled).toBe(true);
     expect(pulled).toBeLessThan(total / 2);
+  });
+});
+
+describe("a translated stream's tap", () => {
+  const upstream = (text: string) => new Response(text).body ?? new ReadableStream<Uint8Array>();
+  const messages = STREAMS.messages(DIALECTS[0] ?? BASE);
+
+  test("the client side from what the writer wrote, the usage the upstream's own", async () => {
+    const translation = {
+      from: "messages",
+      to: "responses",
+      model: "m",
+      inputEstimate: 1,
+      request: {},
+    } as const;
+    const { body, tap } = translateStream(translation, upstream(messages), streamUsage("messages"));
+    expect(tap.created).toBeUndefined();
+    const text = await new Response(body).text();
+    expect(tap.complete).toBe(true);
+    expect(tap.created?.status).toBe("in_progress");
+    expect(text).toContain(`"id":"${String(tap.created?.id)}"`);
+    const { usage, source } = tap.usage(999);
+    expect(source).toBe("reported");
+    expect(usage.outputTokens).toBe(REPORTED.output);
+  });
+
+  test("an upstream that ends before its last event leaves the client's stream incomplete", async () => {
+    const cut = messages.slice(0, messages.indexOf("message_delta"));
+    const translation = { from: "messages", to: "chat", model: "m", inputEstimate: 1, request: {} } as const;
+    const { body, tap } = translateStream(translation, upstream(cut), streamUsage("messages"));
+    await new Response(body).text();
+    expect(tap.complete).toBe(false);
+  });
+
+  test("Chat: the usage-only chunk is written only when the client asked for it", async () => {
+    const chunks = async (includeUsage: boolean) => {
+      const t = {
+        from: "messages",
+        to: "chat",
+        model: "m",
+        inputEstimate: 1,
+        request: {},
+        includeUsage,
+      } as const;
+      const { body } = translateStream(t, upstream(messages), streamUsage("messages"));
+      return (await new Response(body).text()).split("\n\n").filter((e) => e.includes('"choices":[]'));
+    };
+    expect(await chunks(true)).toHaveLength(1);
+    expect(await chunks(false)).toEqual([]);
   });
 });

@@ -2,10 +2,10 @@
 // made-up normal finish: Responses `error` + `response.failed`, Chat a `data: {"error":…}` line,
 // Messages `event: error`.
 import { sseJson } from "../../wire/sse.ts";
-import type { UsageTap } from "./tap.ts";
+import type { StreamTap } from "./tap.ts";
 
 /** The bytes that terminate a stream whose upstream broke off with `message`. */
-export function failureEvents(tap: UsageTap, message: string): Uint8Array[] {
+export function failureEvents(tap: StreamTap, message: string): Uint8Array[] {
   switch (tap.protocol) {
     case "responses": {
       const seq = tap.events;

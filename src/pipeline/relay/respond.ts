@@ -1,17 +1,19 @@
 // Turns an upstream's 2xx answer into the client's response: JSON passed through (or translated
 // when the channel spoke another protocol), or an SSE stream relayed event by event (translated
-// event by event when needed); settles the request when the answer is complete.
-import { NO_USAGE } from "../../billing/meter.ts";
+// event by event when needed). It calls no billing: it reports the answer's settlement to the
+// billing layer around it (src/billing/metered.ts) — a complete answer with its response, a
+// stream when the relay ends it (and the stream closes once the layer recorded it).
+import { Handoff } from "../../base/handoff.ts";
+import type { Ending, MeteredAnswer } from "../../billing/metered.ts";
 import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
-import type { TextProtocol, TextView } from "../../wire/text-form.ts";
+import type { TextView } from "../../wire/text-form.ts";
 import type { Answered } from "../call.ts";
-import type { Settle } from "../settle.ts";
 import { relayJson } from "./nonstream.ts";
 import { relayStream } from "./stream.ts";
-import { UsageTap } from "./tap.ts";
+import { estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
 import { type Translation, translateJson, translateStream } from "./translated.ts";
 
 export interface RespondInput {
@@ -21,52 +23,46 @@ export interface RespondInput {
   /** The client's parsed request body. */
   request: Record<string, unknown>;
   inputTokens: number;
+  /** The answer, its usage reading bound by the call stage. */
   answered: Answered;
-  /** The protocol the answering channel spoke. */
-  upstream: TextProtocol;
-  tried: string[];
-  settle: Settle;
 }
 
-export async function respond(input: RespondInput): Promise<Response> {
-  const { ctx, view, answered, tried, settle } = input;
+export function respond(input: RespondInput): MeteredAnswer {
+  const { ctx, view, answered } = input;
   const ttfb = () => Math.round(performance.now() - ctx.startedAt);
-  const body = answered.body;
   const translation: Translation | undefined =
-    input.upstream === view.protocol
+    answered.protocol === view.protocol
       ? undefined
       : {
-          from: input.upstream,
+          from: answered.protocol,
           to: view.protocol,
           model: view.model,
           inputEstimate: input.inputTokens,
           request: input.request,
+          includeUsage: view.includeUsage,
         };
-  if (answered.bytes !== undefined || body === undefined) {
-    const answer = relayJson(
-      answered.channel.config.name,
-      input.upstream,
-      answered.bytes ?? new Uint8Array(),
-      view.model,
-    );
-    describeAnswer(ctx.trace, input.upstream, answer.json);
-    // Translated before settling: an answer that cannot be read is a 502 settled as a failure.
+  const { answer } = answered;
+  if (answer.complete) {
+    describeAnswer(ctx.trace, answered.protocol, answer.json);
+    // Translated before reporting: an answer that cannot be read is a 502 settled as a failure.
     const bytes = translation
       ? translateJson(translation, answered.channel.config.name, answer.json)
-      : answer.bytes;
-    const usage = answer.usage ?? { ...NO_USAGE, inputTokens: input.inputTokens };
-    await settle({
+      : relayJson(answer.bytes, answer.json, view.model);
+    const { usage } = answer;
+    const ending: Ending = {
       status: 200,
-      usage,
-      source: answer.usage ? "reported" : "estimated",
-      channels: tried,
+      usage: usage ?? estimatedUsage(input.inputTokens),
+      source: usage ? "reported" : "estimated",
       ttfbMs: ttfb(),
-    });
-    return new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
+    };
+    const response = new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
+    return { response, complete: ending };
   }
-  // Translated: usage comes from the upstream's own events, the rest from what the client gets.
-  const translated = translation ? translateStream(translation, body.stream()) : undefined;
-  const tap = new UsageTap(view.protocol, translated?.usage);
+  const { body, reader } = answer;
+  // Translated: usage comes from the upstream's own events, the rest from what the writer wrote.
+  const translated = translation ? translateStream(translation, body.stream(), reader) : undefined;
+  const tap: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
+  const ended = new Handoff<Ending>();
   let ttfbMs: number | undefined;
   const stream = relayStream({
     // Native: the relay reads the guarded upstream body itself, one read loop and no stream between.
@@ -83,11 +79,11 @@ export async function respond(input: RespondInput): Promise<Response> {
     onFirstByte: () => {
       ttfbMs = ttfb();
     },
-    onEnd: async (_outcome) => {
+    onEnd: (_outcome) => {
       if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
       const { usage, source } = tap.usage(input.inputTokens);
-      await settle({ status: 200, usage, source, channels: tried, ttfbMs });
+      return ended.send({ status: 200, usage, source, ttfbMs });
     },
   });
-  return new Response(stream, { status: 200, headers: SSE_HEADERS });
+  return { response: new Response(stream, { status: 200, headers: SSE_HEADERS }), ended };
 }

@@ -12,14 +12,14 @@ import { log } from "../../log.ts";
 import type { BodyReader } from "../../upstream/guard.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../../wire/sse.ts";
 import { failureEvents } from "./failure.ts";
-import type { UsageTap } from "./tap.ts";
+import type { StreamTap } from "./tap.ts";
 
 export type StreamOutcome = "complete" | "broken" | "cancelled";
 
 export interface StreamRelayOptions {
   /** The upstream's bytes: a stream, or a reader read directly (the guarded body of a native relay). */
   body: ReadableStream<Uint8Array> | BodyReader;
-  tap: UsageTap;
+  tap: StreamTap;
   /** Aborts the upstream request. */
   abort: () => void;
   keepaliveMs: number;

@@ -1,25 +1,73 @@
-// The usage tap of a relayed stream: the events the relay already parsed as SSE go to the usage
-// reader of the protocol the upstream speaks (src/upstream/usage.ts, one per kind folder), which
-// parses JSON only for events that can carry usage or end the stream. The tap adds what the relay
-// needs around it: the event count, a translated stream's usage taken from the upstream's own
-// events, and the estimate when nothing was reported.
-import type { UsageCounts } from "../../billing/meter.ts";
-import { streamUsage } from "../../upstream/usage.ts";
+// The usage tap of a relayed stream: what the relay learns from the events it already parsed as
+// SSE. A native stream's tap hands them to the usage reader the call stage bound to the answer
+// (the answering kind's, src/upstream/<kind>/usage.ts), which parses JSON only for events that can
+// carry usage or end the stream; a translated stream has its own tap (translated.ts). The tap adds
+// what the relay needs around the reader: the event count and the estimate when nothing was
+// reported.
+import type { ToolCalls, UsageCounts } from "../../billing/meter.ts";
 import type { StreamUsage } from "../../upstream/usage-reader.ts";
 import type { TextProtocol } from "../../wire/text-form.ts";
 
-export class UsageTap {
+/** What the stream relay (stream.ts, failure.ts) and the settlement read from a relayed stream. */
+export interface StreamTap {
+  /** The client's protocol (the broken stream's last event is written in it). */
   readonly protocol: TextProtocol;
-  /** Events seen (Responses: the next `sequence_number`). */
+  /** Events the client got (Responses: the next `sequence_number`). */
+  readonly events: number;
+  /** Responses: the `response` the client's `response.created` carried, to build a `response.failed`. */
+  readonly created: Record<string, unknown> | undefined;
+  /** The client's stream reached its proper end (its terminal event, normal or error). */
+  readonly complete: boolean;
+  /**
+   * Takes one event the relay parsed. Returns true when it is a Chat usage-only chunk (what the
+   * gateway asked for with `stream_options.include_usage`), so the relay can drop it for a client
+   * that did not.
+   */
+  onEvent(name: string | undefined, data: string): boolean;
+  /** Why the answer ended (`gen_ai.response.finish_reasons`). */
+  finishReasons(): string[];
+  /** The usage to settle: reported if any, else estimated from the prompt count and deltas seen. */
+  usage(inputTokens: number): TappedUsage;
+}
+
+export interface TappedUsage {
+  usage: UsageCounts;
+  source: "reported" | "estimated";
+}
+
+/**
+ * The estimate when an upstream reported no usage: the gateway's prompt count, one output token per
+ * content delta seen, and the hosted tool calls the upstream ran (billed all the same).
+ */
+export function estimatedUsage(inputTokens: number, outputTokens = 0, toolCalls?: ToolCalls): UsageCounts {
+  return {
+    inputTokens,
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
+    outputTokens,
+    reasoningTokens: 0,
+    generations: 0,
+    toolCalls,
+  };
+}
+
+/** A stream's usage as its reader read it: reported if any, else the estimate. */
+export function readUsage(reader: StreamUsage, inputTokens: number): TappedUsage {
+  const reported = reader.reported;
+  if (reported) return { usage: reported, source: "reported" };
+  return { usage: estimatedUsage(inputTokens, reader.deltas, reader.toolCalls), source: "estimated" };
+}
+
+/** The tap of a native stream: the client gets the upstream's own events, read by its reader. */
+export class UsageTap implements StreamTap {
+  readonly protocol: TextProtocol;
   events = 0;
   readonly #reader: StreamUsage;
-  /** The upstream's own events, tapped before translation: their usage wins over this stream's. */
-  readonly #source: UsageTap | undefined;
 
-  constructor(protocol: TextProtocol, source?: UsageTap) {
+  constructor(protocol: TextProtocol, reader: StreamUsage) {
     this.protocol = protocol;
-    this.#reader = streamUsage(protocol);
-    this.#source = source;
+    this.#reader = reader;
   }
 
   /** Usage as the upstream reported it (undefined until a usage-bearing event arrives; last wins). */
@@ -37,7 +85,6 @@ export class UsageTap {
     return this.#reader.terminal;
   }
 
-  /** Responses: the `response` of `response.created`, kept to build a `response.failed`. */
   get created(): Record<string, unknown> | undefined {
     return this.#reader.created;
   }
@@ -50,38 +97,16 @@ export class UsageTap {
     return this.#reader.complete();
   }
 
-  /**
-   * Takes one parsed SSE event. Returns true when it is a Chat usage-only chunk (what the gateway
-   * asked for with `stream_options.include_usage`), so the relay can drop it for a client that did not.
-   */
   onEvent(name: string | undefined, data: string): boolean {
     this.events++;
     return this.#reader.onEvent(name, data);
   }
 
-  /** Why the answer ended (`gen_ai.response.finish_reasons`). */
   finishReasons(): string[] {
     return this.#reader.finishReasons();
   }
 
-  /** The usage to settle: reported if any, else estimated from the prompt count and deltas seen. */
-  usage(inputTokens: number): { usage: UsageCounts; source: "reported" | "estimated" } {
-    const upstream = this.#source ?? this;
-    const reported = upstream.reported;
-    if (reported) return { usage: reported, source: "reported" };
-    return {
-      usage: {
-        inputTokens,
-        cachedInputTokens: 0,
-        cacheWriteTokens: 0,
-        cacheWrite1hTokens: 0,
-        outputTokens: this.deltas,
-        reasoningTokens: 0,
-        generations: 0,
-        // Hosted tool calls the upstream ran before the stream broke are billed all the same.
-        toolCalls: upstream.#reader.toolCalls,
-      },
-      source: "estimated",
-    };
+  usage(inputTokens: number): TappedUsage {
+    return readUsage(this.#reader, inputTokens);
   }
 }

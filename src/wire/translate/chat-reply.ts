@@ -153,9 +153,12 @@ export class ChatWriter implements ReplyWriter {
   readonly #calls = new Map<number, { slot: number; id: string; name: string; arguments: string }>();
   #finish: IrStop | undefined;
   #usage: IrUsage | undefined;
+  readonly #usageChunk: boolean;
 
-  constructor(model: string) {
+  /** `usageChunk`: whether the stream ends with the usage-only chunk (`stream_options.include_usage`). */
+  constructor(model: string, usageChunk = true) {
     this.#model = model;
+    this.#usageChunk = usageChunk;
   }
 
   #chunk(delta: Obj, finish: string | null = null): Uint8Array {
@@ -202,6 +205,8 @@ export class ChatWriter implements ReplyWriter {
       case "finish": {
         this.#finish = event.stop;
         this.#usage = event.usage;
+        const finish = this.#chunk({}, stopToChat(event.stop));
+        if (!this.#usageChunk) return [finish, sseEvent(undefined, "[DONE]")];
         const usage = sseJson(undefined, {
           id: this.#id,
           object: "chat.completion.chunk",
@@ -210,7 +215,7 @@ export class ChatWriter implements ReplyWriter {
           choices: [],
           usage: usageToChat(event.usage),
         });
-        return [this.#chunk({}, stopToChat(event.stop)), usage, sseEvent(undefined, "[DONE]")];
+        return [finish, usage, sseEvent(undefined, "[DONE]")];
       }
       case "error":
         return [

@@ -53,19 +53,21 @@ export function replyReader(from: TextProtocol): ReplyReader {
 
 /**
  * A writer for the client's protocol; `model` is the id the client asked for, `request` the client's
- * body (a Responses answer echoes its parameters, as the API does).
+ * body (a Responses answer echoes its parameters, as the API does); `usageChunk`, whether a Chat
+ * stream ends with the usage-only chunk (a client asks for it with `stream_options.include_usage`).
  */
 export function replyWriter(
   to: TextProtocol,
   model: string,
   inputEstimate: number,
   request?: Obj,
+  usageChunk = true,
 ): ReplyWriter {
   switch (to) {
     case "responses":
       return new ResponsesWriter(model, request);
     case "chat":
-      return new ChatWriter(model);
+      return new ChatWriter(model, usageChunk);
     case "messages":
       return new MessagesWriter(model, inputEstimate);
   }

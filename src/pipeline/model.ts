@@ -1,8 +1,10 @@
-// Model resolution for a request: the id must be in the catalog (else 400 model not found)
-// and allowed by the key's group (else 403).
+// The model stage's first check, shared by every endpoint that names a model: the id must be in
+// the catalog (else 400 model not found) and allowed by the key's group (else 403; the group's
+// allow list is src/catalog/groups.ts). Here rather than in src/auth/, so a request's walk enters
+// auth/ once, to authenticate.
+import type { Principal } from "../auth/keys.ts";
 import { findModel, type ModelInfo, modelNotFoundMessage } from "../catalog/models.ts";
 import { GatewayError } from "../wire/errors.ts";
-import type { Principal } from "./keys.ts";
 
 export function requireModel(
   principal: Principal,

@@ -1,0 +1,78 @@
+// Billing as a layer: the one entry the request pipelines (text and images) call. It admits the
+// request (limits, worst-case reservation), runs the inner work (route → call → relay), and settles
+// the admission exactly once when the work's outcome resolves: a thrown error settles as a failure
+// with the channels tried (and the error carries the x-ratelimit headers); a complete answer is
+// settled before it is returned; an answer that goes on after it is returned (a stream) is settled
+// when it reports its end, and its end waits for the record to be durable. Every answer carries
+// the admission's x-ratelimit headers. Admission and settlement are traced (src/telemetry/request.ts).
+import type { Handoff } from "../base/handoff.ts";
+import { tracedAdmission, tracedSettle } from "../telemetry/request.ts";
+import type { RequestTrace } from "../telemetry/span.ts";
+import { asGatewayError } from "../wire/errors.ts";
+import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./meter.ts";
+
+export { NO_USAGE } from "./meter.ts";
+
+/** What an answer reports when it ended: its settlement, less the channels (the layer keeps those). */
+export type Ending = Omit<Settlement, "channels">;
+
+export type MeteredAnswer =
+  /** Complete when returned (a JSON answer): settled before the layer returns it. */
+  | { response: Response; complete: Ending }
+  /** Goes on after it is returned (a stream): settled when it sends its end. */
+  | { response: Response; ended: Handoff<Ending> };
+
+/**
+ * The inner work of a metered request. `channels` collects the names of the channels it calls, in
+ * order (one entry per attempt), for the settlement.
+ */
+export type MeteredWork = (channels: string[]) => Promise<MeteredAnswer>;
+
+/** The settlement of a request whose work threw with `status`; the default bills nothing. */
+export type FailedEnding = (status: number) => Ending;
+
+const NOTHING_BILLED: FailedEnding = (status) => ({ status, usage: NO_USAGE, source: "none" });
+
+/**
+ * Admits `input` (throws the 429 when refused), runs `work`, settles exactly once whichever way it
+ * ends, and returns its response with the x-ratelimit headers. `failed` gives the settlement of a
+ * work that threw (an image request bills the images it already got).
+ */
+export async function metered(
+  meter: Meter,
+  input: AdmitInput,
+  trace: RequestTrace | undefined,
+  work: MeteredWork,
+  failed: FailedEnding = NOTHING_BILLED,
+): Promise<Response> {
+  const admission = await tracedAdmission(trace, () => meter.admit(input));
+  // The first call wins, whichever path ends the request.
+  let settled = false;
+  const record = tracedSettle(trace, (result) => admission.settle(result));
+  const channels: string[] = [];
+  const settle = async (ending: Ending) => {
+    if (settled) return;
+    settled = true;
+    await record({ ...ending, channels });
+  };
+  let response: Response;
+  try {
+    const answer = await work(channels);
+    if ("complete" in answer) await settle(answer.complete);
+    else {
+      const { ended } = answer;
+      ended.received.then((ending) => ended.answer(settle(ending)));
+    }
+    response = answer.response;
+  } catch (thrown) {
+    const error = asGatewayError(thrown);
+    await settle(failed(error.status));
+    if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
+      throw error.withHeaders(admission.headers);
+    }
+    throw thrown;
+  }
+  const rate = admission.headers;
+  for (const name in rate) response.headers.set(name, rate[name] as string);
+  return response;
+}
