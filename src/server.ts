@@ -15,6 +15,7 @@ import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
 import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
 import { unroutedEnded } from "./http/access-log.ts";
+import { withBody } from "./http/body.ts";
 import { requestIdOf } from "./http/context.ts";
 import { begin, type EdgeMeter, failureOf, finish, peers, type Route, report } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
@@ -22,6 +23,9 @@ import { routable, routerReadsPath } from "./http/target.ts";
 import { metricsHandler } from "./metrics/access.ts";
 import { Metrics } from "./metrics/metrics.ts";
 import { errorResponse, GatewayError } from "./wire/errors.ts";
+
+/** A text request's body is read under `[text] max_body_bytes`. */
+const textBodyCap = (gateway: Gateway): number => gateway.config.text.max_body_bytes;
 
 /** The API routes; each path's error shape follows from it (src/http/paths.ts `protocolOfPath`). */
 export const ROUTES: readonly Route[] = [
@@ -32,10 +36,10 @@ export const ROUTES: readonly Route[] = [
   ["GET", "/v1/models", listModels],
   ["GET", "/v1/models/:id", getModel],
   ["GET", "/v1/dashboard/billing/balance", getBalance],
-  ["POST", "/v1/responses", createResponse],
-  ["POST", "/v1/chat/completions", createChatCompletion],
-  ["POST", "/v1/messages", createMessage],
-  ["POST", "/v1/messages/count_tokens", countMessageTokens],
+  ["POST", "/v1/responses", withBody(textBodyCap, createResponse)],
+  ["POST", "/v1/chat/completions", withBody(textBodyCap, createChatCompletion)],
+  ["POST", "/v1/messages", withBody(textBodyCap, createMessage)],
+  ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
   // Imported at their first request (with the multipart reader and the image checks).
   [
     "POST",

@@ -2,12 +2,13 @@
 // parsed by valibot with field-named errors, store errors mapped to 400/404, JSON answers.
 import * as v from "valibot";
 import type { Gateway } from "../gateway.ts";
-import { parseJson, readBody } from "../http/body.ts";
+import { readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
 import { StoreError } from "../store/store.ts";
 import { describeIssues, issuePath } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
+import { parseJson } from "../wire/json.ts";
 import { authenticateAdmin } from "./tokens.ts";
 
 const MAX_BODY_BYTES = 64 * 1024;

@@ -27,6 +27,11 @@ const ENDPOINT: TextEndpoint = {
   },
 };
 
-export function createChatCompletion(ctx: RequestContext, gateway: Gateway): Promise<Response> {
-  return serveText(ctx, gateway, ENDPOINT);
+/** The route's row; its body is read by the edge (`withBody` in src/server.ts). */
+export function createChatCompletion(
+  ctx: RequestContext,
+  gateway: Gateway,
+  raw: Uint8Array,
+): Promise<Response> {
+  return serveText(ctx, gateway, ENDPOINT, raw);
 }

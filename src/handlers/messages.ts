@@ -6,10 +6,10 @@
 // Query parameters such as Claude Code's `?beta=true` are accepted and ignored.
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
-import { parseJson, readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { requireTextModel, serveText, type TextEndpoint } from "../pipeline/text.ts";
+import { parseJson } from "../wire/json.ts";
 import {
   decodeCountTokensRequest,
   decodeMessagesRequest,
@@ -36,13 +36,17 @@ const ENDPOINT: TextEndpoint = {
   },
 };
 
-export function createMessage(ctx: RequestContext, gateway: Gateway): Promise<Response> {
-  return serveText(ctx, gateway, ENDPOINT);
+/** The route's row; its body is read by the edge (`withBody` in src/server.ts). */
+export function createMessage(ctx: RequestContext, gateway: Gateway, raw: Uint8Array): Promise<Response> {
+  return serveText(ctx, gateway, ENDPOINT, raw);
 }
 
 /** Counts input tokens with the gateway's tokenizer, as the simulator reports them; not billed. */
-export async function countMessageTokens(ctx: RequestContext, gateway: Gateway): Promise<Response> {
-  const raw = await readBody(ctx.request, gateway.config.text.max_body_bytes);
+export async function countMessageTokens(
+  ctx: RequestContext,
+  gateway: Gateway,
+  raw: Uint8Array,
+): Promise<Response> {
   const principal = authenticate(ctx, gateway);
   requireVersion(ctx.request.headers);
   const request = decodeCountTokensRequest(parseJson(raw));

@@ -11,6 +11,7 @@
 import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
+import { readBody } from "../http/body.ts";
 import { buildContext, type RequestContext } from "../http/context.ts";
 import { begin, failureOf, finish, report } from "../http/edge.ts";
 import { log } from "../log.ts";
@@ -259,7 +260,8 @@ async function runCreate(turn: Turn, body: Obj, input: unknown[]): Promise<void>
   const ctx = begin(gateway, request, state.peer, RESPONSES_SOCKET_PATH, undefined);
   let response: Response;
   try {
-    response = finish(ctx, gateway, await createResponse(ctx, gateway), undefined);
+    const raw = await readBody(request, gateway.config.text.max_body_bytes);
+    response = finish(ctx, gateway, await createResponse(ctx, gateway, raw), undefined);
   } catch (thrown) {
     const error = failureOf(thrown, ctx);
     finish(ctx, gateway, errorResponse(error, "openai", ctx.requestId), undefined, error);

@@ -14,6 +14,7 @@ export function decodeResponses(json: unknown): DecodedText {
 
 const ENDPOINT: TextEndpoint = { path: "/v1/responses", decode: decodeResponses };
 
-export function createResponse(ctx: RequestContext, gateway: Gateway): Promise<Response> {
-  return serveText(ctx, gateway, ENDPOINT);
+/** The route's row; its body is read by the edge (`withBody` in src/server.ts). */
+export function createResponse(ctx: RequestContext, gateway: Gateway, raw: Uint8Array): Promise<Response> {
+  return serveText(ctx, gateway, ENDPOINT, raw);
 }

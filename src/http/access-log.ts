@@ -2,9 +2,9 @@
 // upstream channels, latency, tokens; the cause of an upstream failure), and every API request
 // that was not billed (refusals, listings) on the live feed beside the settled ones.
 //
-// A request's facts arrive from three places: authentication (the key, kept beside the Request
-// object), the meter (the model, and whether it was admitted; kept by request id from admission to
-// the line), and the edge (status, error). A request that was never admitted is written when the
+// A request's facts arrive from three places: authentication (the key, on the request's context),
+// the meter (the model, and whether it was admitted; kept by request id from admission to the
+// line), and the edge (status, error). A request that was never admitted is written when the
 // edge ends it; an admitted one when both the edge and its settlement are done — a stream settles
 // after its headers left, and its line then carries the tokens it used.
 import type { Principal } from "../auth/keys.ts";
@@ -37,8 +37,6 @@ interface Note {
   ended: Ended | undefined;
 }
 
-/** The key of each authenticated request (gone with the request: a WebSocket upgrade never ends at the edge). */
-const principals = new WeakMap<Request, Principal>();
 /** Requests that reached the meter and are not written yet, by request id. */
 const notes = new Map<string, Note>();
 /** `server.access_log`: off, requests still reach the feed but write no line. */
@@ -51,11 +49,6 @@ export function setAccessLog(on: boolean): void {
 /** Requests noted by the meter whose line is not written yet (tests check none is left behind). */
 export function pendingLines(): number {
   return notes.size;
-}
-
-/** Called once a request's key is known (src/pipeline/authenticate.ts). */
-export function noteKey(ctx: RequestContext, principal: Principal): void {
-  principals.set(ctx.request, principal);
 }
 
 /** The path of a request URL without parsing it: what follows the authority, before any query. */
@@ -91,7 +84,7 @@ export function requestEnded(
     return;
   }
   if (note) notes.delete(ctx.requestId);
-  const principal = principals.get(ctx.request);
+  const { principal } = ctx;
   write(ctx.requestId, ended, note, principal);
   if (!note?.admitted && ended.path.startsWith("/v1/"))
     gateway.feed.publish(unbilledEvent(ctx, ended, note, principal));

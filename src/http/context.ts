@@ -1,5 +1,6 @@
 // The per-request context built at the edge: request id, client address, start time, route,
 // protocol, and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
+import type { Principal } from "../auth/keys.ts";
 import { type CidrList, clientAddress, type parseAddress } from "../base/ip.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
 import type { ErrorProtocol } from "../wire/errors.ts";
@@ -28,6 +29,8 @@ export interface RequestContext extends UpstreamClock {
   route: string;
   /** This request's trace span when telemetry is on (set by the edge). */
   trace?: RequestTrace | undefined;
+  /** The calling key once authenticated (set by src/pipeline/authenticate.ts; the access log reads it). */
+  principal?: Principal | undefined;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -8,13 +8,13 @@ import { type MeteredAnswer, metered } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
-import { parseJson, readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text-call.ts";
 import { GatewayError } from "../wire/errors.ts";
+import { parseJson } from "../wire/json.ts";
 import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-form.ts";
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
@@ -134,8 +134,8 @@ export async function serveText(
   ctx: RequestContext,
   gateway: Gateway,
   endpoint: TextEndpoint,
+  raw: Uint8Array,
 ): Promise<Response> {
-  const raw = await readBody(ctx.request, gateway.config.text.max_body_bytes);
   const principal = authenticate(ctx, gateway);
   const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
   const { view } = decoded;

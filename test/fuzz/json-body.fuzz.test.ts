@@ -4,8 +4,8 @@
 // and string content; invalid UTF-8 is always refused. Fixed seed (FUZZ_SEED overrides it).
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { MAX_JSON_DEPTH, nestsDeeperThan, parseJson } from "../../src/http/body.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan, parseJson } from "../../src/wire/json.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 170_005);
 const RUNS = 300;

@@ -14,7 +14,7 @@ describe("the import graph of src/", () => {
   test("is read: every module is found and the pipeline's imports are seen", () => {
     const text = modules.find((m) => m.file === "pipeline/text.ts");
     expect(modules.length).toBeGreaterThan(150);
-    expect(text?.runtime).toContain("http/body.ts");
+    expect(text?.runtime).toContain("wire/json.ts");
     // A type-only import is in `all` and erased from `runtime`.
     expect(text?.all).toContain("http/context.ts");
     expect(text?.runtime).not.toContain("http/context.ts");
@@ -69,7 +69,9 @@ function runtimeEdges(from: string, into: string): string[] {
 // images.ts) call billing/ once, through the layer that admits, runs route → call → relay inside
 // it and settles; upstream/ is entered by the route and call stages only, whose answer leaves with
 // its usage reading bound; the relay, after the call and inside the layer, enters neither; auth/ is
-// entered by the authenticate stage only. So each of auth/, billing/ and upstream/ is passed once,
+// entered by the authenticate stage only; http/ (the edge) reads the body before the row runs, and
+// neither the rows nor the pipelines call back into it. So each of http/, auth/, billing/ and
+// upstream/ is passed once,
 // and in pipeline order: auth first, billing around, upstream before the relay. A regression (the
 // relay settling, or reading usage through upstream/) fails here.
 describe("the walk of one request", () => {
@@ -88,6 +90,12 @@ describe("the walk of one request", () => {
     const entering = new Set(runtimeEdges("pipeline/", "upstream/").map((edge) => edge.split(" -> ")[0]));
     expect([...entering].filter((file) => !stages.has(file ?? ""))).toEqual([]);
     expect(entering.has("pipeline/call.ts")).toBe(true);
+  });
+
+  test("the edge reads the body before the row runs: neither the text rows nor the pipelines come back to http/", () => {
+    for (const row of ["handlers/chat.ts", "handlers/responses.ts", "handlers/messages.ts"])
+      expect(runtimeEdges(row, "http/")).toEqual([]);
+    expect(runtimeEdges("pipeline/", "http/")).toEqual([]);
   });
 
   test("in pipeline/, only the authenticate stage enters auth/ (the model check is pipeline/model.ts)", () => {

@@ -179,11 +179,9 @@ describe("the text run inside the layer", () => {
     const principal = input.principal as Principal;
     const keys = { authenticate: () => principal };
     const gateway = { config, channels: new ChannelTable(config), meter, keys } as unknown as Gateway;
+    const body = JSON.stringify({ model: "modelx-5.4-mini", messages: [{ role: "user", content: "hi" }] });
     const ctx: RequestContext = {
-      request: new Request("http://gateway.test/v1/chat/completions", {
-        method: "POST",
-        body: JSON.stringify({ model: "modelx-5.4-mini", messages: [{ role: "user", content: "hi" }] }),
-      }),
+      request: new Request("http://gateway.test/v1/chat/completions", { method: "POST", body }),
       requestId: "req_route",
       client: undefined,
       startedAt: performance.now(),
@@ -191,7 +189,9 @@ describe("the text run inside the layer", () => {
       route: "/v1/chat/completions",
       upstreamMs: 0,
     };
-    const answer = createChatCompletion(ctx, gateway).catch((e: unknown) => e);
+    const answer = createChatCompletion(ctx, gateway, new TextEncoder().encode(body)).catch(
+      (e: unknown) => e,
+    );
     await tick();
     meter.release();
     expect(await answer).toMatchObject({ kind: "no_channel", status: 503, headers: RATE });
