@@ -3,7 +3,8 @@
 // again under its name — to the same store object (its answer was lost), or to another one on the
 // same database (the store thread restarted, or the main thread retrying) — leaves one row and one
 // debit per record; settlement rows do not pile up, and those a stopped store left are swept once
-// a day old.
+// a day old. End to end: a meter without a journal whose store thread exits after committing,
+// before replying, retries the batch on the main thread and stores nothing twice.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +34,8 @@ const DIALECTS = [
   },
   { name: "PostgreSQL", database: pgDatabase },
 ];
+
+const CHILD = join(import.meta.dir, "store-thread-exit-child.ts");
 
 /** The settlement rows in the database, by name, read with a connection of the test's own. */
 async function settlementRows(url: string): Promise<string[]> {
@@ -127,6 +130,45 @@ for (const dialect of DIALECTS) {
       } finally {
         await first.close();
         await later.close();
+      }
+    });
+
+    test("end to end: the store thread exits after its commit, before replying; the retry stores nothing twice", async () => {
+      const url = await dialect.database();
+      const store = await openStore(url);
+      try {
+        await store.createAccount("acme", nanos(1_000_000_000));
+        const child = Bun.spawn([process.execPath, CHILD, url], {
+          env: { ...process.env, MODELGATE_TEST_STORE_THREAD_EXIT_AFTER_COMMIT: "1" },
+          stdout: "pipe",
+          stderr: "pipe",
+        });
+        const [out, err, code] = await Promise.all([
+          new Response(child.stdout).text(),
+          new Response(child.stderr).text(),
+          child.exited,
+        ]);
+        expect(code).toBe(0);
+        // The thread did die between its commit and its answer, and the batch was retried.
+        const logged = err
+          .split("\n")
+          .filter((line) => line.startsWith("{"))
+          .map((line) => JSON.parse(line) as { msg: string });
+        expect(logged.map((line) => line.msg)).toContain(
+          "usage store thread stopped; it restarts at the next commit",
+        );
+        expect(logged.map((line) => line.msg)).toContain("usage commit failed");
+        const { requestId } = JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as { requestId: string };
+        const stored = await store.usage.find(requestId);
+        expect(stored).toBeDefined();
+        expect(await store.usage.find(`${requestId}~2`)).toBeUndefined();
+        expect(await ledgerOf(store)).toEqual({
+          requests: 1,
+          debited: stored?.costNanos ?? Number.NaN,
+          balance: 1_000_000_000 - (stored?.costNanos ?? 0),
+        });
+      } finally {
+        await store.close();
       }
     });
   });
