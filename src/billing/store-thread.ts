@@ -6,10 +6,11 @@
 // 128 to clone, measured). A commit resolves when the worker's transaction committed, so whoever
 // awaits it (the writer, a flush before an admin read) then reads what it wrote. A worker that
 // dies fails its commits (the writer keeps them logged and retries, each batch under its name, so
-// one the worker committed before dying is not stored twice) and is started again by the next commit. A serving process starts it at its first commit: a thread costs ~6 MB resident
-// (a Bun Worker's own VM, smol or not, measured), which a server that has served nothing does not
-// hold; the meter commits on its own thread until the store thread is ready (ledger-meter.ts), so
-// the first records are not held back by the thread's start.
+// one the worker committed before dying is not stored twice) and is started again by the next
+// commit. A serving process starts it at its first commit: a thread costs ~6 MB resident (a Bun
+// Worker's own VM, smol or not, measured), which a server that has served nothing does not hold;
+// the meter commits on its own thread until the store thread is ready (ledger-meter.ts), so the
+// first records are not held back by the thread's start.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { log } from "../log.ts";

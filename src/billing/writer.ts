@@ -380,7 +380,7 @@ export class GroupCommitWriter<T> {
     }
   }
 
-  /** Commits, retrying with growing pauses and the batch's one name; the last error when every attempt failed. */
+  /** Commits, retrying with growing pauses under the batch's one name; the last error when all failed. */
   async #commitWithRetries(batch: Batch<T>, attempts: number): Promise<{ error: unknown } | undefined> {
     const { items, upTo, lines, id } = batch;
     for (let attempt = 1; ; attempt++) {

@@ -54,7 +54,7 @@ export class StoredBatches {
     const claim: BatchClaim = {
       row,
       at,
-      // A retry of a batch this object stored finds its own row here: the row stays, as a later try checks it.
+      // A retry of a batch this object stored finds its own row here: it stays for later tries.
       stale: this.#done.splice(0).filter((done) => done !== row),
       sweepBefore: this.#swept ? undefined : at - SETTLE_ROW_TTL_MS,
     };
