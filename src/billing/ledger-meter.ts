@@ -85,14 +85,16 @@ export class LedgerMeter implements Meter {
     this.#journal = options.journalPath ? openJournal(options.journalPath) : undefined;
     const thread = options.thread;
     this.#thread = thread;
-    const here: Commit<UsageRecord> = (batch, upTo) => this.#store.usage.commit(batch, upTo);
+    const here: Commit<UsageRecord> = (batch, upTo, _lines, batchId) =>
+      this.#store.usage.commit(batch, upTo, batchId);
     // The thread starts at the first commit (store-thread.ts); until it is ready, batches are
     // committed here, so the first records reach the store (and `modelgate usage`) as soon as later ones.
+    // A retry after the thread died comes here too, with the batch's name: stored once either way.
     const commit: Commit<UsageRecord> = thread
-      ? (batch, upTo, lines) => {
-          if (thread.ready) return thread.commit(batch, upTo, lines);
+      ? (batch, upTo, lines, batchId) => {
+          if (thread.ready) return thread.commit(batch, upTo, lines, batchId);
           thread.start();
-          return here(batch, upTo);
+          return here(batch, upTo, lines, batchId);
         }
       : here;
     this.#writer = new GroupCommitWriter(commit, {

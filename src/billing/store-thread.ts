@@ -5,11 +5,12 @@
 // own text (a string crosses threads for ~0.1 µs; the records as objects cost ~150 µs a batch of
 // 128 to clone, measured). A commit resolves when the worker's transaction committed, so whoever
 // awaits it (the writer, a flush before an admin read) then reads what it wrote. A worker that
-// dies fails its commits (the writer keeps them logged and retries) and is started again by the
-// next commit. A serving process starts it at its first commit: a thread costs ~6 MB resident
-// (a Bun Worker's own VM, smol or not, measured), which a server that has served nothing does not
-// hold; the meter commits on its own thread until the store thread is ready (ledger-meter.ts), so
-// the first records are not held back by the thread's start.
+// dies fails its commits (the writer keeps them logged and retries, each batch under its name, so
+// one the worker committed before dying is not stored twice) and is started again by the next
+// commit. A serving process starts it at its first commit: a thread costs ~6 MB resident (a Bun
+// Worker's own VM, smol or not, measured), which a server that has served nothing does not hold;
+// the meter commits on its own thread until the store thread is ready (ledger-meter.ts), so the
+// first records are not held back by the thread's start.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { log } from "../log.ts";
@@ -24,6 +25,7 @@ export type ThreadRequest =
       upTo: number | undefined;
       lines: string | undefined;
       records: string | undefined;
+      batchId: string | undefined;
     }
   | { id: number; kind: "touch"; lastUsed: [string, number][] }
   | { id: number; kind: "close" };
@@ -74,15 +76,22 @@ export class StoreThread {
 
   /**
    * Commits the records (store.usage.commit) on the thread; `lines` is their journal text, sent
-   * instead of the records when present.
+   * instead of the records when present. `batchId` names the batch for its retries: one sent
+   * after this thread died (here, restarted, or on the main thread) is not stored twice.
    */
-  async commit(records: readonly UsageRecord[], upTo?: number, lines?: string): Promise<void> {
+  async commit(
+    records: readonly UsageRecord[],
+    upTo?: number,
+    lines?: string,
+    batchId?: string,
+  ): Promise<void> {
     await this.#start();
     await this.#ask({
       kind: "commit",
       upTo,
       lines,
       records: lines === undefined ? JSON.stringify(records) : undefined,
+      batchId,
     });
   }
 

@@ -10,6 +10,12 @@ import type { ThreadReply, ThreadRequest } from "./store-thread.ts";
 
 declare const self: Worker;
 
+/**
+ * Test-only: the thread exits after committing a batch, before its answer is sent — the death that
+ * leaves the main thread retrying a batch the store has (test/unit/usage-batches.test.ts).
+ */
+const TEST_EXIT_AFTER_COMMIT = process.env.MODELGATE_TEST_STORE_THREAD_EXIT_AFTER_COMMIT === "1";
+
 let store: Store | undefined;
 /** Requests run one after another: a close waits for the commit before it. */
 let chain: Promise<unknown> = Promise.resolve();
@@ -38,7 +44,8 @@ async function handle(request: ThreadRequest): Promise<void> {
         request.lines !== undefined
           ? parseJournalLines<UsageRecord>(request.lines, "usage batch").map((entry) => entry.item)
           : (JSON.parse(request.records ?? "[]") as UsageRecord[]);
-      await store.usage.commit(records, request.upTo);
+      await store.usage.commit(records, request.upTo, request.batchId);
+      if (TEST_EXIT_AFTER_COMMIT) process.exit(1);
       return;
     }
     case "touch":

@@ -11,6 +11,11 @@
 // or as soon as that many wait). Those commits run in a lane of their own, one at a time: when the
 // commit is asynchronous (the store thread, src/billing/store-thread.ts) appends and the answers
 // waiting on them go on while it runs, so a commit to the store is on no request's path.
+//
+// Each batch is named when it is formed and keeps its name through its retries: a commit that
+// landed but whose answer never came (the store thread died before replying) is then retried as
+// the same batch, which the store recognises and does not store twice — the one guard a batch has
+// without a log, whose sequence numbers otherwise tell the store what it holds.
 import { log } from "../log.ts";
 
 /** An append-only log that makes items durable before the store has them. */
@@ -27,9 +32,17 @@ export interface DurableLog<T> {
 
 /**
  * Commits a batch to the store; when logged, `upTo` is the log sequence number of its last item
- * and `lines` the log's text of the batch (when the log keeps text).
+ * and `lines` the log's text of the batch (when the log keeps text). `batchId` names the batch,
+ * the same on every try of it: a try whose commit landed but whose answer was lost (the store
+ * thread died before replying) has its retry recognised by the store, which does not store the
+ * batch again (src/store/usage-batches.ts).
  */
-export type Commit<T> = (batch: T[], upTo?: number, lines?: string) => Promise<unknown>;
+export type Commit<T> = (
+  batch: T[],
+  upTo: number | undefined,
+  lines: string | undefined,
+  batchId: string,
+) => Promise<unknown>;
 
 export interface WriterOptions<T> {
   /** How long the first item of a batch waits for company, in ms; 0 (default) = classic group commit. */
@@ -52,6 +65,15 @@ interface Pending<T> {
   item: T;
   resolve: () => void;
   reject: (error: unknown) => void;
+}
+
+/** A batch as committed: its items, where it ends in the log (when logged), and its name. */
+interface Batch<T> {
+  items: T[];
+  upTo: number | undefined;
+  lines: string | undefined;
+  /** The same on every try of this batch (Commit). */
+  id: string;
 }
 
 interface Logged<T> {
@@ -315,7 +337,9 @@ export class GroupCommitWriter<T> {
     // One attempt per turn while serving: the records are durable in the log already, and
     // retrying here would only delay the next batch. Closing tries harder.
     const attempts = this.#closed ? this.#attempts : 1;
-    const failed = await this.#commitWithRetries(items, upTo, lines, attempts);
+    // A batch formed again after a failure may hold more items, so it gets a new name: the log
+    // sequence numbers tell the store which of them it has.
+    const failed = await this.#commitWithRetries({ items, upTo, lines, id: crypto.randomUUID() }, attempts);
     if (failed !== undefined) {
       // Still durable in the log: kept for a later commit, or the replay at the next start.
       this.#storeFailures++;
@@ -345,10 +369,9 @@ export class GroupCommitWriter<T> {
   }
 
   async #commitBatch(batch: Pending<T>[]): Promise<void> {
+    const items = batch.map((p) => p.item);
     const failed = await this.#commitWithRetries(
-      batch.map((p) => p.item),
-      undefined,
-      undefined,
+      { items, upTo: undefined, lines: undefined, id: crypto.randomUUID() },
       this.#attempts,
     );
     for (const p of batch) {
@@ -357,16 +380,12 @@ export class GroupCommitWriter<T> {
     }
   }
 
-  /** Commits, retrying with growing pauses; the last error when every attempt failed. */
-  async #commitWithRetries(
-    items: T[],
-    upTo: number | undefined,
-    lines: string | undefined,
-    attempts: number,
-  ): Promise<{ error: unknown } | undefined> {
+  /** Commits, retrying with growing pauses under the batch's one name; the last error when all failed. */
+  async #commitWithRetries(batch: Batch<T>, attempts: number): Promise<{ error: unknown } | undefined> {
+    const { items, upTo, lines, id } = batch;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#commit(items, upTo, lines);
+        await this.#commit(items, upTo, lines, id);
         return undefined;
       } catch (error) {
         log(attempt < attempts || upTo !== undefined ? "warn" : "error", "usage commit failed", {

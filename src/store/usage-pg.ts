@@ -3,16 +3,16 @@
 // node's journal sequence. A batch replayed — by a retry after a COMMIT whose connection dropped,
 // by a journal replay, or by another node — stores one row and one debit per request:
 // - a journaled batch locks this journal's sequence row first and skips the records it covers;
-// - every batch writes a settlement token (a store_meta row `settle:UUID`) in its transaction. The
-//   token belongs to the batch array, which the writer passes again on each retry: a retry whose
-//   token is stored returns at once, and a COMMIT whose answer was lost is confirmed by reading
-//   the token back. Tokens are deleted by this store's next transaction once their batch is known.
+// - every batch claims its settlement row (store_meta `settle:NAME`, named by the writer and sent
+//   again with each retry) in its transaction: a retry whose row is stored returns at once, and a
+//   COMMIT whose answer was lost is confirmed by reading the row back (usage-batches.ts, shared
+//   with SQLite).
 // A request id already stored is then a different request that reused a client-sent id, stored
 // under `id~N` as in SQLite.
 
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { eq, gte, inArray, type SQL, sql } from "drizzle-orm";
+import { and, eq, gte, inArray, like, lt, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
@@ -36,6 +36,7 @@ import type {
   UsageTotals,
 } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
+import { type BatchClaim, SETTLE_META, StoredBatches } from "./usage-batches.ts";
 import {
   coveredBy,
   debitsOf,
@@ -79,10 +80,7 @@ export class PgUsageStore implements UsageStore {
   /** Named on first use: a command that never touches the journal makes no journal id file. */
   readonly #nameSeq: () => string;
   #seqNameCache: string | undefined;
-  /** The settlement token of each batch array being committed (retries pass the same array). */
-  readonly #tokens = new WeakMap<readonly UsageRecord[], string>();
-  /** Tokens of batches known to be stored: deleted by the next transaction. */
-  readonly #done: string[] = [];
+  readonly #batches = new StoredBatches();
 
   constructor(db: PgDb, seqName: () => string) {
     this.#db = db;
@@ -94,52 +92,40 @@ export class PgUsageStore implements UsageStore {
     return this.#seqNameCache;
   }
 
-  async commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]> {
+  async commit(records: readonly UsageRecord[], journalSeq?: number, batchId?: string): Promise<string[]> {
     if (records.length === 0) return [];
-    let token = this.#tokens.get(records);
-    if (token === undefined) {
-      token = `settle:${crypto.randomUUID()}`;
-      this.#tokens.set(records, token);
-    }
-    const done = this.#done.splice(0);
-    try {
-      return await this.#commitOnce(records, journalSeq, token, done);
-    } catch (error) {
-      // The COMMIT may have landed with its answer lost (a dropped connection): the token says.
-      const landed = await this.#tokenStored(token).catch(() => false);
-      if (!landed) {
-        this.#done.push(...done);
-        throw error;
-      }
-      this.#done.push(token);
-      return records.map((r) => r.requestId);
-    }
+    return this.#batches.commit(
+      batchId,
+      records,
+      (claim) => this.#commitOnce(records, journalSeq, claim),
+      (row) => this.#rowStored(row),
+    );
   }
 
-  async #tokenStored(token: string): Promise<boolean> {
-    const rows = await this.#db
-      .select({ n: storeMeta.name })
-      .from(storeMeta)
-      .where(eq(storeMeta.name, token));
+  async #rowStored(row: string): Promise<boolean> {
+    const rows = await this.#db.select({ n: storeMeta.name }).from(storeMeta).where(eq(storeMeta.name, row));
     return rows.length > 0;
   }
 
+  /** The batch's transaction; undefined when its settlement row shows an earlier try stored it. */
   async #commitOnce(
     records: readonly UsageRecord[],
     journalSeq: number | undefined,
-    token: string,
-    done: string[],
-  ): Promise<string[]> {
-    const ids = await this.#db.transaction(async (tx) => {
-      // Tokens of stored batches go, except this batch's own (its presence is what a retry checks).
-      const stale = done.filter((t) => t !== token);
-      if (stale.length > 0) await tx.delete(storeMeta).where(inArray(storeMeta.name, stale));
+    claim: BatchClaim,
+  ): Promise<string[] | undefined> {
+    return this.#db.transaction(async (tx) => {
+      if (claim.stale.length > 0) await tx.delete(storeMeta).where(inArray(storeMeta.name, claim.stale));
+      if (claim.sweepBefore !== undefined) {
+        await tx
+          .delete(storeMeta)
+          .where(and(like(storeMeta.name, `${SETTLE_META}%`), lt(storeMeta.value, claim.sweepBefore)));
+      }
       const claimed = await tx
         .insert(storeMeta)
-        .values({ name: token, value: Date.now() })
+        .values({ name: claim.row, value: claim.at })
         .onConflictDoNothing()
         .returning({ name: storeMeta.name });
-      if (claimed.length === 0) return records.map((r) => r.requestId); // stored by an earlier try
+      if (claimed.length === 0) return undefined;
       let fresh = records;
       if (journalSeq !== undefined) {
         await tx.insert(storeMeta).values({ name: this.#seqName(), value: 0 }).onConflictDoNothing();
@@ -160,8 +146,6 @@ export class PgUsageStore implements UsageStore {
       }
       return [...records.slice(0, records.length - fresh.length).map((r) => r.requestId), ...ids];
     });
-    this.#done.push(token);
-    return ids;
   }
 
   async journalSeq(): Promise<number> {

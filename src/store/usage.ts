@@ -112,8 +112,11 @@ export interface UsageStore {
    * again only if it is a different request that reused a client-sent id (then under `id~N`).
    * Returns the request ids as stored. `journalSeq` (the usage journal's number of the last record,
    * src/billing/journal.ts) is stored in the same transaction, so a replay skips what is stored.
+   * `batchId` names the batch (the writer sends the same name with every try of it): a batch
+   * whose name is stored is not stored again, and the records' own ids are returned
+   * (usage-batches.ts).
    */
-  commit(records: readonly UsageRecord[], journalSeq?: number): Promise<string[]>;
+  commit(records: readonly UsageRecord[], journalSeq?: number, batchId?: string): Promise<string[]>;
   /** The last usage-journal sequence number committed (0 when none). */
   journalSeq(): Promise<number>;
   /** Every account's balance, by account id. */

@@ -52,18 +52,8 @@ export async function fixture(
   const billing = v.parse(BillingSchema, options.billing ?? {});
   const meter = new LedgerMeter({ store, feed, billing, now: clock.now, pollMs: 0 });
   await meter.start();
-  const principal = (limits: Partial<Pick<Principal, "dailyCap" | "rpm" | "concurrency">> = {}) => ({
-    keyId: "key_test" as KeyId,
-    keyName: "test",
-    accountId: account.id,
-    accountName: account.name,
-    group: "default",
-    models: new ModelAllowList(["*"]),
-    dailyCap: null,
-    rpm: null,
-    concurrency: null,
-    ...limits,
-  });
+  const principal = (limits: Partial<Pick<Principal, "dailyCap" | "rpm" | "concurrency">> = {}) =>
+    principalOf(account, limits);
   return {
     store,
     meter,
@@ -79,6 +69,25 @@ export async function fixture(
 }
 
 let counter = 0;
+
+/** The principal of key `key_test` of `account`, with every model and no limit but `limits`. */
+export function principalOf(
+  account: { id: number; name: string },
+  limits: Partial<Pick<Principal, "dailyCap" | "rpm" | "concurrency">> = {},
+): Principal {
+  return {
+    keyId: "key_test" as KeyId,
+    keyName: "test",
+    accountId: account.id,
+    accountName: account.name,
+    group: "default",
+    models: new ModelAllowList(["*"]),
+    dailyCap: null,
+    rpm: null,
+    concurrency: null,
+    ...limits,
+  };
+}
 
 export function admitInput(principal: Principal, modelId: string, worstCase: WorstCase): AdmitInput {
   counter++;

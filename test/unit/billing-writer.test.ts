@@ -1,5 +1,6 @@
 // The group-commit writer: one commit per batch, writes resolve only after their batch committed,
-// exclusive work runs between batches, failures are retried, close flushes everything.
+// exclusive work runs between batches, failures are retried (a batch keeps its name through its
+// retries), close flushes everything.
 import { describe, expect, test } from "bun:test";
 import { GroupCommitWriter } from "../../src/billing/writer.ts";
 
@@ -105,6 +106,24 @@ describe("group-commit writer", () => {
     );
     await expect(broken.write(1)).rejects.toThrow("disk full");
     await broken.close();
+  });
+
+  test("a batch keeps its name through its retries (the store tells a retry from a new batch); each batch has its own", async () => {
+    const tries: { batch: number[]; batchId: string }[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch, _upTo, _lines, batchId) => {
+        tries.push({ batch: [...batch], batchId });
+        // The first try lands but its answer is lost (the store thread died before replying).
+        if (tries.length === 1) throw new Error("the usage store thread stopped: exited");
+      },
+      { retryMs: 1 },
+    );
+    await writer.write(1);
+    await writer.write(2);
+    expect(tries.map((t) => t.batch)).toEqual([[1], [1], [2]]);
+    expect(tries[1]?.batchId).toBe(tries[0]?.batchId as string);
+    expect(tries[2]?.batchId).not.toBe(tries[0]?.batchId as string);
+    await writer.close();
   });
 
   test("close commits what is queued and refuses later writes", async () => {

@@ -53,7 +53,10 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
     const { store, cutter, accountId } = await storeBehindCutter();
     cutter.cutNextCommit = true;
     const batch = [usageRecord(accountId, { requestId: "req_retried" })];
-    const attempt = store.usage.commit(batch);
+    // The writer names the batch and sends the name with each try (a copy of the records, as
+    // after crossing to the store thread).
+    const batchId = crypto.randomUUID();
+    const attempt = store.usage.commit(batch, undefined, batchId);
     // Refuse the confirmation the store tries after the cut.
     setTimeout(() => {
       cutter.refuse = true;
@@ -61,8 +64,8 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
     await expect(attempt).rejects.toThrow();
     expect(cutter.cuts).toBe(1);
     cutter.refuse = false;
-    expect(await store.usage.commit(batch)).toEqual(["req_retried"]);
-    expect(await store.usage.commit(batch)).toEqual(["req_retried"]);
+    expect(await store.usage.commit(structuredClone(batch), undefined, batchId)).toEqual(["req_retried"]);
+    expect(await store.usage.commit(structuredClone(batch), undefined, batchId)).toEqual(["req_retried"]);
     expect(await ledgerOf(store)).toEqual({ rows: 1, debited: 1_000, balance: 9_000 });
     expect(await store.usage.find("req_retried~2")).toBeUndefined();
   });
