@@ -8,18 +8,7 @@ import { join, resolve } from "node:path";
 import { measureTarget } from "./measure.ts";
 import { measurePaths, type PathsReport } from "./paths.ts";
 import { type Options, parseOptions, USAGE } from "./plan.ts";
-import {
-  BOTH_CORES,
-  freePort,
-  LOAD_CORE,
-  loadAverage,
-  type Proc,
-  pinSelf,
-  runBounded,
-  spawnPinned,
-  TARGET_CORE,
-  waitReady,
-} from "./procs.ts";
+import { BOTH_CORES, LOAD_CORE, loadAverage, type Proc, pinSelf, runBounded, TARGET_CORE } from "./procs.ts";
 import { type RunInfo, renderMarkdown, type TargetResult } from "./report.ts";
 import { probe, writeBodyFile } from "./requests.ts";
 import { measureScaling } from "./scaling.ts";
@@ -29,6 +18,7 @@ import {
   type RunningTarget,
   SCALING_TARGETS,
   startTarget,
+  startUpstream,
   Unavailable,
 } from "./targets.ts";
 import { ensureTools, fileLimit, PEERS_DIR } from "./tools.ts";
@@ -49,14 +39,6 @@ async function buildBinary(dir: string): Promise<string> {
   );
   if (out.code !== 0) throw new Error(`bun build --compile failed:\n${out.stderr}${out.stdout}`);
   return outfile;
-}
-
-async function startUpstream(dir: string): Promise<{ proc: Proc; port: number }> {
-  const port = freePort();
-  const cmd = [process.execPath, join(import.meta.dir, "upstream.ts"), String(port)];
-  const proc = spawnPinned({ name: "upstream", cmd, core: LOAD_CORE, dir });
-  await waitReady(proc, async () => (await fetch(`http://127.0.0.1:${port}/stats`)).ok);
-  return { proc, port };
 }
 
 async function machine(): Promise<string> {

@@ -3,7 +3,16 @@
 // request to it looks like.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BOTH_CORES, freePort, type Proc, runBounded, spawnPinned, TARGET_CORE, waitReady } from "./procs.ts";
+import {
+  BOTH_CORES,
+  freePort,
+  LOAD_CORE,
+  type Proc,
+  runBounded,
+  spawnPinned,
+  TARGET_CORE,
+  waitReady,
+} from "./procs.ts";
 
 export type TargetName =
   | "direct"
@@ -116,11 +125,21 @@ http {
   return { name: "nginx", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
 }
 
-async function startBunProxy(ctx: BenchContext): Promise<RunningTarget> {
+/** The bare Bun proxy; `env` adds to its environment (bench/gc.ts: BUN_JSC_logGC). */
+export async function startBunProxy(
+  ctx: BenchContext,
+  env: Record<string, string> = {},
+): Promise<RunningTarget> {
   const port = freePort();
   const script = join(import.meta.dir, "bun-proxy.ts");
   const cmd = [process.execPath, script, String(port), `http://127.0.0.1:${ctx.upstreamPort}`];
-  const proc = spawnPinned({ name: "bun-proxy", cmd, core: TARGET_CORE, dir: ctx.dir, env: BUN_ENV });
+  const proc = spawnPinned({
+    name: "bun-proxy",
+    cmd,
+    core: TARGET_CORE,
+    dir: ctx.dir,
+    env: { ...BUN_ENV, ...env },
+  });
   const base = `http://127.0.0.1:${port}`;
   await waitReady(proc, () => http(`${base}/stats`));
   return { name: "bun-proxy", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
@@ -171,6 +190,8 @@ export interface ModelgateVariant {
   store?: string;
   /** More `serve` flags (a cluster node's --redis-url, --redis-prefix). */
   serveArgs?: string[];
+  /** More environment for `serve` (bench/gc.ts: BUN_JSC_logGC). */
+  env?: Record<string, string>;
 }
 
 export interface ModelgateServer {
@@ -222,7 +243,8 @@ models = ["${MODEL}"]
   const config = ["--config", configFile];
   const key = await provisionBenchKey(ctx.modelgateBin, configFile);
   const cmd = [ctx.modelgateBin, "serve", ...config, ...(variant.serveArgs ?? [])];
-  const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env: BUN_ENV });
+  const env = { ...BUN_ENV, ...variant.env };
+  const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env });
   const base = `http://127.0.0.1:${port}`;
   // Logged once every worker listens (a single process logs it when it listens).
   const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');
@@ -268,6 +290,15 @@ async function startPortkey(ctx: BenchContext): Promise<RunningTarget> {
     "x-portkey-custom-host": `http://127.0.0.1:${ctx.upstreamPort}/v1`,
   };
   return { name: "portkey", proc, url: base + CHAT_PATH, headers, owned: [proc] };
+}
+
+/** The fixed upstream (bench/upstream.ts) on the load core. */
+export async function startUpstream(dir: string): Promise<{ proc: Proc; port: number }> {
+  const port = freePort();
+  const cmd = [process.execPath, join(import.meta.dir, "upstream.ts"), String(port)];
+  const proc = spawnPinned({ name: "upstream", cmd, core: LOAD_CORE, dir });
+  await waitReady(proc, async () => (await fetch(`http://127.0.0.1:${port}/stats`)).ok);
+  return { proc, port };
 }
 
 /** Starts one target (for direct: nothing, the upstream itself is measured). */
