@@ -134,11 +134,21 @@ http {
   return { name: "nginx", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
 }
 
-async function startBunProxy(ctx: BenchContext): Promise<RunningTarget> {
+/** The bare Bun proxy; `env` adds to its environment (bench/gc.ts: BUN_JSC_logGC). */
+export async function startBunProxy(
+  ctx: BenchContext,
+  env: Record<string, string> = {},
+): Promise<RunningTarget> {
   const port = freePort();
   const script = join(import.meta.dir, "bun-proxy.ts");
   const cmd = [process.execPath, script, String(port), `http://127.0.0.1:${ctx.upstreamPort}`];
-  const proc = spawnPinned({ name: "bun-proxy", cmd, core: TARGET_CORE, dir: ctx.dir, env: BUN_ENV });
+  const proc = spawnPinned({
+    name: "bun-proxy",
+    cmd,
+    core: TARGET_CORE,
+    dir: ctx.dir,
+    env: { ...BUN_ENV, ...env },
+  });
   const base = `http://127.0.0.1:${port}`;
   await waitReady(proc, () => http(`${base}/stats`));
   return { name: "bun-proxy", proc, url: base + CHAT_PATH, headers: {}, owned: [proc] };
@@ -189,6 +199,8 @@ export interface ModelgateVariant {
   store?: string;
   /** More `serve` flags (a cluster node's --redis-url, --redis-prefix). */
   serveArgs?: string[];
+  /** More environment for `serve` (bench/gc.ts: BUN_JSC_logGC). */
+  env?: Record<string, string>;
 }
 
 export interface ModelgateServer {
@@ -240,7 +252,8 @@ models = ["${MODEL}"]
   const config = ["--config", configFile];
   const key = await provisionBenchKey(ctx.modelgateBin, configFile);
   const cmd = [ctx.modelgateBin, "serve", ...config, ...(variant.serveArgs ?? [])];
-  const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env: BUN_ENV });
+  const env = { ...BUN_ENV, ...variant.env };
+  const proc = spawnPinned({ name: variant.label, cmd, core: variant.core, dir, env });
   const base = `http://127.0.0.1:${port}`;
   // Logged once every worker listens (a single process logs it when it listens).
   const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');

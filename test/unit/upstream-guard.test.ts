@@ -122,6 +122,42 @@ describe("attempt guard", () => {
     idle.dispose();
   });
 
+  test("readAll reads a declared small answer in one step: the first-byte deadline covers it whole", async () => {
+    // A raw HTTP server: Bun.serve would send a streamed body chunked, without its length.
+    const server = Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        async data(socket, request) {
+          const hang = request.toString().startsWith("GET /hang");
+          socket.write('HTTP/1.1 200 OK\r\ncontent-length: 7\r\nconnection: close\r\n\r\n{"a":');
+          if (hang) return;
+          await Bun.sleep(60);
+          socket.end("1}");
+        },
+      },
+    });
+    const url = `http://127.0.0.1:${server.port}`;
+    try {
+      // A gap longer than idle_ms inside a declared body: no idle timeout, it is read as one piece.
+      const l = lease();
+      const guard = new AttemptGuard("up", { ...LONG, idle_ms: 20 }, new AbortController().signal);
+      const read = await guard.readAll(await fetch(`${url}/slow`, { signal: guard.signal }), l);
+      expect(new TextDecoder().decode(read)).toBe('{"a":1}');
+      expect(guard.timing.firstByteAt).toBeDefined();
+      expect(l.outcomes).toEqual(["success"]);
+
+      // A declared body that stops short fails with the first-byte timeout.
+      const hung = new AttemptGuard("up", { ...LONG, first_byte_ms: 80 }, new AbortController().signal);
+      const response = await fetch(`${url}/hang`, { signal: hung.signal });
+      const thrown = await hung.readAll(response, lease()).catch((e: unknown) => e);
+      expect(codeOf(thrown)).toBe("upstream_first_byte_timeout");
+      hung.dispose();
+    } finally {
+      server.stop(true);
+    }
+  });
+
   test("the client's signal aborts the attempt and ends a pending read", async () => {
     const client = new AbortController();
     const guard = new AttemptGuard("up", LONG, client.signal);

@@ -77,11 +77,11 @@ function reasoningOf(request: ChatRequest): IrRequest["reasoning"] {
 }
 
 function messageText(message: ChatRequest["messages"][number]): string {
-  const calls = message.role === "assistant" ? (message.tool_calls ?? []) : [];
-  return joinText([
-    contentText(message.content),
-    ...calls.map((c) => joinText([c.function.name, c.function.arguments])),
-  ]);
+  const text = contentText(message.content);
+  // Only an assistant message with tool calls has more to join: no lists made for the others.
+  const calls = message.role === "assistant" ? message.tool_calls : undefined;
+  if (!calls?.length) return text;
+  return joinText([text, ...calls.map((c) => joinText([c.function.name, c.function.arguments]))]);
 }
 
 /** The head of a Chat Completions request (sizing, routing, the simulator). */
@@ -93,7 +93,7 @@ export function viewOfChat(request: ChatRequest): TextView {
     protocol: "chat",
     model: request.model,
     stream: request.stream === true,
-    promptText: joinText([...texts, toolsText(tools)]),
+    promptText: tools.length === 0 ? joinText(texts) : joinText([...texts, toolsText(tools)]),
     lastUserText: lastUserIndex >= 0 ? (texts[lastUserIndex] ?? "") : "",
     endsWithToolResult: request.messages.at(-1)?.role === "tool",
     tools,
