@@ -2,7 +2,7 @@
 // the queries of admin-sqlite.ts on the pg twin tables, awaited, with aggregates mapped to numbers
 // (PostgreSQL sums bigints as numeric, which the driver returns as text).
 
-import { and, desc, eq, gte, sql } from "drizzle-orm";
+import { and, desc, eq, gte } from "drizzle-orm";
 import type {
   AdminStore,
   AdminToken,
@@ -33,6 +33,7 @@ import {
   channelRow,
   keyPatchSet,
   recentColumnsOf,
+  spendingFields,
   spendingOf,
   toChannel,
   toKeyRecord,
@@ -123,11 +124,7 @@ export class PgAdminStore implements AdminStore {
 
   async spending(since: number) {
     const rows = await this.#db
-      .select({
-        keyId: usageRecords.keyId,
-        accountId: usageRecords.accountId,
-        cost: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number),
-      })
+      .select(spendingFields(usageRecords))
       .from(usageRecords)
       .where(gte(usageRecords.createdAt, since))
       .groupBy(usageRecords.keyId, usageRecords.accountId);

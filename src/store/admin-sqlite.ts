@@ -30,6 +30,7 @@ import {
   channelRow,
   keyPatchSet,
   recentColumnsOf,
+  spendingFields,
   spendingOf,
   toChannel,
   toKeyRecord,
@@ -126,11 +127,7 @@ export class SqliteAdminStore implements AdminStore {
 
   async spending(since: number) {
     const rows = this.#db
-      .select({
-        keyId: usageRecords.keyId,
-        accountId: usageRecords.accountId,
-        cost: sql<number>`sum(${usageRecords.costNanos})`,
-      })
+      .select(spendingFields(usageRecords))
       .from(usageRecords)
       .where(gte(usageRecords.createdAt, since))
       .groupBy(usageRecords.keyId, usageRecords.accountId)

@@ -4,24 +4,15 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { PgAdminStore } from "./admin-pg.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
 import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
-import { newKeyRow, toKeyRecord } from "./shapes.ts";
-import {
-  type Account,
-  type AuthKeyRecord,
-  type Group,
-  type KeyRecord,
-  type KeyStatus,
-  type NewKey,
-  type Store,
-  StoreError,
-} from "./store.ts";
+import { newKeyRow, toAccount, toKeyRecord } from "./shapes.ts";
+import type { Account, AuthKeyRecord, Group, KeyRecord, KeyStatus, NewKey, Store } from "./store.ts";
+import { StoreError } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { PgUsageStore } from "./usage-pg.ts";
 
@@ -253,8 +244,4 @@ export class PgStore implements Store {
         WHERE ${apiKeys.id} = v.id`,
     );
   }
-}
-
-function toAccount(row: typeof accounts.$inferSelect): Account {
-  return { id: row.id, name: row.name, balance: nanos(row.balanceNanos), createdAt: row.createdAt };
 }

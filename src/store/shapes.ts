@@ -1,5 +1,5 @@
-// Query shapes both dialects use: which columns make a key as operators see it (and such a row as
-// a KeyRecord), an admin token, a recent request; the filter of usage reads; a key patch as column
+// Query shapes both dialects use: an accounts row as an Account; which columns make a key as
+// operators see it (and such a row as a KeyRecord), an admin token, a recent request; the filter of usage reads; a key patch as column
 // values; a new channel as a row and a channel row as the API's channel; spending summed per key
 // and per account. Each takes the dialect's tables (schema.ts or its twin schema-pg.ts), which have
 // the same columns, so one definition serves the SQLite and the PostgreSQL store.
@@ -9,7 +9,7 @@ import type { KeyId } from "../types.ts";
 import type { KeyPatch, NewChannel, NotificationChannel, UsageFilter } from "./admin.ts";
 import type * as sqlite from "./schema.ts";
 import type * as pg from "./schema-pg.ts";
-import type { KeyRecord, NewKey } from "./store.ts";
+import type { Account, KeyRecord, NewKey } from "./store.ts";
 import {
   CREDITED_META,
   REVISION_META,
@@ -73,6 +73,11 @@ export function keyColumnsOf<
     createdAt: apiKeys.createdAt,
     lastUsedAt: apiKeys.lastUsedAt,
   };
+}
+
+/** An accounts row as the Store's Account. */
+export function toAccount(row: typeof sqlite.accounts.$inferSelect): Account {
+  return { id: row.id, name: row.name, balance: nanos(row.balanceNanos), createdAt: row.createdAt };
 }
 
 /** An admin token without its hash. */
@@ -313,6 +318,13 @@ export function toSeedFigures(
       rows.map((r) => [r.id, { balance: nanos(r.balance), credited: nanos(r.credited ?? 0) }]),
     ),
   };
+}
+
+/** The columns spendingOf sums up: the cost per key and account (grouped by both). */
+export function spendingFields<U extends Either<"usageRecords">>(
+  u: U,
+): { keyId: U["keyId"]; accountId: U["accountId"]; cost: SQL<number> } {
+  return { keyId: u.keyId, accountId: u.accountId, cost: sql<number>`sum(${u.costNanos})`.mapWith(Number) };
 }
 
 /** Each key's and each account's spending from the costs summed per key and account. */

@@ -2,23 +2,14 @@
 import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { SqliteAdminStore } from "./admin-sqlite.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
-import { newKeyRow, toKeyRecord } from "./shapes.ts";
+import { newKeyRow, toAccount, toKeyRecord } from "./shapes.ts";
 import { keyColumns, selectKeys } from "./sqlite-keys.ts";
-import {
-  type Account,
-  type AuthKeyRecord,
-  type Group,
-  type KeyRecord,
-  type KeyStatus,
-  type NewKey,
-  type Store,
-  StoreError,
-} from "./store.ts";
+import type { Account, AuthKeyRecord, Group, KeyRecord, KeyStatus, NewKey, Store } from "./store.ts";
+import { StoreError } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { metaQuery, SqliteUsageStore, WRITE } from "./usage-sqlite.ts";
 
@@ -217,8 +208,4 @@ export class SqliteStore implements Store {
     if (!row) throw new StoreError("not_found", `key "${id}" does not exist`);
     return toKeyRecord(row);
   }
-}
-
-function toAccount(row: typeof accounts.$inferSelect): Account {
-  return { id: row.id, name: row.name, balance: nanos(row.balanceNanos), createdAt: row.createdAt };
 }

@@ -10,20 +10,11 @@ import { chatErrorMessage } from "./openai-chat/errors.ts";
 import { openaiErrorMessage } from "./openai-responses/errors.ts";
 
 /** The message inside an error body, read by the kind folder of the protocol the channel speaks. */
-function readMessage(protocol: TextProtocol, body: unknown): string | undefined {
-  switch (protocol) {
-    case "responses":
-      return openaiErrorMessage(body);
-    case "chat":
-      return chatErrorMessage(body);
-    case "messages":
-      return messagesErrorMessage(body);
-    default: {
-      const never: never = protocol;
-      throw new Error(`unknown protocol ${String(never)}`);
-    }
-  }
-}
+const MESSAGE_READERS: Record<TextProtocol, (body: unknown) => string | undefined> = {
+  responses: openaiErrorMessage,
+  chat: chatErrorMessage,
+  messages: messagesErrorMessage,
+};
 
 function messageOf(protocol: TextProtocol, text: string): string {
   let body: unknown;
@@ -32,7 +23,7 @@ function messageOf(protocol: TextProtocol, text: string): string {
   } catch {
     // Not JSON: the raw text, shortened.
   }
-  const message = body === undefined ? undefined : readMessage(protocol, body);
+  const message = body === undefined ? undefined : MESSAGE_READERS[protocol](body);
   return message || text.slice(0, 300) || "(empty body)";
 }
 

@@ -3,15 +3,7 @@
 // translate/chat-request.ts.
 import * as v from "valibot";
 import { GatewayError } from "./errors.ts";
-import {
-  decodeOpenAIText,
-  Effort,
-  JsonObject,
-  PositiveInt,
-  ResponseFormat,
-  Temperature,
-  TopP,
-} from "./text-fields.ts";
+import * as fields from "./text-fields.ts";
 
 /**
  * Most choices one Chat request may ask for (`n`). Each choice can produce up to the output limit,
@@ -58,19 +50,18 @@ const FunctionTool = v.looseObject({
   function: v.looseObject({
     name: v.string(),
     description: v.optional(v.nullable(v.string())),
-    parameters: v.optional(v.nullable(JsonObject)),
+    parameters: v.optional(v.nullable(fields.JsonObject)),
   }),
 });
 
 export const ChatRequestSchema = v.looseObject({
   model: v.string(),
   messages: v.pipe(v.array(Message), v.minLength(1, "messages must hold at least one message")),
-  temperature: Temperature,
-  top_p: TopP,
-  max_tokens: v.optional(v.nullable(PositiveInt)),
-  max_completion_tokens: v.optional(v.nullable(PositiveInt)),
+  ...fields.SamplingFields,
+  max_tokens: v.optional(v.nullable(fields.PositiveInt)),
+  max_completion_tokens: v.optional(v.nullable(fields.PositiveInt)),
   n: Choices,
-  reasoning_effort: v.optional(v.nullable(Effort)),
+  reasoning_effort: v.optional(v.nullable(fields.Effort)),
   stream: v.optional(v.nullable(v.boolean())),
   stream_options: v.optional(
     v.nullable(v.looseObject({ include_usage: v.optional(v.nullable(v.boolean())) })),
@@ -84,14 +75,14 @@ export const ChatRequestSchema = v.looseObject({
       ]),
     ),
   ),
-  response_format: ResponseFormat,
+  response_format: fields.ResponseFormat,
 });
 
 export type ChatRequest = v.InferOutput<typeof ChatRequestSchema>;
 
 /** Checks a parsed JSON body: nested reasoning (400 upstream_error), shape (400), ranges (422). */
 export function decodeChatRequest(json: unknown): ChatRequest {
-  const request = decodeOpenAIText(ChatRequestSchema, json, {
+  const request = fields.decodeOpenAIText(ChatRequestSchema, json, {
     field: "reasoning",
     hint: 'on /v1/chat/completions the effort is a top-level string: send `"reasoning_effort": "high"`.',
   });

@@ -15,13 +15,18 @@ export const UsageSchema = v.looseObject({
 });
 export type ImageUsage = v.InferOutput<typeof UsageSchema>;
 
+/** The settings an upstream reports back with an image (its answer and its stream events). */
+const ImageSettingsFields = {
+  size: v.optional(v.string()),
+  quality: v.optional(v.string()),
+  background: v.optional(v.string()),
+};
+
 /** The upstream's non-stream answer. */
 export const UpstreamResultSchema = v.looseObject({
   created: v.optional(v.number()),
   data: v.array(v.looseObject({ b64_json: v.string() })),
-  size: v.optional(v.string()),
-  quality: v.optional(v.string()),
-  background: v.optional(v.string()),
+  ...ImageSettingsFields,
   usage: v.optional(UsageSchema),
 });
 
@@ -32,17 +37,13 @@ export const UpstreamEventSchema = v.variant("type", [
     b64_json: v.string(),
     partial_image_index: v.optional(v.number()),
     created_at: v.optional(v.number()),
-    size: v.optional(v.string()),
-    quality: v.optional(v.string()),
-    background: v.optional(v.string()),
+    ...ImageSettingsFields,
   }),
   v.looseObject({
     type: v.picklist(["image_generation.completed", "image_edit.completed"]),
     b64_json: v.string(),
     created_at: v.optional(v.number()),
-    size: v.optional(v.string()),
-    quality: v.optional(v.string()),
-    background: v.optional(v.string()),
+    ...ImageSettingsFields,
     usage: v.optional(UsageSchema),
   }),
   v.looseObject({

@@ -32,18 +32,16 @@ export function sniffFormat(bytes: Uint8Array): ImageFormat | undefined {
   return undefined;
 }
 
+const HEADER_READERS: Record<ImageFormat, (bytes: Uint8Array) => ImageInfo | undefined> = {
+  png: sniffPng,
+  jpeg: sniffJpeg,
+  webp: sniffWebp,
+};
+
 /** Format, dimensions and alpha read from the headers; undefined when the headers are not readable. */
 export function sniffImage(bytes: Uint8Array): ImageInfo | undefined {
-  switch (sniffFormat(bytes)) {
-    case "png":
-      return sniffPng(bytes);
-    case "jpeg":
-      return sniffJpeg(bytes);
-    case "webp":
-      return sniffWebp(bytes);
-    case undefined:
-      return undefined;
-  }
+  const format = sniffFormat(bytes);
+  return format === undefined ? undefined : HEADER_READERS[format](bytes);
 }
 
 function sniffPng(b: Uint8Array): ImageInfo | undefined {

@@ -10,16 +10,15 @@ const u32le = (b: Uint8Array, at: number) =>
   ((b[at] ?? 0) | ((b[at + 1] ?? 0) << 8) | ((b[at + 2] ?? 0) << 16)) + (b[at + 3] ?? 0) * 16777216;
 const ascii = (b: Uint8Array, at: number, len: number) => String.fromCharCode(...b.subarray(at, at + len));
 
+const WALKERS: Record<ImageFormat, (bytes: Uint8Array) => string | undefined> = {
+  png: pngProblem,
+  jpeg: jpegProblem,
+  webp: webpProblem,
+};
+
 /** What is wrong with the file's structure, or undefined when it is whole. */
 export function structureProblem(bytes: Uint8Array, format: ImageFormat): string | undefined {
-  switch (format) {
-    case "png":
-      return pngProblem(bytes);
-    case "jpeg":
-      return jpegProblem(bytes);
-    case "webp":
-      return webpProblem(bytes);
-  }
+  return WALKERS[format](bytes);
 }
 
 function pngProblem(b: Uint8Array): string | undefined {

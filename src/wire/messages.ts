@@ -5,7 +5,7 @@
 import * as v from "valibot";
 import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
-import { checkSampling, JsonObject, PositiveInt, requireObject, Temperature, TopP } from "./text-fields.ts";
+import { checkSampling, JsonObject, PositiveInt, requireObject, SamplingFields } from "./text-fields.ts";
 
 /** The version SPEC.md names; SDKs send later dates, which are accepted and passed on. */
 export const DEFAULT_VERSION = "2023-06-01";
@@ -67,8 +67,7 @@ const Common = {
 export const MessagesRequestSchema = v.looseObject({
   ...Common,
   max_tokens: PositiveInt,
-  temperature: Temperature,
-  top_p: TopP,
+  ...SamplingFields,
   stream: v.optional(v.boolean()),
 });
 export const CountTokensRequestSchema = v.looseObject(Common);

@@ -2,15 +2,7 @@
 // are kept for a same-protocol upstream) and its decode; its conversions to the internal form are
 // in translate/responses-request.ts.
 import * as v from "valibot";
-import {
-  decodeOpenAIText,
-  Effort,
-  JsonObject,
-  PositiveInt,
-  ResponseFormat,
-  Temperature,
-  TopP,
-} from "./text-fields.ts";
+import * as fields from "./text-fields.ts";
 
 const Part = v.looseObject({ type: v.string() });
 const Content = v.union([v.string(), v.array(Part)]);
@@ -44,14 +36,14 @@ const NestedTool = v.looseObject({
   function: v.looseObject({
     name: v.string(),
     description: v.optional(v.string()),
-    parameters: v.optional(v.nullable(JsonObject)),
+    parameters: v.optional(v.nullable(fields.JsonObject)),
   }),
 });
 const FlatTool = v.looseObject({
   type: v.literal("function"),
   name: v.string(),
   description: v.optional(v.nullable(v.string())),
-  parameters: v.optional(v.nullable(JsonObject)),
+  parameters: v.optional(v.nullable(fields.JsonObject)),
 });
 const OtherTool = v.looseObject({
   type: v.pipe(
@@ -60,7 +52,11 @@ const OtherTool = v.looseObject({
   ),
 });
 
-const SchemaFormat = v.looseObject({ type: v.literal("json_schema"), name: v.string(), schema: JsonObject });
+const SchemaFormat = v.looseObject({
+  type: v.literal("json_schema"),
+  name: v.string(),
+  schema: fields.JsonObject,
+});
 const TextFormat = v.union([
   v.looseObject({ type: v.literal("text") }),
   v.looseObject({ type: v.literal("json_object") }),
@@ -71,13 +67,12 @@ export const ResponsesRequestSchema = v.looseObject({
   model: v.string(),
   input: v.union([v.string(), v.array(InputItem)]),
   instructions: v.optional(v.nullable(v.string())),
-  temperature: Temperature,
-  top_p: TopP,
-  max_output_tokens: v.optional(v.nullable(PositiveInt)),
+  ...fields.SamplingFields,
+  max_output_tokens: v.optional(v.nullable(fields.PositiveInt)),
   reasoning: v.optional(
     v.nullable(
       v.looseObject({
-        effort: v.optional(v.nullable(Effort)),
+        effort: v.optional(v.nullable(fields.Effort)),
         summary: v.optional(v.nullable(v.string())),
       }),
     ),
@@ -85,7 +80,7 @@ export const ResponsesRequestSchema = v.looseObject({
   stream: v.optional(v.nullable(v.boolean())),
   tools: v.optional(v.nullable(v.array(v.union([NestedTool, FlatTool, OtherTool])))),
   /** The cap on hosted tool calls, which admission reserves for (src/billing/cost.ts rule 7). */
-  max_tool_calls: v.optional(v.nullable(PositiveInt)),
+  max_tool_calls: v.optional(v.nullable(fields.PositiveInt)),
   tool_choice: v.optional(
     v.nullable(
       v.union([
@@ -95,14 +90,14 @@ export const ResponsesRequestSchema = v.looseObject({
     ),
   ),
   text: v.optional(v.nullable(v.looseObject({ format: v.optional(v.nullable(TextFormat)) }))),
-  response_format: ResponseFormat,
+  response_format: fields.ResponseFormat,
 });
 
 export type ResponsesRequest = v.InferOutput<typeof ResponsesRequestSchema>;
 
 /** Checks a parsed JSON body: misplaced reasoning field (400 upstream_error), shape (400), ranges (422). */
 export function decodeResponsesRequest(json: unknown): ResponsesRequest {
-  return decodeOpenAIText(ResponsesRequestSchema, json, {
+  return fields.decodeOpenAIText(ResponsesRequestSchema, json, {
     field: "reasoning_effort",
     hint: 'on /v1/responses the effort is nested: send `"reasoning": {"effort": "high"}`.',
   });

@@ -21,8 +21,11 @@ export const ResponseFormat = v.optional(
     }),
   ),
 );
-export const Temperature = v.optional(v.nullable(v.number()));
-export const TopP = v.optional(v.nullable(v.number()));
+/** The sampling fields every text protocol takes, under the same names (ranges: checkSampling). */
+export const SamplingFields = {
+  temperature: v.optional(v.nullable(v.number())),
+  top_p: v.optional(v.nullable(v.number())),
+};
 export const PositiveInt = v.pipe(v.number(), v.integer("expected a whole number"), v.minValue(1));
 
 /** Reasoning effort values the OpenAI protocols know (SPEC names low … xhigh; SDKs send the rest). */

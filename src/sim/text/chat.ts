@@ -2,14 +2,11 @@
 // WIRE.md §2.3 (role chunk, content or tool-call chunks, finish chunk, usage chunk, [DONE]).
 import type { ChatRequest } from "../../wire/chat.ts";
 import type { SimEvent } from "./pace.ts";
-import type { SimPlan } from "./plan.ts";
+import { endReason, type SimPlan } from "./plan.ts";
 
 type Obj = Record<string, unknown>;
 
-function finishReason(plan: SimPlan): string {
-  if (plan.stop === "length") return "length";
-  return plan.toolCall ? "tool_calls" : "stop";
-}
+const FINISH_REASONS = { length: "length", toolCall: "tool_calls", end: "stop" };
 
 function usageOf(plan: SimPlan): Obj {
   return {
@@ -44,7 +41,7 @@ export function chatCompletion(req: ChatRequest, plan: SimPlan, created: number)
     object: "chat.completion",
     created,
     model: req.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(plan) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: endReason(plan, FINISH_REASONS) }],
     usage: usageOf(plan),
     service_tier: "default",
     system_fingerprint: "fp_modelgate_sim",
@@ -87,7 +84,7 @@ export function chatEvents(req: ChatRequest, plan: SimPlan, created: number): Si
   } else {
     for (const piece of plan.text) events.push(chunk({ content: piece }, 1));
   }
-  events.push(chunk({}, 0, finishReason(plan)));
+  events.push(chunk({}, 0, endReason(plan, FINISH_REASONS)));
   if (req.stream_options?.include_usage === true) {
     events.push({ name: undefined, data: { ...head, choices: [], usage: usageOf(plan) }, tokens: 0 });
   }

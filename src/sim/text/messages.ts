@@ -2,14 +2,11 @@
 // (message_start, content blocks with their deltas, message_delta with usage, message_stop).
 import type { MessagesRequest } from "../../wire/messages.ts";
 import type { SimEvent } from "./pace.ts";
-import type { SimPlan } from "./plan.ts";
+import { endReason, type SimPlan } from "./plan.ts";
 
 type Obj = Record<string, unknown>;
 
-function stopReason(plan: SimPlan): string {
-  if (plan.stop === "length") return "max_tokens";
-  return plan.toolCall ? "tool_use" : "end_turn";
-}
+const STOP_REASONS = { length: "max_tokens", toolCall: "tool_use", end: "end_turn" };
 
 function parseArgs(text: string): unknown {
   try {
@@ -49,7 +46,7 @@ export function messageObject(req: MessagesRequest, plan: SimPlan): Obj {
     role: "assistant",
     model: req.model,
     content: blocks(plan),
-    stop_reason: stopReason(plan),
+    stop_reason: endReason(plan, STOP_REASONS),
     stop_sequence: null,
     usage: usageOf(plan, plan.outputTokens),
   };
@@ -104,7 +101,7 @@ export function messagesEvents(req: MessagesRequest, plan: SimPlan): SimEvent[] 
     ev("message_start", { message: start }),
     ...blockEvents(plan),
     ev("message_delta", {
-      delta: { stop_reason: stopReason(plan), stop_sequence: null },
+      delta: { stop_reason: endReason(plan, STOP_REASONS), stop_sequence: null },
       usage: { ...usageOf(plan, plan.outputTokens), service_tier: undefined },
     }),
     ev("message_stop", {}),

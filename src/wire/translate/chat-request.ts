@@ -14,7 +14,13 @@ import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool, TextView } from ".
 import { appendParts, contentAsText, contentParts, textOf } from "./messages-ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 import { contentText, joinText, toolsText } from "./prompt-text.ts";
-import { effortForBudget, openaiEffort, strictFor, toolChoiceOf } from "./responses-request.ts";
+import {
+  effortForBudget,
+  openaiEffort,
+  openaiRequestFields,
+  strictFor,
+  toolChoiceOf,
+} from "./responses-request.ts";
 
 function formatOf(format: ChatRequest["response_format"]): IrFormat | undefined {
   if (format?.type === "json_schema" && format.json_schema?.schema) {
@@ -111,21 +117,14 @@ export function readChatRequest(request: ChatRequest): IrRequest {
   const messages: IrMessage[] = [];
   for (const m of request.messages) readMessage(messages, system, m);
   return {
-    model: request.model,
+    ...openaiRequestFields(request),
     system,
     messages,
     tools: toolsOf(request.tools),
-    toolChoice: toolChoiceOf(request.tool_choice),
-    parallelToolCalls:
-      typeof request.parallel_tool_calls === "boolean" ? request.parallel_tool_calls : undefined,
     format: formatOf(request.response_format),
     maxTokens: request.max_completion_tokens ?? request.max_tokens ?? undefined,
-    temperature: request.temperature ?? undefined,
-    topP: request.top_p ?? undefined,
     stop: stopOf(request.stop),
     reasoning: reasoningOf(request),
-    promptCacheKey: str(obj(request).prompt_cache_key),
-    stream: request.stream === true,
   };
 }
 

@@ -1,7 +1,7 @@
 // The public entry of the conversions between the three text protocols and the internal form
 // (../text-form.ts; their contract in convert.ts): request heads and bodies, complete answers, and
-// stream readers / writers. Every protocol pair goes through the internal form; each switch is
-// exhaustive over TextProtocol, so a new protocol must decide here.
+// stream readers / writers. Every protocol pair goes through the internal form; each table is a
+// Record over TextProtocol (the writers' switch must return), so a new protocol must decide here.
 import type { IrReply, IrRequest, TextProtocol } from "../text-form.ts";
 import { ChatReader, ChatWriter, readChatReply } from "./chat-reply.ts";
 import { writeChatRequest } from "./chat-request.ts";
@@ -17,38 +17,36 @@ export { readChatRequest, viewOfChat } from "./chat-request.ts";
 export { readMessagesRequest, viewOfMessages } from "./messages-request.ts";
 export { readResponsesRequest, viewOfResponses } from "./responses-request.ts";
 
+const REQUEST_WRITERS: Record<TextProtocol, (ir: IrRequest, model: string, defaultMaxTokens: number) => Obj> =
+  {
+    responses: writeResponsesRequest,
+    chat: writeChatRequest,
+    messages: writeMessagesRequest,
+  };
+
 /** The request body in `to` for the internal form; `defaultMaxTokens` fills Messages' required cap. */
 export function writeRequest(to: TextProtocol, ir: IrRequest, model: string, defaultMaxTokens: number): Obj {
-  switch (to) {
-    case "responses":
-      return writeResponsesRequest(ir, model);
-    case "chat":
-      return writeChatRequest(ir, model);
-    case "messages":
-      return writeMessagesRequest(ir, model, defaultMaxTokens);
-  }
+  return REQUEST_WRITERS[to](ir, model, defaultMaxTokens);
 }
+
+const REPLY_READERS: Record<TextProtocol, (json: Obj) => IrReply> = {
+  responses: readResponsesReply,
+  chat: readChatReply,
+  messages: readMessagesReply,
+};
 
 export function readReply(from: TextProtocol, json: Obj): IrReply {
-  switch (from) {
-    case "responses":
-      return readResponsesReply(json);
-    case "chat":
-      return readChatReply(json);
-    case "messages":
-      return readMessagesReply(json);
-  }
+  return REPLY_READERS[from](json);
 }
 
+const STREAM_READERS: Record<TextProtocol, () => ReplyReader> = {
+  responses: () => new ResponsesReader(),
+  chat: () => new ChatReader(),
+  messages: () => new MessagesReader(),
+};
+
 export function replyReader(from: TextProtocol): ReplyReader {
-  switch (from) {
-    case "responses":
-      return new ResponsesReader();
-    case "chat":
-      return new ChatReader();
-    case "messages":
-      return new MessagesReader();
-  }
+  return STREAM_READERS[from]();
 }
 
 /**
@@ -63,6 +61,7 @@ export function replyWriter(
   request?: Obj,
   usageChunk = true,
 ): ReplyWriter {
+  // A switch, not a table: each writer takes other arguments. It must return, so it stays exhaustive.
   switch (to) {
     case "responses":
       return new ResponsesWriter(model, request);

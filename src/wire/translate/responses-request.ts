@@ -10,6 +10,7 @@
 // Writing follows the published schema, not the live API's tolerance: assistant text as string
 // content, reasoning items only with their id, max_output_tokens at least 16, `strict` only when
 // the client asked for it or the schema qualifies.
+import type { ChatRequest } from "../chat.ts";
 import type { ResponsesRequest } from "../responses.ts";
 import type { IrFormat, IrMessage, IrPart, IrRequest, IrTool, IrToolChoice, TextView } from "../text-form.ts";
 import { isStrictCompatible } from "./json-schema.ts";
@@ -160,19 +161,31 @@ export function readResponsesRequest(request: ResponsesRequest): IrRequest {
   if (typeof request.input === "string") appendParts(messages, "user", contentParts(request.input));
   else for (const item of request.input) readItem(messages, system, obj(item));
   return {
-    model: request.model,
+    ...openaiRequestFields(request),
     system,
     messages,
     tools: toolsOf(request.tools),
+    format: formatOf(request),
+    maxTokens: request.max_output_tokens ?? undefined,
+    stop: [],
+    reasoning: reasoningOf(request),
+  };
+}
+
+/** The internal fields both OpenAI protocols (Chat and Responses) send under the same names. */
+export function openaiRequestFields(
+  request: ChatRequest | ResponsesRequest,
+): Pick<
+  IrRequest,
+  "model" | "toolChoice" | "parallelToolCalls" | "temperature" | "topP" | "promptCacheKey" | "stream"
+> {
+  return {
+    model: request.model,
     toolChoice: toolChoiceOf(request.tool_choice),
     parallelToolCalls:
       typeof request.parallel_tool_calls === "boolean" ? request.parallel_tool_calls : undefined,
-    format: formatOf(request),
-    maxTokens: request.max_output_tokens ?? undefined,
     temperature: request.temperature ?? undefined,
     topP: request.top_p ?? undefined,
-    stop: [],
-    reasoning: reasoningOf(request),
     promptCacheKey: str(obj(request).prompt_cache_key),
     stream: request.stream === true,
   };
