@@ -1,9 +1,10 @@
-// `modelgate usage`: totals of requests, tokens, generations and cost from the usage records,
-// optionally filtered by key, account and time, grouped by any of key, account, model and billing
-// day, printed as a table, JSON or CSV (for invoices and reconciliation against provider bills).
+// `modelgate usage`: totals of requests, tokens, generations, hosted tool calls and cost from the
+// usage records, optionally filtered by key, account and time, grouped by any of key, account,
+// model and billing day, printed as a table, JSON or CSV (for invoices and reconciliation against
+// provider bills).
 import * as v from "valibot";
 import { formatUsd } from "../base/money.ts";
-import type { UsageTotals } from "../store/usage.ts";
+import { PRICED_TOOLS, type UsageTotals } from "../store/usage.ts";
 import { describeIssues } from "../validation.ts";
 import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
 import { DIMENSIONS, type Dimension, groupedTotals, toCsv } from "./usage-groups.ts";
@@ -63,7 +64,13 @@ const Flags = v.object({
   format: v.optional(v.picklist(["table", "csv", "json"], "expected table, csv or json")),
 });
 
-/** A row: the grouping values (when grouped), then the totals; cost as exact USD and nano-USD. */
+/** The column of a priced hosted tool's calls (`web_search_calls`, …). */
+const toolColumn = (tool: string): string => `${tool}_calls`;
+
+/**
+ * A row: the grouping values (when grouped), then the totals, each priced hosted tool's calls;
+ * cost as exact USD and nano-USD.
+ */
 export function usageRow(
   row: UsageTotals,
   groups: Partial<Record<Dimension, string>> = {},
@@ -77,6 +84,7 @@ export function usageRow(
     output_tokens: row.outputTokens,
     reasoning_tokens: row.reasoningTokens,
     generations: row.generations,
+    ...Object.fromEntries(PRICED_TOOLS.map((tool) => [toolColumn(tool), row.toolCalls[tool]])),
     cost_usd: formatUsd(row.costNanos),
     cost_nanos: row.costNanos,
   };
@@ -90,6 +98,7 @@ const ZERO: UsageTotals = {
   outputTokens: 0,
   reasoningTokens: 0,
   generations: 0,
+  toolCalls: { web_search: 0, file_search: 0, web_fetch: 0 },
   costNanos: 0 as UsageTotals["costNanos"],
 };
 
@@ -120,10 +129,12 @@ export async function usageCommand(args: string[]): Promise<void> {
     const format = f.format ?? (values.json ? "json" : "table");
     if (format === "json") console.log(JSON.stringify(view));
     else if (format === "csv") process.stdout.write(toCsv(view, Object.keys(usageRow(ZERO, {}, dims))));
-    else
-      console.log(
-        table(view, [...dims, "requests", "input_tokens", "output_tokens", "generations", "cost_usd"]),
-      );
+    else {
+      // The table shows a tool's column only when some row called it; CSV and JSON always have all.
+      const tools = PRICED_TOOLS.filter((tool) => rows.some((row) => row.totals.toolCalls[tool] > 0));
+      const columns = [...dims, "requests", "input_tokens", "output_tokens", "generations"];
+      console.log(table(view, [...columns, ...tools.map(toolColumn), "cost_usd"]));
+    }
   } finally {
     await store.close();
   }

@@ -12,6 +12,8 @@ import type * as pg from "./schema-pg.ts";
 import type { Account, KeyRecord, NewKey } from "./store.ts";
 import {
   CREDITED_META,
+  PRICED_TOOLS,
+  type PricedTool,
   REVISION_META,
   type SeedFigures,
   type UsageFilter as TotalsFilter,
@@ -221,9 +223,17 @@ export function totalsGroup(
   return sql<null>`NULL`;
 }
 
-/** The columns of `modelgate usage` totals, grouped by `group` (a dialect's SQL expression). */
-export function totalsFields(u: Either<"usageRecords">, group: SQL<string | null>) {
+/** A dialect's SQL for one tool's call count in a record's `tool_calls` JSON (NULL when absent). */
+export type ToolCount = (toolCalls: SQLWrapper, tool: PricedTool) => SQL;
+
+/**
+ * The columns of `modelgate usage` totals, grouped by `group` (a dialect's SQL expression), with
+ * each priced hosted tool's calls summed from the records' JSON by the dialect's `toolCount`.
+ */
+export function totalsFields(u: Either<"usageRecords">, group: SQL<string | null>, toolCount: ToolCount) {
   const sum = (column: SQLWrapper) => sql<number>`coalesce(sum(${column}), 0)`.mapWith(Number);
+  const tools = Object.fromEntries(PRICED_TOOLS.map((tool) => [tool, sum(toolCount(u.toolCalls, tool))]));
+  // `g` first: the stores group and order by column 1.
   return {
     g: group,
     requests: sql<number>`count(*)`.mapWith(Number),
@@ -233,6 +243,7 @@ export function totalsFields(u: Either<"usageRecords">, group: SQL<string | null
     reasoning: sum(u.reasoningTokens),
     generations: sum(u.generations),
     cost: sum(u.costNanos),
+    ...(tools as Record<PricedTool, SQL<number>>),
   };
 }
 
@@ -248,16 +259,18 @@ export function totalsWhere(u: Either<"usageRecords">, accounts: Either<"account
   );
 }
 
-export function toTotals(r: {
-  g: string | null;
-  requests: number;
-  input: number;
-  cached: number;
-  output: number;
-  reasoning: number;
-  generations: number;
-  cost: number;
-}): UsageTotals {
+export function toTotals(
+  r: {
+    g: string | null;
+    requests: number;
+    input: number;
+    cached: number;
+    output: number;
+    reasoning: number;
+    generations: number;
+    cost: number;
+  } & Record<PricedTool, number>,
+): UsageTotals {
   return {
     group: r.g === null || r.g === undefined ? null : String(r.g),
     requests: r.requests,
@@ -266,6 +279,7 @@ export function toTotals(r: {
     outputTokens: r.output,
     reasoningTokens: r.reasoning,
     generations: r.generations,
+    toolCalls: Object.fromEntries(PRICED_TOOLS.map((tool) => [tool, r[tool]])) as Record<PricedTool, number>,
     costNanos: nanos(r.cost),
   };
 }

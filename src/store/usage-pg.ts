@@ -21,6 +21,7 @@ import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
 import {
   creditedJoin,
   seedFieldsOf,
+  type ToolCount,
   toSeedFigures,
   toTotals,
   totalsFields,
@@ -74,6 +75,13 @@ export function journalId(journalPath: string): string {
 /** YYYY-MM-DD (UTC) of epoch seconds. */
 export const pgDay = (seconds: SQL): SQL =>
   sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`;
+
+/**
+ * A tool's call count in the record's `tool_calls` JSON text. The key is a literal from the fixed
+ * tool list: a bound parameter would leave `->>` ambiguous between its text and integer forms.
+ */
+const pgToolCount: ToolCount = (toolCalls, tool) =>
+  sql`((${toolCalls})::jsonb ->> ${sql.raw(`'${tool}'`)})::bigint`;
 
 export class PgUsageStore implements UsageStore {
   readonly #db: PgDb;
@@ -241,7 +249,7 @@ export class PgUsageStore implements UsageStore {
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
     const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, pgDay);
     const query = this.#db
-      .select(totalsFields(usageRecords, group))
+      .select(totalsFields(usageRecords, group, pgToolCount))
       .from(usageRecords)
       .where(totalsWhere(usageRecords, accounts, filter))
       .$dynamic();

@@ -18,6 +18,7 @@ import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
 import {
   creditedJoin,
   seedFieldsOf,
+  type ToolCount,
   toSeedFigures,
   toTotals,
   totalsFields,
@@ -118,6 +119,9 @@ export function metaValue(db: BunSQLiteDatabase, name: string): number {
 export const WRITE = { behavior: "immediate" } as const;
 
 export const sqliteDay = (seconds: SQL): SQL => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`;
+
+/** A tool's call count in the record's `tool_calls` JSON text. */
+const sqliteToolCount: ToolCount = (toolCalls, tool) => sql`json_extract(${toolCalls}, ${`$.${tool}`})`;
 
 export class SqliteUsageStore implements UsageStore {
   readonly #db: BunSQLiteDatabase;
@@ -245,7 +249,7 @@ export class SqliteUsageStore implements UsageStore {
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
     const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, sqliteDay);
     const query = this.#db
-      .select(totalsFields(usageRecords, group))
+      .select(totalsFields(usageRecords, group, sqliteToolCount))
       .from(usageRecords)
       .where(totalsWhere(usageRecords, accounts, filter))
       .$dynamic();

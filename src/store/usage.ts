@@ -102,6 +102,8 @@ export interface UsageTotals {
   outputTokens: number;
   reasoningTokens: number;
   generations: number;
+  /** Calls of each priced hosted tool (0 for a tool not called). */
+  toolCalls: Record<PricedTool, number>;
   costNanos: Nanos;
 }
 

@@ -253,3 +253,31 @@ describe("unpriced hosted tools", () => {
     expect((upstream.last().json as { tools: unknown }).tools).toEqual(body.tools);
   });
 });
+
+describe("modelgate usage", () => {
+  test("totals each priced tool's calls from the stored records, in JSON, CSV and the table", async () => {
+    await recordsOf("hosted-"); // the tests above have stored their records
+    const stored = db.query("SELECT tool_calls FROM usage_records").all() as { tool_calls: string | null }[];
+    const expected = { web_search: 0, file_search: 0, web_fetch: 0 };
+    for (const { tool_calls } of stored) {
+      const calls = JSON.parse(tool_calls ?? "{}") as Partial<typeof expected>;
+      for (const tool of Object.keys(expected) as (keyof typeof expected)[])
+        expected[tool] += calls[tool] ?? 0;
+    }
+    expect(expected.web_search).toBeGreaterThan(0);
+    const json = await gw.cli(["usage", "--format", "json"]);
+    expect(json.code).toBe(0);
+    const [total] = JSON.parse(json.stdout) as Record<string, number>[];
+    expect(total).toMatchObject({
+      web_search_calls: expected.web_search,
+      file_search_calls: expected.file_search,
+      web_fetch_calls: expected.web_fetch,
+    });
+    const csv = await gw.cli(["usage", "--format", "csv"]);
+    expect(csv.stdout.split("\r\n")[0]).toContain("web_search_calls,file_search_calls,web_fetch_calls");
+    // The table shows only the tools that were called.
+    const table = await gw.cli(["usage"]);
+    expect(table.stdout).toContain("WEB_SEARCH_CALLS");
+    expect(table.stdout).not.toContain("FILE_SEARCH_CALLS");
+  });
+});

@@ -91,6 +91,9 @@ describe("modelgate usage export", () => {
       "output_tokens",
       "reasoning_tokens",
       "generations",
+      "web_search_calls",
+      "file_search_calls",
+      "web_fetch_calls",
       "cost_usd",
       "cost_nanos",
     ]);

@@ -242,6 +242,24 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("usage: totals sum each priced hosted tool's calls from the records, 0 for a tool never called", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      await store.usage.commit([
+        usageRecord(account.id, { requestId: "t1", toolCalls: { web_search: 2 } }),
+        usageRecord(account.id, { requestId: "t2", toolCalls: { web_search: 1, web_fetch: 3 } }),
+        usageRecord(account.id, { requestId: "t3", model: "modelz-2" }),
+      ]);
+      const [total] = await store.usage.totals({});
+      expect(total?.toolCalls).toEqual({ web_search: 3, file_search: 0, web_fetch: 3 });
+      const byModel = await store.usage.totals({}, "model");
+      expect(byModel.map((t) => [t.group, t.toolCalls])).toEqual([
+        ["modelx-1", { web_search: 3, file_search: 0, web_fetch: 3 }],
+        ["modelz-2", { web_search: 0, file_search: 0, web_fetch: 0 }],
+      ]);
+      await store.close();
+    });
+
     test("admin: tokens, audit, key edits, usage aggregates, recent requests, channels and deliveries", async () => {
       const store = await open();
       const admin = store.admin;
