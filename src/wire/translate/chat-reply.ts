@@ -5,6 +5,10 @@
 // Drop rule (README "Translation"): Chat has no thinking in its answer; thinking text and
 // signatures from another protocol are dropped (reasoning tokens still appear in
 // completion_tokens_details). A non-standard `reasoning_content` from an upstream is read as thinking.
+// Hold rule: a Chat stream may interleave its parts (arguments of call 0 after call 1 started, text
+// after a call began), while the internal events keep one part open at a time (Messages blocks are
+// strictly sequential). Once a tool call is open it stays open and streams live; any part that would
+// close it is held back whole and emitted complete, in first-arrival order, when the answer ends.
 import { sseEvent, sseJson } from "../sse.ts";
 import {
   type IrEvent,
@@ -53,7 +57,13 @@ export function readChatReply(json: Obj): IrReply {
 export class ChatReader extends JsonReplyReader {
   #started = false;
   #next = 0;
+  /** The part streaming live. */
   #open: number | undefined;
+  #openIsTool = false;
+  /** The part begun last, live or held: text, reasoning or refusal continue it only if it is theirs. */
+  #last: number | undefined;
+  /** Parts begun while a tool call was open, with their events so far, in first-arrival order. */
+  readonly #held = new Map<number, IrEvent[]>();
   #text: number | undefined;
   #refusal: number | undefined;
   #thinking: number | undefined;
@@ -68,7 +78,11 @@ export class ChatReader extends JsonReplyReader {
   protected event(_name: string | undefined, chunk: Obj): IrEvent[] {
     if (chunk.error !== undefined) {
       this.done = true;
-      return [{ type: "error", message: str(obj(chunk.error).message) ?? "The upstream reported an error." }];
+      const message = str(obj(chunk.error).message) ?? "The upstream reported an error.";
+      // Held parts reach the client whole before the error, never half-built after it.
+      const out = this.#held.size > 0 ? this.#release() : [];
+      out.push({ type: "error", message });
+      return out;
     }
     const out: IrEvent[] = [];
     if (!this.#started) {
@@ -80,34 +94,49 @@ export class ChatReader extends JsonReplyReader {
     const delta = obj(choice.delta);
     const thinking = str(delta.reasoning_content) ?? str(delta.reasoning);
     if (thinking) {
-      // A part closed by another (text after a tool call) is not reopened: a new part starts.
-      if (this.#thinking === undefined || this.#open !== this.#thinking)
+      // A part another one followed (text after a tool call) is not continued: a new part starts.
+      if (this.#thinking === undefined || this.#last !== this.#thinking)
         this.#thinking = this.#begin(out, { type: "thinking" });
-      out.push({ type: "thinking", index: this.#thinking, text: thinking });
+      this.#emit(out, { type: "thinking", index: this.#thinking, text: thinking });
     }
     const content = str(delta.content);
     if (content) {
-      if (this.#text === undefined || this.#open !== this.#text)
+      if (this.#text === undefined || this.#last !== this.#text)
         this.#text = this.#begin(out, { type: "text" });
-      out.push({ type: "text", index: this.#text, text: content });
+      this.#emit(out, { type: "text", index: this.#text, text: content });
     }
     const refusal = str(delta.refusal);
     if (refusal) {
-      if (this.#refusal === undefined || this.#open !== this.#refusal)
+      if (this.#refusal === undefined || this.#last !== this.#refusal)
         this.#refusal = this.#begin(out, { type: "refusal" });
-      out.push({ type: "text", index: this.#refusal, text: refusal });
+      this.#emit(out, { type: "text", index: this.#refusal, text: refusal });
     }
     for (const raw of arr(delta.tool_calls)) this.#toolDelta(out, obj(raw));
     if (choice.finish_reason) this.#stop = stopFromChat(choice.finish_reason);
     return out;
   }
 
+  /** Starts a part: live, closing the open one, unless a tool call is open; then it is held. */
   #begin(out: IrEvent[], part: Extract<IrEvent, { type: "part_start" }>["part"]): number {
-    if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
     const index = this.#next++;
+    this.#last = index;
+    const start: IrEvent = { type: "part_start", index, part };
+    if (this.#openIsTool) {
+      this.#held.set(index, [start]);
+      return index;
+    }
+    if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
     this.#open = index;
-    out.push({ type: "part_start", index, part });
+    this.#openIsTool = part.type === "tool_call";
+    out.push(start);
     return index;
+  }
+
+  /** A part's content event: to the client now if its part is live, else kept with its held part. */
+  #emit(out: IrEvent[], event: Extract<IrEvent, { index: number }>): void {
+    const held = this.#held.get(event.index);
+    if (held === undefined) out.push(event);
+    else held.push(event);
   }
 
   #toolDelta(out: IrEvent[], call: Obj): void {
@@ -123,13 +152,23 @@ export class ChatReader extends JsonReplyReader {
       this.#tools.set(key, index);
     }
     const args = str(fn.arguments);
-    if (args) out.push({ type: "arguments", index, json: args });
+    if (args) this.#emit(out, { type: "arguments", index, json: args });
+  }
+
+  /** Stops the open part, then emits each held part complete; nothing is open afterwards. */
+  #release(): IrEvent[] {
+    const out: IrEvent[] = [];
+    if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
+    for (const [index, events] of this.#held) out.push(...events, { type: "part_stop", index });
+    this.#held.clear();
+    this.#open = undefined;
+    this.#openIsTool = false;
+    return out;
   }
 
   #finish(): IrEvent[] {
     this.done = true;
-    const out: IrEvent[] = [];
-    if (this.#open !== undefined) out.push({ type: "part_stop", index: this.#open });
+    const out = this.#release();
     const stop = this.#stop ?? "end";
     out.push({ type: "finish", stop, stopSequence: undefined, usage: this.#usage ?? ZERO_USAGE });
     return out;
