@@ -6,7 +6,7 @@
 // missed).
 import type { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
-import type { PgDb } from "./pg-keys.ts";
+import type { PgDb } from "./pg-db.ts";
 import { storeMeta } from "./schema-pg.ts";
 import { REVISION_META } from "./usage.ts";
 

@@ -5,13 +5,14 @@ import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import type { Nanos } from "../types.ts";
-import { PgAdminStore } from "./admin-pg.ts";
+import { DrizzleStore } from "./drizzle-store.ts";
 import { embeddedMigrations } from "./migrations.ts";
-import { isUniqueViolation, type PgDb, pgKeyColumns, selectPgKeys } from "./pg-keys.ts";
+import { isUniqueViolation, type PgDb } from "./pg-db.ts";
+import { pgDialect } from "./pg-dialect.ts";
 import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
-import { newKeyRow, toAccount, toKeyRecord } from "./shapes.ts";
-import type { Account, AuthKeyRecord, Group, KeyRecord, KeyStatus, NewKey, Store } from "./store.ts";
+import { newKeyRow, toAccount } from "./shapes.ts";
+import type { Account, Group, KeyRecord, NewKey, Store } from "./store.ts";
 import { StoreError } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { PgUsageStore } from "./usage-pg.ts";
@@ -35,22 +36,22 @@ export function openPgStore(url: string, options: PgStoreOptions): PgStore {
   return new PgStore(url, client, options.journalSeqName);
 }
 
-export class PgStore implements Store {
+export class PgStore extends DrizzleStore implements Store {
   readonly #url: string;
   readonly #client: SQL;
   /** The connection holding this serving node's advisory lock (claimNode). */
   #nodeLock: SQL | undefined;
   readonly #db: PgDb;
-  readonly admin: PgAdminStore;
   readonly usage: PgUsageStore;
   readonly #revision;
 
   constructor(url: string, client: SQL, journalSeqName: () => string) {
+    const db = drizzle({ client }) as unknown as PgDb;
+    super(pgDialect(db));
     this.#url = url;
     this.#client = client;
-    this.#db = drizzle({ client }) as unknown as PgDb;
-    this.admin = new PgAdminStore(this.#db);
-    this.usage = new PgUsageStore(this.#db, journalSeqName);
+    this.#db = db;
+    this.usage = new PgUsageStore(db, journalSeqName);
     this.#revision = this.#db
       .select({ value: storeMeta.value })
       .from(storeMeta)
@@ -164,10 +165,6 @@ export class PgStore implements Store {
     });
   }
 
-  async listAccounts(): Promise<Account[]> {
-    return (await this.#db.select().from(accounts).orderBy(accounts.id)).map(toAccount);
-  }
-
   async setGroup(name: string, modelPatterns: string[]): Promise<Group> {
     return this.#change(async (tx) => {
       const [row] = await tx
@@ -178,13 +175,6 @@ export class PgStore implements Store {
       if (row === undefined) throw new Error(`group "${name}" was not stored`);
       return { id: row.id, name: row.name, modelPatterns: row.modelPatterns };
     });
-  }
-
-  async listGroups(): Promise<Group[]> {
-    return this.#db
-      .select({ id: groups.id, name: groups.name, modelPatterns: groups.modelPatterns })
-      .from(groups)
-      .orderBy(groups.id);
   }
 
   async createKey(key: NewKey): Promise<KeyRecord> {
@@ -199,40 +189,6 @@ export class PgStore implements Store {
       await tx.insert(apiKeys).values(newKeyRow(key, account.id, group.id));
     });
     return this.admin.getKey(key.id);
-  }
-
-  async listKeys(): Promise<KeyRecord[]> {
-    return (await selectPgKeys(this.#db).orderBy(apiKeys.createdAt, apiKeys.id)).map(toKeyRecord);
-  }
-
-  async setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord> {
-    await this.#change(async (tx) => {
-      const [row] = await tx
-        .update(apiKeys)
-        .set({ status })
-        .where(eq(apiKeys.id, id))
-        .returning({ id: apiKeys.id });
-      if (!row) {
-        throw new StoreError(
-          "not_found",
-          `key "${id}" does not exist; \`modelgate keys list\` shows the ids`,
-        );
-      }
-    });
-    return this.admin.getKey(id);
-  }
-
-  async loadAuthKeys(): Promise<AuthKeyRecord[]> {
-    const rows = await this.#db
-      .select({ ...pgKeyColumns, secretHash: apiKeys.secretHash, groupModelPatterns: groups.modelPatterns })
-      .from(apiKeys)
-      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .innerJoin(groups, eq(groups.id, apiKeys.groupId));
-    return rows.map((row) => ({
-      ...toKeyRecord(row),
-      secretHash: row.secretHash,
-      groupModelPatterns: row.groupModelPatterns,
-    }));
   }
 
   async touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void> {

@@ -7,6 +7,7 @@ import { and, eq, gte, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../base/money.ts";
 import type { KeyId } from "../types.ts";
 import type { KeyPatch, NewChannel, NotificationChannel, UsageFilter } from "./admin.ts";
+import type { Dialect, ToolCount } from "./dialect.ts";
 import type * as sqlite from "./schema.ts";
 import type * as pg from "./schema-pg.ts";
 import type { Account, KeyRecord, NewKey } from "./store.ts";
@@ -75,6 +76,16 @@ export function keyColumnsOf<
     createdAt: apiKeys.createdAt,
     lastUsedAt: apiKeys.lastUsedAt,
   };
+}
+
+/** Keys joined with their account and group names (keyColumnsOf), ready for a where or an order. */
+export function selectKeys({ db, tables }: Dialect) {
+  const { apiKeys, accounts, groups } = tables;
+  return db
+    .select(keyColumnsOf(apiKeys, accounts, groups))
+    .from(apiKeys)
+    .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+    .innerJoin(groups, eq(groups.id, apiKeys.groupId));
 }
 
 /** An accounts row as the Store's Account. */
@@ -223,9 +234,6 @@ export function totalsGroup(
   return sql<null>`NULL`;
 }
 
-/** A dialect's SQL for one tool's call count in a record's `tool_calls` JSON (NULL when absent). */
-export type ToolCount = (toolCalls: SQLWrapper, tool: PricedTool) => SQL;
-
 /**
  * The columns of `modelgate usage` totals, grouped by `group` (a dialect's SQL expression), with
  * each priced hosted tool's calls summed from the records' JSON by the dialect's `toolCount`.
@@ -302,15 +310,16 @@ export function aggregateFields(u: Either<"usageRecords">, bucket: SQL<string | 
  * The columns of seedFigures(): each account's balance, its credit total (`credited`, an alias of
  * store_meta joined on `credited:ID`) and the revision, in one statement so they share a snapshot.
  */
-export function seedFieldsOf<A extends Either<"accounts">, V extends SQLWrapper>(
+export function seedFieldsOf<A extends Either<"accounts">>(
   accounts: A,
   storeMeta: Either<"storeMeta">,
-  creditedValue: V,
-): { id: A["id"]; balance: A["balanceNanos"]; credited: V; revision: SQL<number> } {
+  creditedValue: SQLWrapper,
+): { id: A["id"]; balance: A["balanceNanos"]; credited: SQL<number | null>; revision: SQL<number> } {
   return {
     id: accounts.id,
     balance: accounts.balanceNanos,
-    credited: creditedValue,
+    // Left-joined: NULL for an account never credited (drizzle maps NULL to null, not through Number).
+    credited: sql<number | null>`${creditedValue}`.mapWith(Number),
     revision:
       sql<number>`(select ${storeMeta.value} from ${storeMeta} where ${storeMeta.name} = ${REVISION_META})`.mapWith(
         Number,

@@ -3,15 +3,15 @@ import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import type { Nanos } from "../types.ts";
-import { SqliteAdminStore } from "./admin-sqlite.ts";
+import { DrizzleStore } from "./drizzle-store.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
-import { newKeyRow, toAccount, toKeyRecord } from "./shapes.ts";
-import { keyColumns, selectKeys } from "./sqlite-keys.ts";
-import type { Account, AuthKeyRecord, Group, KeyRecord, KeyStatus, NewKey, Store } from "./store.ts";
+import { newKeyRow, toAccount } from "./shapes.ts";
+import { bumpSqliteRevision, metaQuery, sqliteDialect, WRITE } from "./sqlite-dialect.ts";
+import type { Account, Group, KeyRecord, NewKey, Store } from "./store.ts";
 import { StoreError } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
-import { metaQuery, SqliteUsageStore, WRITE } from "./usage-sqlite.ts";
+import { SqliteUsageStore } from "./usage-sqlite.ts";
 
 /** Opens (creating if needed) the SQLite file at `path`; `:memory:` gives a private in-memory store. */
 export function openSqliteStore(path: string): SqliteStore {
@@ -23,18 +23,18 @@ export function openSqliteStore(path: string): SqliteStore {
   return new SqliteStore(sqlite);
 }
 
-export class SqliteStore implements Store {
+export class SqliteStore extends DrizzleStore implements Store {
   readonly #sqlite: Database;
   readonly #db: BunSQLiteDatabase;
-  readonly admin: SqliteAdminStore;
   readonly usage: SqliteUsageStore;
   #revision: ReturnType<typeof metaQuery> | undefined;
 
   constructor(sqlite: Database) {
+    const db = drizzle({ client: sqlite });
+    super(sqliteDialect(db));
     this.#sqlite = sqlite;
-    this.#db = drizzle({ client: sqlite });
-    this.admin = new SqliteAdminStore(this.#db);
-    this.usage = new SqliteUsageStore(this.#db, sqlite);
+    this.#db = db;
+    this.usage = new SqliteUsageStore(db, sqlite);
   }
 
   async migrate(): Promise<void> {
@@ -72,10 +72,7 @@ export class SqliteStore implements Store {
   #change<T>(fn: (tx: BunSQLiteDatabase) => T): T {
     return this.#db.transaction((tx) => {
       const result = fn(tx as unknown as BunSQLiteDatabase);
-      tx.update(storeMeta)
-        .set({ value: sql`${storeMeta.value} + 1` })
-        .where(eq(storeMeta.name, REVISION_META))
-        .run();
+      bumpSqliteRevision(tx as unknown as BunSQLiteDatabase);
       return result;
     }, WRITE);
   }
@@ -113,10 +110,6 @@ export class SqliteStore implements Store {
     });
   }
 
-  async listAccounts(): Promise<Account[]> {
-    return this.#db.select().from(accounts).orderBy(accounts.id).all().map(toAccount);
-  }
-
   async setGroup(name: string, modelPatterns: string[]): Promise<Group> {
     return this.#change((tx) => {
       const row = tx
@@ -127,14 +120,6 @@ export class SqliteStore implements Store {
         .get();
       return { id: row.id, name: row.name, modelPatterns: row.modelPatterns };
     });
-  }
-
-  async listGroups(): Promise<Group[]> {
-    return this.#db
-      .select({ id: groups.id, name: groups.name, modelPatterns: groups.modelPatterns })
-      .from(groups)
-      .orderBy(groups.id)
-      .all();
   }
 
   async createKey(key: NewKey): Promise<KeyRecord> {
@@ -151,42 +136,7 @@ export class SqliteStore implements Store {
         .values(newKeyRow(key, account.id, group.id))
         .run();
     });
-    return this.#getKey(key.id);
-  }
-
-  async listKeys(): Promise<KeyRecord[]> {
-    return this.#keyQuery().orderBy(apiKeys.createdAt, apiKeys.id).all().map(toKeyRecord);
-  }
-
-  async setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord> {
-    this.#change((tx) => {
-      const row = tx
-        .update(apiKeys)
-        .set({ status })
-        .where(eq(apiKeys.id, id))
-        .returning({ id: apiKeys.id })
-        .get();
-      if (!row)
-        throw new StoreError(
-          "not_found",
-          `key "${id}" does not exist; \`modelgate keys list\` shows the ids`,
-        );
-    });
-    return this.#getKey(id);
-  }
-
-  async loadAuthKeys(): Promise<AuthKeyRecord[]> {
-    return this.#db
-      .select({ ...keyColumns, secretHash: apiKeys.secretHash, groupModelPatterns: groups.modelPatterns })
-      .from(apiKeys)
-      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
-      .innerJoin(groups, eq(groups.id, apiKeys.groupId))
-      .all()
-      .map((row) => ({
-        ...toKeyRecord(row),
-        secretHash: row.secretHash,
-        groupModelPatterns: row.groupModelPatterns,
-      }));
+    return this.admin.getKey(key.id);
   }
 
   async touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void> {
@@ -197,15 +147,5 @@ export class SqliteStore implements Store {
         tx.update(apiKeys).set({ lastUsedAt: at }).where(eq(apiKeys.id, id)).run();
       }
     }, WRITE);
-  }
-
-  #keyQuery() {
-    return selectKeys(this.#db);
-  }
-
-  #getKey(id: string): KeyRecord {
-    const row = this.#keyQuery().where(eq(apiKeys.id, id)).get();
-    if (!row) throw new StoreError("not_found", `key "${id}" does not exist`);
-    return toKeyRecord(row);
   }
 }

@@ -12,41 +12,15 @@
 
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { and, eq, gte, inArray, like, lt, type SQL, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/pg-core";
-import { nanos } from "../base/money.ts";
-import type { Nanos } from "../types.ts";
-import type { PgDb } from "./pg-keys.ts";
+import { and, eq, inArray, like, lt, sql } from "drizzle-orm";
+import type { PgDb } from "./pg-db.ts";
+import { pgDialect } from "./pg-dialect.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
-import {
-  creditedJoin,
-  seedFieldsOf,
-  type ToolCount,
-  toSeedFigures,
-  toTotals,
-  totalsFields,
-  totalsGroup,
-  totalsWhere,
-} from "./shapes.ts";
-import type {
-  SeedFigures,
-  UsageFilter,
-  UsageGroupBy,
-  UsageRecord,
-  UsageStore,
-  UsageTotals,
-} from "./usage.ts";
+import type { UsageRecord, UsageStore } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import { type BatchClaim, SETTLE_META, StoredBatches } from "./usage-batches.ts";
-import {
-  coveredBy,
-  debitsOf,
-  firstFreeReuse,
-  fromUsageRow,
-  INSERT_CHUNK,
-  reusedIn,
-  toUsageRow,
-} from "./usage-rows.ts";
+import { UsageReads } from "./usage-reads.ts";
+import { coveredBy, debitsOf, firstFreeReuse, INSERT_CHUNK, reusedIn, toUsageRow } from "./usage-rows.ts";
 
 /**
  * The store_meta row of one node's journal: several nodes share the database, each its own journal.
@@ -73,17 +47,7 @@ export function journalId(journalPath: string): string {
 }
 
 /** YYYY-MM-DD (UTC) of epoch seconds. */
-export const pgDay = (seconds: SQL): SQL =>
-  sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`;
-
-/**
- * A tool's call count in the record's `tool_calls` JSON text. The key is a literal from the fixed
- * tool list: a bound parameter would leave `->>` ambiguous between its text and integer forms.
- */
-const pgToolCount: ToolCount = (toolCalls, tool) =>
-  sql`((${toolCalls})::jsonb ->> ${sql.raw(`'${tool}'`)})::bigint`;
-
-export class PgUsageStore implements UsageStore {
+export class PgUsageStore extends UsageReads implements UsageStore {
   readonly #db: PgDb;
   /** Named on first use: a command that never touches the journal makes no journal id file. */
   readonly #nameSeq: () => string;
@@ -91,6 +55,7 @@ export class PgUsageStore implements UsageStore {
   readonly #batches = new StoredBatches();
 
   constructor(db: PgDb, seqName: () => string) {
+    super(pgDialect(db));
     this.#db = db;
     this.#nameSeq = seqName;
   }
@@ -216,44 +181,5 @@ export class PgUsageStore implements UsageStore {
         .returning({ requestId: usageRecords.requestId });
       if (rows.length > 0) return id;
     }
-  }
-
-  async balances(): Promise<Map<number, Nanos>> {
-    const rows = await this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts);
-    return new Map(rows.map((r) => [r.id, nanos(r.b)]));
-  }
-
-  async seedFigures(): Promise<SeedFigures> {
-    const credited = alias(storeMeta, "credited");
-    const rows = await this.#db
-      .select(seedFieldsOf(accounts, storeMeta, credited.value))
-      .from(accounts)
-      .leftJoin(credited, creditedJoin(accounts, credited.name));
-    return toSeedFigures(rows);
-  }
-
-  async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
-    const rows = await this.#db
-      .select({ k: usageRecords.keyId, c: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number) })
-      .from(usageRecords)
-      .where(gte(usageRecords.createdAt, since))
-      .groupBy(usageRecords.keyId);
-    return new Map(rows.map((r) => [r.k, nanos(r.c)]));
-  }
-
-  async find(requestId: string): Promise<UsageRecord | undefined> {
-    const [row] = await this.#db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId));
-    return row ? fromUsageRow(row) : undefined;
-  }
-
-  async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, pgDay);
-    const query = this.#db
-      .select(totalsFields(usageRecords, group, pgToolCount))
-      .from(usageRecords)
-      .where(totalsWhere(usageRecords, accounts, filter))
-      .$dynamic();
-    const rows = groupBy ? await query.groupBy(sql`1`).orderBy(sql`1`) : await query;
-    return rows.map(toTotals);
   }
 }

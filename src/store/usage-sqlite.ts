@@ -9,41 +9,15 @@
 // (its settlement row, usage-batches.ts).
 
 import type { Database } from "bun:sqlite";
-import { and, eq, getTableColumns, gte, like, lt, type Placeholder, type SQL, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, like, lt, type Placeholder, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { alias } from "drizzle-orm/sqlite-core";
-import { nanos } from "../base/money.ts";
-import type { Nanos } from "../types.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
-import {
-  creditedJoin,
-  seedFieldsOf,
-  type ToolCount,
-  toSeedFigures,
-  toTotals,
-  totalsFields,
-  totalsGroup,
-  totalsWhere,
-} from "./shapes.ts";
-import type {
-  SeedFigures,
-  UsageFilter,
-  UsageGroupBy,
-  UsageRecord,
-  UsageStore,
-  UsageTotals,
-} from "./usage.ts";
+import { metaQuery, metaValue, sqliteDialect } from "./sqlite-dialect.ts";
+import type { UsageRecord, UsageStore } from "./usage.ts";
 import { USAGE_JOURNAL_SEQ } from "./usage.ts";
 import { type BatchClaim, SETTLE_META, StoredBatches } from "./usage-batches.ts";
-import {
-  coveredBy,
-  debitsOf,
-  firstFreeReuse,
-  fromUsageRow,
-  type NewUsageRow,
-  reusedIn,
-  toUsageRow,
-} from "./usage-rows.ts";
+import { UsageReads } from "./usage-reads.ts";
+import { coveredBy, debitsOf, firstFreeReuse, type NewUsageRow, reusedIn, toUsageRow } from "./usage-rows.ts";
 
 /** Every usage_records column a settlement writes, as a placeholder of the same name. */
 const RECORD_PLACEHOLDERS = Object.fromEntries(
@@ -99,31 +73,7 @@ function prepareStatements(db: BunSQLiteDatabase) {
   };
 }
 
-/** The select of a store_meta row's value, prepared once (`.get()?.value`). */
-export function metaQuery(db: BunSQLiteDatabase, name: string) {
-  return db.select({ value: storeMeta.value }).from(storeMeta).where(eq(storeMeta.name, name)).prepare();
-}
-
-/** The value of a store_meta row (0 when there is none). */
-export function metaValue(db: BunSQLiteDatabase, name: string): number {
-  return metaQuery(db, name).get()?.value ?? 0;
-}
-
-/** YYYY-MM-DD (UTC) of epoch seconds. */
-/**
- * How every SQLite write transaction begins: IMMEDIATE takes the write lock at BEGIN, so it waits
- * (busy_timeout) for another connection's write. A DEFERRED one that read first and then writes
- * fails at once with SQLITE_BUSY when another connection committed in between — the gateway, its
- * store thread and the CLI all write the same file.
- */
-export const WRITE = { behavior: "immediate" } as const;
-
-export const sqliteDay = (seconds: SQL): SQL => sql`strftime('%Y-%m-%d', ${seconds}, 'unixepoch')`;
-
-/** A tool's call count in the record's `tool_calls` JSON text. */
-const sqliteToolCount: ToolCount = (toolCalls, tool) => sql`json_extract(${toolCalls}, ${`$.${tool}`})`;
-
-export class SqliteUsageStore implements UsageStore {
+export class SqliteUsageStore extends UsageReads implements UsageStore {
   readonly #db: BunSQLiteDatabase;
   /** Prepared at the first commit: the tables exist only after migrate(). */
   #statements: ReturnType<typeof prepareStatements> | undefined;
@@ -132,6 +82,7 @@ export class SqliteUsageStore implements UsageStore {
   readonly #batches = new StoredBatches();
 
   constructor(db: BunSQLiteDatabase, sqlite: Database) {
+    super(sqliteDialect(db));
     this.#db = db;
     this.#sqlite = sqlite;
   }
@@ -214,46 +165,5 @@ export class SqliteUsageStore implements UsageStore {
         .all();
       if (rows.length > 0) return id;
     }
-  }
-
-  async balances(): Promise<Map<number, Nanos>> {
-    const rows = this.#db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts).all();
-    return new Map(rows.map((r) => [r.id, nanos(r.b)]));
-  }
-
-  async seedFigures(): Promise<SeedFigures> {
-    const credited = alias(storeMeta, "credited");
-    const rows = this.#db
-      .select(seedFieldsOf(accounts, storeMeta, credited.value))
-      .from(accounts)
-      .leftJoin(credited, creditedJoin(accounts, credited.name))
-      .all();
-    return toSeedFigures(rows);
-  }
-
-  async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
-    const rows = this.#db
-      .select({ k: usageRecords.keyId, c: sql<number>`sum(${usageRecords.costNanos})` })
-      .from(usageRecords)
-      .where(gte(usageRecords.createdAt, since))
-      .groupBy(usageRecords.keyId)
-      .all();
-    return new Map(rows.map((r) => [r.k, nanos(r.c)]));
-  }
-
-  async find(requestId: string): Promise<UsageRecord | undefined> {
-    const row = this.#db.select().from(usageRecords).where(eq(usageRecords.requestId, requestId)).get();
-    return row ? fromUsageRow(row) : undefined;
-  }
-
-  async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, sqliteDay);
-    const query = this.#db
-      .select(totalsFields(usageRecords, group, sqliteToolCount))
-      .from(usageRecords)
-      .where(totalsWhere(usageRecords, accounts, filter))
-      .$dynamic();
-    const rows = groupBy ? query.groupBy(sql`1`).orderBy(sql`1`).all() : query.all();
-    return rows.map(toTotals);
   }
 }

@@ -1,0 +1,206 @@
+// The AdminStore (tokens, audit, key edits, usage reads, notifications), written once over a store
+// dialect (dialect.ts): the same Drizzle queries run on SQLite and on PostgreSQL.
+
+import { and, desc, eq, getTableColumns, gte } from "drizzle-orm";
+import type {
+  AdminStore,
+  AdminToken,
+  AuditEntry,
+  Delivery,
+  KeyPatch,
+  NewAdminToken,
+  NewChannel,
+  NotificationChannel,
+  UsageAggregate,
+  UsageFilter,
+  UsageGrouping,
+  UsageRow,
+} from "./admin.ts";
+import type { Dialect } from "./dialect.ts";
+
+import * as shapes from "./shapes.ts";
+import { type KeyRecord, StoreError } from "./store.ts";
+
+export class DrizzleAdminStore implements AdminStore {
+  readonly #dialect: Dialect;
+  readonly #tokenColumns;
+
+  constructor(dialect: Dialect) {
+    this.#dialect = dialect;
+    this.#tokenColumns = shapes.tokenColumnsOf(dialect.tables.adminTokens);
+  }
+
+  get #db() {
+    return this.#dialect.db;
+  }
+
+  get #t() {
+    return this.#dialect.tables;
+  }
+
+  async createAdminToken(token: NewAdminToken): Promise<AdminToken> {
+    const [row] = await this.#db.insert(this.#t.adminTokens).values(token).returning(this.#tokenColumns);
+    if (row === undefined) throw new Error(`admin token "${token.name}" was not stored`);
+    return row;
+  }
+
+  async findAdminToken(tokenHash: string): Promise<AdminToken | undefined> {
+    const { adminTokens } = this.#t;
+    const [row] = await this.#db
+      .select(this.#tokenColumns)
+      .from(adminTokens)
+      .where(and(eq(adminTokens.tokenHash, tokenHash), eq(adminTokens.revoked, false)))
+      .limit(1);
+    return row;
+  }
+
+  async revokeAdminToken(id: string): Promise<AdminToken | undefined> {
+    const { adminTokens } = this.#t;
+    const [row] = await this.#db
+      .update(adminTokens)
+      .set({ revoked: true })
+      .where(eq(adminTokens.id, id))
+      .returning(this.#tokenColumns);
+    return row;
+  }
+
+  async listAdminTokens(): Promise<AdminToken[]> {
+    const { adminTokens } = this.#t;
+    return this.#db
+      .select(this.#tokenColumns)
+      .from(adminTokens)
+      .orderBy(...this.#dialect.insertionOrder(adminTokens));
+  }
+
+  async isApiKeyHash(secretHash: string): Promise<boolean> {
+    const { apiKeys } = this.#t;
+    const rows = await this.#db
+      .select({ id: apiKeys.id })
+      .from(apiKeys)
+      .where(eq(apiKeys.secretHash, secretHash))
+      .limit(1);
+    return rows.length > 0;
+  }
+
+  async audit(actor: string, action: string, target: string, detail?: Record<string, unknown>) {
+    await this.#db.insert(this.#t.auditLog).values({ actor, action, target, detail: detail ?? null });
+  }
+
+  async listAudit(limit: number): Promise<AuditEntry[]> {
+    const { auditLog } = this.#t;
+    return this.#db.select(getTableColumns(auditLog)).from(auditLog).orderBy(desc(auditLog.id)).limit(limit);
+  }
+
+  async getKey(id: string): Promise<KeyRecord> {
+    const [row] = await shapes.selectKeys(this.#dialect).where(eq(this.#t.apiKeys.id, id)).limit(1);
+    if (!row)
+      throw new StoreError("not_found", `key "${id}" does not exist; GET /admin/v1/keys lists the ids`);
+    return shapes.toKeyRecord(row);
+  }
+
+  async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {
+    const set = shapes.keyPatchSet(patch);
+    if (patch.group !== undefined) {
+      // Outside the key's transaction: groups are never deleted, so the id stays valid.
+      const { groups } = this.#t;
+      const [group] = await this.#db
+        .select({ id: groups.id })
+        .from(groups)
+        .where(eq(groups.name, patch.group))
+        .limit(1);
+      if (!group) throw new StoreError("not_found", `group "${patch.group}" does not exist`);
+      set.groupId = group.id;
+    }
+    if (!(await this.#dialect.patchKey(id, set))) {
+      throw new StoreError("not_found", `key "${id}" does not exist`);
+    }
+    return this.getKey(id);
+  }
+
+  async spending(since: number) {
+    const { usageRecords } = this.#t;
+    const rows = await this.#db
+      .select(shapes.spendingFields(usageRecords))
+      .from(usageRecords)
+      .where(gte(usageRecords.createdAt, since))
+      .groupBy(usageRecords.keyId, usageRecords.accountId);
+    return shapes.spendingOf(rows);
+  }
+
+  async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
+    const { usageRecords } = this.#t;
+    const bucket = shapes.totalsGroup(usageRecords, grouping, 0, this.#dialect.day);
+    return this.#db
+      .select(shapes.aggregateFields(usageRecords, bucket))
+      .from(usageRecords)
+      .where(shapes.usageWhereOf(usageRecords, filter))
+      .groupBy(bucket)
+      .orderBy(bucket);
+  }
+
+  async recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+    const { usageRecords } = this.#t;
+    return this.#db
+      .select(shapes.recentColumnsOf(usageRecords))
+      .from(usageRecords)
+      .where(shapes.usageWhereOf(usageRecords, filter))
+      .orderBy(desc(usageRecords.id))
+      .limit(limit);
+  }
+
+  async createChannel(channel: NewChannel): Promise<NotificationChannel> {
+    const { notificationChannels } = this.#t;
+    const [row] = await this.#db
+      .insert(notificationChannels)
+      .values(shapes.channelRow(channel))
+      .returning(getTableColumns(notificationChannels));
+    if (row === undefined) throw new Error(`notification channel ${channel.target} was not stored`);
+    return shapes.toChannel(row);
+  }
+
+  async listChannels(): Promise<NotificationChannel[]> {
+    const { notificationChannels } = this.#t;
+    const rows = await this.#db
+      .select(getTableColumns(notificationChannels))
+      .from(notificationChannels)
+      .orderBy(notificationChannels.id);
+    return rows.map(shapes.toChannel);
+  }
+
+  async disableChannel(id: number): Promise<NotificationChannel> {
+    const { notificationChannels } = this.#t;
+    const [row] = await this.#db
+      .update(notificationChannels)
+      .set({ enabled: false })
+      .where(eq(notificationChannels.id, id))
+      .returning(getTableColumns(notificationChannels));
+    if (!row) throw new StoreError("not_found", `notification channel ${id} does not exist`);
+    return shapes.toChannel(row);
+  }
+
+  async createDelivery(delivery: Pick<Delivery, "id" | "channelId" | "event" | "payload">) {
+    await this.#db.insert(this.#t.notificationDeliveries).values({ ...delivery, state: "pending" });
+  }
+
+  async updateDelivery(
+    id: string,
+    update: Pick<Delivery, "state" | "attempts" | "lastStatus" | "lastError">,
+  ) {
+    const { notificationDeliveries } = this.#t;
+    await this.#db
+      .update(notificationDeliveries)
+      .set({ ...update, updatedAt: Date.now() })
+      .where(eq(notificationDeliveries.id, id));
+  }
+
+  async listDeliveries(limit: number, channelId?: number): Promise<Delivery[]> {
+    const { notificationDeliveries } = this.#t;
+    // Newest first: insertion order reversed.
+    return this.#db
+      .select(getTableColumns(notificationDeliveries))
+      .from(notificationDeliveries)
+      .where(channelId === undefined ? undefined : eq(notificationDeliveries.channelId, channelId))
+      .orderBy(...this.#dialect.insertionOrder(notificationDeliveries).map((by) => desc(by)))
+      .limit(limit);
+  }
+}
