@@ -2,19 +2,24 @@
 // migrations/ (SQLite) and, through the pg twin in schema-pg.ts, migrations/pg/ (PostgreSQL):
 // run `drizzle-kit generate` and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import type { ToolCalls } from "./usage.ts";
 
 /** The default of every created_at: now in epoch milliseconds (schema-pg.ts maps it to PostgreSQL's). */
 export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
-const now = nowMs;
+
+/** A time column set when the row is written: epoch milliseconds. */
+const stamped = (name: string) => integer(name).notNull().default(nowMs);
+
+/** A row's required owner: the id of a row in another table. */
+const owner = (name: string, id: () => SQLiteColumn) => integer(name).notNull().references(id);
 
 /** Who pays: an account holds a balance in nano-USD. */
 export const accounts = sqliteTable("accounts", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
   balanceNanos: integer("balance_nanos").notNull().default(0),
-  createdAt: integer("created_at").notNull().default(now),
+  createdAt: stamped("created_at"),
 });
 
 /** Which models a key may use: a list of exact ids or prefixes ending in `*`, as JSON. */
@@ -22,7 +27,7 @@ export const groups = sqliteTable("groups", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
   modelPatterns: text("model_patterns", { mode: "json" }).$type<string[]>().notNull(),
-  createdAt: integer("created_at").notNull().default(now),
+  createdAt: stamped("created_at"),
 });
 
 /** API keys: only the SHA-256 hash of the secret and a short display prefix are kept. */
@@ -30,12 +35,8 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: integer("account_id")
-      .notNull()
-      .references(() => accounts.id),
-    groupId: integer("group_id")
-      .notNull()
-      .references(() => groups.id),
+    accountId: owner("account_id", () => accounts.id),
+    groupId: owner("group_id", () => groups.id),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
     secretHash: text("secret_hash").notNull().unique(),
@@ -46,7 +47,7 @@ export const apiKeys = sqliteTable(
     dailyCapNanos: integer("daily_cap_nanos"),
     rpm: integer("rpm"),
     concurrency: integer("concurrency"),
-    createdAt: integer("created_at").notNull().default(now),
+    createdAt: stamped("created_at"),
     lastUsedAt: integer("last_used_at"),
   },
   (t) => [index("api_keys_account_idx").on(t.accountId)],
@@ -57,15 +58,13 @@ export const ledger = sqliteTable(
   "ledger",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    accountId: integer("account_id")
-      .notNull()
-      .references(() => accounts.id),
+    accountId: owner("account_id", () => accounts.id),
     amountNanos: integer("amount_nanos").notNull(),
     kind: text("kind", { enum: ["credit", "debit"] }).notNull(),
     /** The request a debit settles; unique so a request is never debited twice. */
     requestId: text("request_id").unique(),
     note: text("note").notNull().default(""),
-    createdAt: integer("created_at").notNull().default(now),
+    createdAt: stamped("created_at"),
   },
   (t) => [index("ledger_account_idx").on(t.accountId)],
 );
@@ -118,7 +117,7 @@ export const usageRecords = sqliteTable(
     endUser: text("end_user"),
     /** Protocol-specific billing facts (image quality, size, input fidelity, …) as JSON. */
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
-    createdAt: integer("created_at").notNull().default(now),
+    createdAt: stamped("created_at"),
   },
   (t) => [
     index("usage_key_time_idx").on(t.keyId, t.createdAt),
@@ -133,7 +132,7 @@ export const auditLog = sqliteTable("audit_log", {
   action: text("action").notNull(),
   target: text("target").notNull(),
   detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
-  createdAt: integer("created_at").notNull().default(now),
+  createdAt: stamped("created_at"),
 });
 
 /** Admin API tokens, distinct from API keys: stored as SHA-256 hashes only. */
@@ -143,7 +142,7 @@ export const adminTokens = sqliteTable("admin_tokens", {
   prefix: text("prefix").notNull(),
   tokenHash: text("token_hash").notNull().unique(),
   revoked: integer("revoked", { mode: "boolean" }).notNull().default(false),
-  createdAt: integer("created_at").notNull().default(now),
+  createdAt: stamped("created_at"),
 });
 
 /**
@@ -163,7 +162,7 @@ export const notificationChannels = sqliteTable("notification_channels", {
   /** Balance under which `balance.low` fires; null uses the configured default. */
   balanceThresholdNanos: integer("balance_threshold_nanos"),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
-  createdAt: integer("created_at").notNull().default(now),
+  createdAt: stamped("created_at"),
 });
 
 /** One notification sent to one channel, with its delivery state after each attempt. */
@@ -171,17 +170,15 @@ export const notificationDeliveries = sqliteTable(
   "notification_deliveries",
   {
     id: text("id").primaryKey(),
-    channelId: integer("channel_id")
-      .notNull()
-      .references(() => notificationChannels.id),
+    channelId: owner("channel_id", () => notificationChannels.id),
     event: text("event").notNull(),
     payload: text("payload", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
     state: text("state", { enum: ["pending", "delivered", "failed"] }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     lastStatus: integer("last_status"),
     lastError: text("last_error"),
-    createdAt: integer("created_at").notNull().default(now),
-    updatedAt: integer("updated_at").notNull().default(now),
+    createdAt: stamped("created_at"),
+    updatedAt: stamped("updated_at"),
   },
   (t) => [index("notification_deliveries_channel_idx").on(t.channelId)],
 );
