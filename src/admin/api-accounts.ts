@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { formatUsd, nanos } from "../base/money.ts";
 import { startOfUtcDay } from "../base/time.ts";
-import type { Account } from "../store/store.ts";
+import type { Account, Group } from "../store/store.ts";
 import { adminRoute, readJson } from "./http.ts";
 import { ModelPattern, Name, Usd } from "./schemas.ts";
 
@@ -24,7 +24,8 @@ const SetGroup = v.strictObject({
   models: v.pipe(v.array(ModelPattern), v.minLength(1, "give at least one model id or pattern")),
 });
 
-function accountView(account: Account, spentToday: number) {
+/** An account with its balance and what it spent today (UTC). */
+export function accountView(account: Account, spentToday: number) {
   return {
     id: account.id,
     name: account.name,
@@ -33,6 +34,11 @@ function accountView(account: Account, spentToday: number) {
     spent_today_nanos: spentToday,
     created_at: new Date(account.createdAt).toISOString(),
   };
+}
+
+/** A group: the models its keys may call. */
+export function groupView(g: Group) {
+  return { id: g.id, name: g.name, models: g.modelPatterns };
 }
 
 export const listAccounts = adminRoute(async ({ gateway }) => {
@@ -65,7 +71,7 @@ export const creditAccount = adminRoute(async ({ ctx, gateway, actor, params }) 
 
 export const listGroups = adminRoute(async ({ gateway }) => {
   const groups = await gateway.store.listGroups();
-  return { object: "list", data: groups.map((g) => ({ id: g.id, name: g.name, models: g.modelPatterns })) };
+  return { object: "list", data: groups.map(groupView) };
 });
 
 export const setGroup = adminRoute(async ({ ctx, gateway, actor, params }) => {
@@ -74,5 +80,5 @@ export const setGroup = adminRoute(async ({ ctx, gateway, actor, params }) => {
   const groupName = name.success ? name.output : "";
   const group = await gateway.store.setGroup(groupName, input.models);
   await gateway.store.admin.audit(actor, "group.set", group.name, { models: input.models });
-  return { id: group.id, name: group.name, models: group.modelPatterns };
+  return groupView(group);
 });

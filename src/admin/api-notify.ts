@@ -51,7 +51,8 @@ const DeliveryQuery = v.strictObject({
   channel: v.optional(intText(1, Number.MAX_SAFE_INTEGER)),
 });
 
-function channelView(c: NotificationChannel) {
+/** A channel as the admin API shows it (never its secret). */
+export function channelView(c: NotificationChannel) {
   return {
     id: c.id,
     account_id: c.accountId,
@@ -64,7 +65,8 @@ function channelView(c: NotificationChannel) {
   };
 }
 
-function deliveryView(d: Delivery) {
+/** One delivery of a notification to a channel, with its attempts. */
+export function deliveryView(d: Delivery) {
   return {
     id: d.id,
     channel_id: d.channelId,

@@ -5,7 +5,8 @@ import type { AdminToken } from "../store/admin.ts";
 import { adminRoute } from "./http.ts";
 import { revokeAdminToken } from "./tokens.ts";
 
-function tokenView(token: AdminToken) {
+/** An admin token as the admin API shows it (never its secret). */
+export function tokenView(token: AdminToken) {
   return {
     id: token.id,
     name: token.name,
