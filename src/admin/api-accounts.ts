@@ -6,6 +6,7 @@ import { startOfUtcDay } from "../base/time.ts";
 import type { Account, Group } from "../store/store.ts";
 import { adminRoute, readJson } from "./http.ts";
 import { ModelPattern, Name, Usd } from "./schemas.ts";
+import { view } from "./view.ts";
 
 const CreateAccount = v.strictObject({
   name: Name,
@@ -24,22 +25,22 @@ const SetGroup = v.strictObject({
   models: v.pipe(v.array(ModelPattern), v.minLength(1, "give at least one model id or pattern")),
 });
 
+const shownAccount = view<Account & { spentToday: number }>()(
+  "id",
+  "name",
+  ["balance_nanos", "balance"],
+  ["balance_usd", (a) => formatUsd(a.balance)],
+  ["spent_today_nanos", "spentToday"],
+  "createdAt",
+);
+
 /** An account with its balance and what it spent today (UTC). */
 export function accountView(account: Account, spentToday: number) {
-  return {
-    id: account.id,
-    name: account.name,
-    balance_nanos: account.balance,
-    balance_usd: formatUsd(account.balance),
-    spent_today_nanos: spentToday,
-    created_at: new Date(account.createdAt).toISOString(),
-  };
+  return shownAccount({ ...account, spentToday });
 }
 
 /** A group: the models its keys may call. */
-export function groupView(g: Group) {
-  return { id: g.id, name: g.name, models: g.modelPatterns };
-}
+export const groupView = view<Group>()("id", "name", ["models", "modelPatterns"]);
 
 export const listAccounts = adminRoute(async ({ gateway }) => {
   const { byAccount } = await gateway.store.admin.spending(startOfUtcDay());

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
 import type { AuditEntry, UsageAggregate, UsageRow } from "../store/admin.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
+import { view } from "./view.ts";
 
 const Filters = {
   days: v.optional(intText(1, 366), "30"),
@@ -27,52 +28,39 @@ function filterOf(q: { days: number; key?: string; model?: string; account?: num
 }
 
 /** One bucket of /usage: a key, a model or a day. */
-export function usageView(r: UsageAggregate) {
-  return {
-    bucket: r.bucket,
-    requests: r.requests,
-    errors: r.errors,
-    input_tokens: r.inputTokens,
-    output_tokens: r.outputTokens,
-    generations: r.generations,
-    cost_nanos: r.costNanos,
-  };
-}
+export const usageView = view<UsageAggregate>()(
+  "bucket",
+  "requests",
+  "errors",
+  "inputTokens",
+  "outputTokens",
+  "generations",
+  "costNanos",
+);
 
 /** A recent request (a usage record) as /requests lists it. */
-export function requestView(r: UsageRow) {
-  return {
-    request_id: r.requestId,
-    key_id: r.keyId,
-    account_id: r.accountId,
-    model: r.model,
-    endpoint: r.endpoint,
-    stream: r.stream,
-    status: r.status,
-    input_tokens: r.inputTokens,
-    cached_input_tokens: r.cachedInputTokens,
-    output_tokens: r.outputTokens,
-    reasoning_tokens: r.reasoningTokens,
-    generations: r.generations,
-    tool_calls: r.toolCalls ?? {},
-    cost_nanos: r.costNanos,
-    latency_ms: r.latencyMs,
-    ttfb_ms: r.ttfbMs,
-    created_at: new Date(r.createdAt).toISOString(),
-  };
-}
+export const requestView = view<UsageRow>()(
+  "requestId",
+  "keyId",
+  "accountId",
+  "model",
+  "endpoint",
+  "stream",
+  "status",
+  "inputTokens",
+  "cachedInputTokens",
+  "outputTokens",
+  "reasoningTokens",
+  "generations",
+  ["tool_calls", (r) => r.toolCalls ?? {}],
+  "costNanos",
+  "latencyMs",
+  "ttfbMs",
+  "createdAt",
+);
 
 /** An audit log entry: who changed what, when. */
-export function auditView(r: AuditEntry) {
-  return {
-    id: r.id,
-    actor: r.actor,
-    action: r.action,
-    target: r.target,
-    detail: r.detail,
-    at: new Date(r.createdAt).toISOString(),
-  };
-}
+export const auditView = view<AuditEntry>()("id", "actor", "action", "target", "detail", ["at", "createdAt"]);
 
 export const usage = adminRoute(async ({ ctx, gateway }) => {
   const q = readQuery(ctx, UsageQuery);
