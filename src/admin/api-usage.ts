@@ -4,7 +4,7 @@ import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
 import type { AuditEntry, UsageAggregate, UsageRow } from "../store/admin.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
-import { view } from "./view.ts";
+import { USAGE_COUNTS, view } from "./view.ts";
 
 const Filters = {
   days: v.optional(intText(1, 366), "30"),
@@ -47,12 +47,7 @@ export const requestView = view<UsageRow>()(
   "endpoint",
   "stream",
   "status",
-  "inputTokens",
-  "cachedInputTokens",
-  "outputTokens",
-  "reasoningTokens",
-  "generations",
-  ["tool_calls", (r) => r.toolCalls ?? {}],
+  ...USAGE_COUNTS,
   "costNanos",
   "latencyMs",
   "ttfbMs",

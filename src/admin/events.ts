@@ -7,7 +7,7 @@ import { formatUsd } from "../base/money.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import { log } from "../log.ts";
 import { adminRoute } from "./http.ts";
-import { view } from "./view.ts";
+import { USAGE_COUNTS, view } from "./view.ts";
 
 /** Events a reader may have queued before it is dropped. */
 export const READER_QUEUE = 1024;
@@ -26,12 +26,7 @@ export const eventRecord = view<UsageEvent>()(
   "model",
   "stream",
   "status",
-  "inputTokens",
-  "cachedInputTokens",
-  "outputTokens",
-  "reasoningTokens",
-  "generations",
-  ["tool_calls", (e) => e.toolCalls ?? {}],
+  ...USAGE_COUNTS,
   "costNanos",
   ["cost_usd", (e) => formatUsd(e.costNanos)],
   "usageSource",

@@ -2,7 +2,8 @@
 // listed fields in the listed order, each under the snake_case of its name, times (fields named
 // `at` or `…At`, ms since the epoch) as ISO 8601 strings, null left null. An entry
 // `[name, field]` shows a field under a name that is not its snake_case; `[name, (row) => value]`
-// shows a computed value.
+// shows a computed value. Also the field groups several views share.
+import type { ToolCalls, UsageCounts } from "../store/usage.ts";
 
 /** `createdAt` → `created_at`. */
 export type SnakeCase<S extends string> = S extends `${infer C}${infer Rest}`
@@ -70,3 +71,18 @@ export function view<R>() {
     };
   };
 }
+
+type Counted = Pick<
+  UsageCounts,
+  "inputTokens" | "cachedInputTokens" | "outputTokens" | "reasoningTokens" | "generations"
+> & { toolCalls?: ToolCalls | null | undefined };
+
+/** What one request used, as the request list and the live event feed show it (`{}`: no tool ran). */
+export const USAGE_COUNTS = [
+  "inputTokens",
+  "cachedInputTokens",
+  "outputTokens",
+  "reasoningTokens",
+  "generations",
+  ["tool_calls", (row: Counted) => row.toolCalls ?? {}],
+] as const;
