@@ -3,9 +3,10 @@
 import * as v from "valibot";
 import { formatUsd, nanos } from "../base/money.ts";
 import { startOfUtcDay } from "../base/time.ts";
-import type { Account } from "../store/store.ts";
+import type { Account, Group } from "../store/store.ts";
 import { adminRoute, readJson } from "./http.ts";
 import { ModelPattern, Name, Usd } from "./schemas.ts";
+import { view } from "./view.ts";
 
 const CreateAccount = v.strictObject({
   name: Name,
@@ -24,16 +25,22 @@ const SetGroup = v.strictObject({
   models: v.pipe(v.array(ModelPattern), v.minLength(1, "give at least one model id or pattern")),
 });
 
-function accountView(account: Account, spentToday: number) {
-  return {
-    id: account.id,
-    name: account.name,
-    balance_nanos: account.balance,
-    balance_usd: formatUsd(account.balance),
-    spent_today_nanos: spentToday,
-    created_at: new Date(account.createdAt).toISOString(),
-  };
+const shownAccount = view<Account & { spentToday: number }>()(
+  "id",
+  "name",
+  ["balance_nanos", "balance"],
+  ["balance_usd", (a) => formatUsd(a.balance)],
+  ["spent_today_nanos", "spentToday"],
+  "createdAt",
+);
+
+/** An account with its balance and what it spent today (UTC). */
+export function accountView(account: Account, spentToday: number) {
+  return shownAccount({ ...account, spentToday });
 }
+
+/** A group: the models its keys may call. */
+export const groupView = view<Group>()("id", "name", ["models", "modelPatterns"]);
 
 export const listAccounts = adminRoute(async ({ gateway }) => {
   const { byAccount } = await gateway.store.admin.spending(startOfUtcDay());
@@ -65,7 +72,7 @@ export const creditAccount = adminRoute(async ({ ctx, gateway, actor, params }) 
 
 export const listGroups = adminRoute(async ({ gateway }) => {
   const groups = await gateway.store.listGroups();
-  return { object: "list", data: groups.map((g) => ({ id: g.id, name: g.name, models: g.modelPatterns })) };
+  return { object: "list", data: groups.map(groupView) };
 });
 
 export const setGroup = adminRoute(async ({ ctx, gateway, actor, params }) => {
@@ -74,5 +81,5 @@ export const setGroup = adminRoute(async ({ ctx, gateway, actor, params }) => {
   const groupName = name.success ? name.output : "";
   const group = await gateway.store.setGroup(groupName, input.models);
   await gateway.store.admin.audit(actor, "group.set", group.name, { models: input.models });
-  return { id: group.id, name: group.name, models: group.modelPatterns };
+  return groupView(group);
 });

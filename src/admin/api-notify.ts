@@ -8,6 +8,7 @@ import { StoreError } from "../store/store.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { type AdminCall, adminRoute, intText, readJson, readQuery } from "./http.ts";
 import { Name, Usd } from "./schemas.ts";
+import { view } from "./view.ts";
 
 const Events = v.optional(
   v.pipe(v.array(v.picklist(EVENT_KINDS, `expected one of ${EVENT_KINDS.join(", ")}`)), v.minLength(1)),
@@ -51,33 +52,31 @@ const DeliveryQuery = v.strictObject({
   channel: v.optional(intText(1, Number.MAX_SAFE_INTEGER)),
 });
 
-function channelView(c: NotificationChannel) {
-  return {
-    id: c.id,
-    account_id: c.accountId,
-    kind: c.kind,
-    target: c.target,
-    events: c.events,
-    balance_threshold_nanos: c.balanceThreshold,
-    enabled: c.enabled,
-    created_at: new Date(c.createdAt).toISOString(),
-  };
-}
+/** A channel as the admin API shows it (never its secret). */
+export const channelView = view<NotificationChannel>()(
+  "id",
+  "accountId",
+  "kind",
+  "target",
+  "events",
+  ["balance_threshold_nanos", "balanceThreshold"],
+  "enabled",
+  "createdAt",
+);
 
-function deliveryView(d: Delivery) {
-  return {
-    id: d.id,
-    channel_id: d.channelId,
-    event: d.event,
-    state: d.state,
-    attempts: d.attempts,
-    last_status: d.lastStatus,
-    last_error: d.lastError,
-    payload: d.payload,
-    created_at: new Date(d.createdAt).toISOString(),
-    updated_at: new Date(d.updatedAt).toISOString(),
-  };
-}
+/** One delivery of a notification to a channel, with its attempts. */
+export const deliveryView = view<Delivery>()(
+  "id",
+  "channelId",
+  "event",
+  "state",
+  "attempts",
+  "lastStatus",
+  "lastError",
+  "payload",
+  "createdAt",
+  "updatedAt",
+);
 
 async function accountNamed(call: AdminCall, name: string | undefined) {
   if (name === undefined) return null;

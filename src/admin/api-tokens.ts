@@ -4,16 +4,10 @@
 import type { AdminToken } from "../store/admin.ts";
 import { adminRoute } from "./http.ts";
 import { revokeAdminToken } from "./tokens.ts";
+import { view } from "./view.ts";
 
-function tokenView(token: AdminToken) {
-  return {
-    id: token.id,
-    name: token.name,
-    prefix: token.prefix,
-    revoked: token.revoked,
-    created_at: new Date(token.createdAt).toISOString(),
-  };
-}
+/** An admin token as the admin API shows it (never its secret). */
+export const tokenView = view<AdminToken>()("id", "name", "prefix", "revoked", "createdAt");
 
 export const listTokens = adminRoute(async ({ gateway }) => ({
   data: (await gateway.store.admin.listAdminTokens()).map(tokenView),

@@ -2,7 +2,9 @@
 // and /admin/v1/audit (who changed what, when). Read from usage_records and audit_log.
 import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
+import type { AuditEntry, UsageAggregate, UsageRow } from "../store/admin.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
+import { USAGE_COUNTS, view } from "./view.ts";
 
 const Filters = {
   days: v.optional(intText(1, 366), "30"),
@@ -25,6 +27,36 @@ function filterOf(q: { days: number; key?: string; model?: string; account?: num
   };
 }
 
+/** One bucket of /usage: a key, a model or a day. */
+export const usageView = view<UsageAggregate>()(
+  "bucket",
+  "requests",
+  "errors",
+  "inputTokens",
+  "outputTokens",
+  "generations",
+  "costNanos",
+);
+
+/** A recent request (a usage record) as /requests lists it. */
+export const requestView = view<UsageRow>()(
+  "requestId",
+  "keyId",
+  "accountId",
+  "model",
+  "endpoint",
+  "stream",
+  "status",
+  ...USAGE_COUNTS,
+  "costNanos",
+  "latencyMs",
+  "ttfbMs",
+  "createdAt",
+);
+
+/** An audit log entry: who changed what, when. */
+export const auditView = view<AuditEntry>()("id", "actor", "action", "target", "detail", ["at", "createdAt"]);
+
 export const usage = adminRoute(async ({ ctx, gateway }) => {
   const q = readQuery(ctx, UsageQuery);
   const rows = await gateway.store.admin.usage(q.by, filterOf(q));
@@ -32,15 +64,7 @@ export const usage = adminRoute(async ({ ctx, gateway }) => {
     object: "list",
     by: q.by,
     days: q.days,
-    data: rows.map((r) => ({
-      bucket: r.bucket,
-      requests: r.requests,
-      errors: r.errors,
-      input_tokens: r.inputTokens,
-      output_tokens: r.outputTokens,
-      generations: r.generations,
-      cost_nanos: r.costNanos,
-    })),
+    data: rows.map(usageView),
   };
 });
 
@@ -49,25 +73,7 @@ export const recentRequests = adminRoute(async ({ ctx, gateway }) => {
   const rows = await gateway.store.admin.recentRequests(filterOf(q), q.limit);
   return {
     object: "list",
-    data: rows.map((r) => ({
-      request_id: r.requestId,
-      key_id: r.keyId,
-      account_id: r.accountId,
-      model: r.model,
-      endpoint: r.endpoint,
-      stream: r.stream,
-      status: r.status,
-      input_tokens: r.inputTokens,
-      cached_input_tokens: r.cachedInputTokens,
-      output_tokens: r.outputTokens,
-      reasoning_tokens: r.reasoningTokens,
-      generations: r.generations,
-      tool_calls: r.toolCalls ?? {},
-      cost_nanos: r.costNanos,
-      latency_ms: r.latencyMs,
-      ttfb_ms: r.ttfbMs,
-      created_at: new Date(r.createdAt).toISOString(),
-    })),
+    data: rows.map(requestView),
   };
 });
 
@@ -76,13 +82,6 @@ export const auditLog = adminRoute(async ({ ctx, gateway }) => {
   const rows = await gateway.store.admin.listAudit(q.limit);
   return {
     object: "list",
-    data: rows.map((r) => ({
-      id: r.id,
-      actor: r.actor,
-      action: r.action,
-      target: r.target,
-      detail: r.detail,
-      at: new Date(r.createdAt).toISOString(),
-    })),
+    data: rows.map(auditView),
   };
 });

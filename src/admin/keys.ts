@@ -2,6 +2,7 @@
 import { issueSecret } from "../auth/secret.ts";
 import type { KeyRecord, Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
+import { view } from "./view.ts";
 
 export interface CreateKeyInput {
   account: string;
@@ -45,21 +46,19 @@ export async function createKey(
   return { key, secret: issued.secret };
 }
 
-/** The operator's view of a key, as `keys list --json` prints it. */
-export function keyView(key: KeyRecord, now = Date.now()) {
-  return {
-    id: key.id,
-    prefix: key.prefix,
-    name: key.name,
-    account: key.account,
-    group: key.group,
-    status: effectiveStatus(key, now),
-    expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
-    allow_ips: key.allowIps ?? [],
-    daily_cap_nanos: key.dailyCap,
-    rpm: key.rpm,
-    concurrency: key.concurrency,
-    created_at: new Date(key.createdAt).toISOString(),
-    last_used_at: key.lastUsedAt === null ? null : new Date(key.lastUsedAt).toISOString(),
-  };
-}
+/** The operator's view of a key, as `keys list --json` prints it (the status as of now). */
+export const keyView = view<KeyRecord>()(
+  "id",
+  "prefix",
+  "name",
+  "account",
+  "group",
+  ["status", (key) => effectiveStatus(key)],
+  "expiresAt",
+  ["allow_ips", (key) => key.allowIps ?? []],
+  ["daily_cap_nanos", "dailyCap"],
+  "rpm",
+  "concurrency",
+  "createdAt",
+  "lastUsedAt",
+);

@@ -2,9 +2,11 @@
 // must fit in the account balance and the key's daily cap — all decided in ONE atomic step, so
 // concurrent requests can never overspend. In memory (memory.ts) for one process; on Redis
 // (redis.ts) for several nodes. Both pass the same contract (test/unit/limits-limiter.test.ts runs
-// against a factory).
+// against a factory), and both take their terms from here: the billing day, the RPM window's
+// length, and how the figures an engine read become the contract's answers.
 import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
+import { BillingDay } from "./day.ts";
 
 export const MINUTE_MS = 60_000;
 /** How long a client refused for concurrency, or for its balance or daily cap, is told to wait. */
@@ -61,50 +63,6 @@ export type AcquireResult =
   | { ok: true; ticket: Ticket; rate: RateState }
   | { ok: false; refusal: Refusal; retryAfterMs: number; rate: RateState; facts: RefusalFacts };
 
-/** What an engine read when it refused: the figures every refusal's answer is built from. */
-export interface RefusalFigures {
-  balance: number;
-  accountReserved: number;
-  keyReserved: number;
-  /** Settled cost of the key in the current billing day. */
-  spent: number;
-  /** Milliseconds until the current billing day ends. */
-  untilDayEndMs: number;
-}
-
-/**
- * A refusal as both engines answer it: how long to wait (the RPM window's reset, a second for a
- * slot, a minute for money, the day's end for the daily cap) and the limit it hit.
- */
-export function refused(
-  refusal: Refusal,
-  request: AcquireRequest,
-  figures: RefusalFigures,
-  rate: RateState,
-): AcquireResult {
-  const facts = {
-    limit: 0,
-    balance: nanos(figures.balance),
-    reserved: nanos(figures.accountReserved),
-    spent: nanos(figures.spent),
-  };
-  let retryAfterMs = BALANCE_RETRY_MS;
-  if (refusal === "rate_limit_exceeded") {
-    retryAfterMs = rate.resetMs;
-    facts.limit = request.rpm ?? 0;
-  } else if (refusal === "concurrency_limit_exceeded") {
-    retryAfterMs = CONCURRENCY_RETRY_MS;
-    facts.limit = request.concurrency ?? 0;
-  } else if (refusal === "insufficient_quota") {
-    facts.limit = figures.balance;
-  } else {
-    retryAfterMs = figures.untilDayEndMs;
-    facts.limit = request.dailyCap ?? 0;
-    facts.reserved = nanos(figures.keyReserved);
-  }
-  return { ok: false, refusal, retryAfterMs, rate, facts };
-}
-
 export interface LimitSnapshot {
   balance: Nanos;
   /** Reservations of the account's requests in flight. */
@@ -147,6 +105,93 @@ export interface Limiter {
   ping?(): Promise<void>;
   /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
   close?(): Promise<void>;
+}
+
+/** What both engines are configured with. */
+export interface LimiterOptions {
+  /** Billing day offset from UTC in minutes. */
+  dayOffsetMinutes?: number;
+  /** Length of the RPM window (default a minute). */
+  windowMs?: number;
+}
+
+/** What an engine read of a key and its account at the time of its decision. */
+export interface KeyFigures {
+  balance: number;
+  accountReserved: number;
+  keyReserved: number;
+  /** Settled cost of the key in the current billing day. */
+  spent: number;
+}
+
+/**
+ * The terms both engines decide by, and how what they read becomes an answer: the two differ only
+ * in where the counters live and how the step is made atomic.
+ */
+export class LimitTerms {
+  readonly day: BillingDay;
+  /** The billing day's offset from UTC, in ms. */
+  readonly dayOffsetMs: number;
+  readonly windowMs: number;
+
+  constructor(options: LimiterOptions) {
+    const offset = options.dayOffsetMinutes ?? 0;
+    this.day = new BillingDay(offset);
+    this.dayOffsetMs = offset * 60_000;
+    this.windowMs = options.windowMs ?? MINUTE_MS;
+  }
+
+  /** The RPM window as the x-ratelimit-* headers report it, from its count and reset. */
+  rate(rpm: number | null, count: number, resetMs: number): RateState {
+    return { limit: rpm, remaining: rpm === null ? null : Math.max(0, rpm - count), resetMs };
+  }
+
+  /**
+   * A refusal as both engines answer it: how long to wait (the RPM window's reset, a second for a
+   * slot, a minute for money, the day's end for the daily cap) and the limit it hit.
+   */
+  refuse(
+    refusal: Refusal,
+    request: AcquireRequest,
+    figures: KeyFigures,
+    rate: RateState,
+    now: number,
+  ): AcquireResult {
+    const facts = {
+      limit: 0,
+      balance: nanos(figures.balance),
+      reserved: nanos(figures.accountReserved),
+      spent: nanos(figures.spent),
+    };
+    let retryAfterMs = BALANCE_RETRY_MS;
+    if (refusal === "rate_limit_exceeded") {
+      retryAfterMs = rate.resetMs;
+      facts.limit = request.rpm ?? 0;
+    } else if (refusal === "concurrency_limit_exceeded") {
+      retryAfterMs = CONCURRENCY_RETRY_MS;
+      facts.limit = request.concurrency ?? 0;
+    } else if (refusal === "insufficient_quota") {
+      facts.limit = figures.balance;
+    } else {
+      retryAfterMs = this.day.end(now) - now;
+      facts.limit = request.dailyCap ?? 0;
+      facts.reserved = nanos(figures.keyReserved);
+    }
+    return { ok: false, refusal, retryAfterMs, rate, facts };
+  }
+
+  /** A key's snapshot in the billing day that contains `now`. */
+  snapshot(figures: KeyFigures, inFlight: number, now: number): LimitSnapshot {
+    return {
+      balance: nanos(figures.balance),
+      accountReserved: nanos(figures.accountReserved),
+      spentToday: nanos(figures.spent),
+      keyReserved: nanos(figures.keyReserved),
+      inFlight,
+      dayStart: this.day.start(now),
+      dayEnd: this.day.end(now),
+    };
+  }
 }
 
 /**

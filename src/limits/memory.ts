@@ -1,18 +1,17 @@
 // The in-memory limiter: one process owns every counter, so each acquire is atomic by construction
 // (it runs to completion without yielding). Balances and spent-today are seeded from the store at
 // start; after that the hot path touches only these maps.
-import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
-import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  type KeyFigures,
   type Limiter,
+  type LimiterOptions,
   type LimitSnapshot,
-  MINUTE_MS,
+  LimitTerms,
   type RateState,
   type Refusal,
-  refused,
   type Ticket,
 } from "./limiter.ts";
 import { SlidingWindow } from "./window.ts";
@@ -32,24 +31,16 @@ interface AccountState {
   loaded: boolean;
 }
 
-export interface MemoryLimiterOptions {
-  /** Billing day offset from UTC in minutes. */
-  dayOffsetMinutes?: number;
-  windowMs?: number;
-}
-
 export class MemoryLimiter implements Limiter {
   readonly #keys = new Map<string, KeyState>();
   readonly #accounts = new Map<number, AccountState>();
-  readonly #day: BillingDay;
-  readonly #windowMs: number;
+  readonly #terms: LimitTerms;
   #tickets = 0;
   /** Tickets admitted and not yet released: a release replayed finds none and changes nothing. */
   readonly #open = new Set<string>();
 
-  constructor(options: MemoryLimiterOptions = {}) {
-    this.#day = new BillingDay(options.dayOffsetMinutes ?? 0);
-    this.#windowMs = options.windowMs ?? MINUTE_MS;
+  constructor(options: LimiterOptions = {}) {
+    this.#terms = new LimitTerms(options);
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
@@ -63,18 +54,7 @@ export class MemoryLimiter implements Limiter {
     const account = this.#account(request.accountId);
     key.window.prune(now);
     const refuse = (refusal: Refusal): AcquireResult =>
-      refused(
-        refusal,
-        request,
-        {
-          balance: account.balance,
-          accountReserved: account.reserved,
-          keyReserved: key.reserved,
-          spent: key.spent,
-          untilDayEndMs: this.#day.end(now) - now,
-        },
-        this.#rate(key, request.rpm, now),
-      );
+      this.#terms.refuse(refusal, request, figures(key, account), this.#rate(key, request.rpm, now), now);
     if (request.rpm !== null && key.window.count >= request.rpm) {
       return refuse("rate_limit_exceeded");
     }
@@ -124,16 +104,7 @@ export class MemoryLimiter implements Limiter {
 
   async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
     const key = this.#key(keyId, now);
-    const account = this.#account(accountId);
-    return {
-      balance: nanos(account.balance),
-      accountReserved: nanos(account.reserved),
-      spentToday: nanos(key.spent),
-      keyReserved: nanos(key.reserved),
-      inFlight: key.inFlight,
-      dayStart: this.#day.start(now),
-      dayEnd: this.#day.end(now),
-    };
+    return this.#terms.snapshot(figures(key, this.#account(accountId)), key.inFlight, now);
   }
 
   async knowsAccount(accountId: number): Promise<boolean> {
@@ -153,10 +124,10 @@ export class MemoryLimiter implements Limiter {
 
   /** The key's state, rolled over to the billing day of `now` (spent restarts; reservations stay). */
   #key(keyId: string, now: number): KeyState {
-    const day = this.#day.index(now);
+    const day = this.#terms.day.index(now);
     let key = this.#keys.get(keyId);
     if (!key) {
-      key = { window: new SlidingWindow(this.#windowMs), inFlight: 0, day, spent: 0, reserved: 0 };
+      key = { window: new SlidingWindow(this.#terms.windowMs), inFlight: 0, day, spent: 0, reserved: 0 };
       this.#keys.set(keyId, key);
     } else if (key.day !== day) {
       key.day = day;
@@ -175,10 +146,15 @@ export class MemoryLimiter implements Limiter {
   }
 
   #rate(key: KeyState, rpm: number | null, now: number): RateState {
-    return {
-      limit: rpm,
-      remaining: rpm === null ? null : Math.max(0, rpm - key.window.count),
-      resetMs: key.window.untilOldestLeaves(now),
-    };
+    return this.#terms.rate(rpm, key.window.count, key.window.untilOldestLeaves(now));
   }
+}
+
+function figures(key: KeyState, account: AccountState): KeyFigures {
+  return {
+    balance: account.balance,
+    accountReserved: account.reserved,
+    keyReserved: key.reserved,
+    spent: key.spent,
+  };
 }

@@ -18,20 +18,18 @@
 // acquire we stopped waiting for may still run in Redis: it is cancelled by ticket id (now, then by
 // the heartbeat), which frees whatever it admitted and makes it refuse if it runs later still.
 import { RedisClient } from "bun";
-import { nanos } from "../base/money.ts";
 import { log } from "../log.ts";
 import type { Nanos } from "../types.ts";
-import { BillingDay } from "./day.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
   type Limiter,
+  type LimiterOptions,
   LimiterUnavailableError,
   type LimitSnapshot,
-  MINUTE_MS,
+  LimitTerms,
   type RateState,
   type Refusal,
-  refused,
   type Ticket,
 } from "./limiter.ts";
 import { RedisKeys } from "./redis-keys.ts";
@@ -51,7 +49,7 @@ const ACQUIRE_REPLY = [
   "count",
   "resetMs",
   "balance",
-  "reserved",
+  "accountReserved",
   "keyReserved",
   "spent",
   "now",
@@ -59,14 +57,11 @@ const ACQUIRE_REPLY = [
 ] as const;
 const SNAPSHOT_REPLY = ["balance", "accountReserved", "keyReserved", "inFlight", "spent", "now"] as const;
 
-export interface RedisLimiterOptions {
+export interface RedisLimiterOptions extends LimiterOptions {
   /** redis://[user:password@]host:port[/db] */
   url: string;
   /** Namespace of this cluster's keys; nodes with the same prefix share limits. */
   prefix: string;
-  /** Billing day offset from UTC in minutes. */
-  dayOffsetMinutes?: number;
-  windowMs?: number;
   /** How long a slot outlives its node's last heartbeat (default 15 s). */
   leaseMs?: number;
   /** How often held leases are renewed (default a third of the lease). */
@@ -101,9 +96,8 @@ interface Held {
 export class RedisLimiter implements Limiter {
   readonly #client: RedisClient;
   readonly #keys: RedisKeys;
-  readonly #day: BillingDay;
+  readonly #terms: LimitTerms;
   readonly #offsetMs: string;
-  readonly #windowMs: number;
   readonly #leaseMs: number;
   readonly #timeoutMs: number;
   readonly #doneMs: number;
@@ -125,10 +119,8 @@ export class RedisLimiter implements Limiter {
     this.#client = client;
     this.#url = options.url;
     this.#keys = new RedisKeys(options.prefix);
-    const offset = options.dayOffsetMinutes ?? 0;
-    this.#day = new BillingDay(offset);
-    this.#offsetMs = String(offset * 60_000);
-    this.#windowMs = options.windowMs ?? MINUTE_MS;
+    this.#terms = new LimitTerms(options);
+    this.#offsetMs = String(this.#terms.dayOffsetMs);
     this.#leaseMs = options.leaseMs ?? 15_000;
     this.#timeoutMs = options.timeoutMs ?? 200;
     this.#doneMs = options.doneMs ?? 600_000;
@@ -177,7 +169,7 @@ export class RedisLimiter implements Limiter {
         limitArg(request.dailyCap),
         String(request.reserve),
         this.#nowArg(request.now),
-        String(this.#windowMs),
+        String(this.#terms.windowMs),
         String(this.#leaseMs),
         this.#offsetMs,
       ],
@@ -194,11 +186,7 @@ export class RedisLimiter implements Limiter {
     const r = fields(reply, ACQUIRE_REPLY);
     if (r.loaded === 1) this.#known.add(accountId);
     else this.#known.delete(accountId);
-    const rate: RateState = {
-      limit: request.rpm,
-      remaining: request.rpm === null ? null : Math.max(0, request.rpm - r.count),
-      resetMs: r.resetMs,
-    };
+    const rate = this.#terms.rate(request.rpm, r.count, r.resetMs);
     if (r.admitted === 1) {
       const ticket: Ticket = { id, keyId, accountId, reserved: request.reserve };
       this.#held.set(id, { ticket });
@@ -207,19 +195,7 @@ export class RedisLimiter implements Limiter {
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
-    const untilDayEndMs = this.#day.end(r.now) - r.now;
-    return refused(
-      refusal,
-      request,
-      {
-        balance: r.balance,
-        accountReserved: r.reserved,
-        keyReserved: r.keyReserved,
-        spent: r.spent,
-        untilDayEndMs,
-      },
-      rate,
-    );
+    return this.#terms.refuse(refusal, request, r, rate, r.now);
   }
 
   /** Undoes a timed-out acquire now, or (failing that) from the heartbeat until its lease would end. */
@@ -279,10 +255,10 @@ export class RedisLimiter implements Limiter {
     const reply = await this.#run(
       SCRIPTS.peek,
       [this.#keys.window(accountId, keyId)],
-      [this.#nowArg(now), String(this.#windowMs)],
+      [this.#nowArg(now), String(this.#terms.windowMs)],
     );
     const { count, resetMs } = fields(reply, ["count", "resetMs"] as const);
-    return { limit: rpm, remaining: rpm === null ? null : Math.max(0, rpm - count), resetMs };
+    return this.#terms.rate(rpm, count, resetMs);
   }
 
   async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
@@ -293,15 +269,7 @@ export class RedisLimiter implements Limiter {
       [keyId, this.#nowArg(now), this.#offsetMs],
     );
     const r = fields(reply, SNAPSHOT_REPLY);
-    return {
-      balance: nanos(r.balance),
-      accountReserved: nanos(r.accountReserved),
-      spentToday: nanos(r.spent),
-      keyReserved: nanos(r.keyReserved),
-      inFlight: r.inFlight,
-      dayStart: this.#day.start(r.now),
-      dayEnd: this.#day.end(r.now),
-    };
+    return this.#terms.snapshot(r, r.inFlight, r.now);
   }
 
   async knowsAccount(accountId: number): Promise<boolean> {

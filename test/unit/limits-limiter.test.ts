@@ -139,6 +139,39 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect(await limiter.knowsAccount(7)).toBe(true);
     });
 
+    test("each refusal names the limit it hit, the figures behind it and how long to wait", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(100), 1);
+      const held = await limiter.acquire(
+        request({ keyId: "k2", rpm: 1, concurrency: 1, reserve: nanos(40) }),
+      );
+      if (!held.ok) throw new Error("the first request must pass");
+      expect(await limiter.acquire(request({ keyId: "k2", rpm: 1 }))).toMatchObject({
+        refusal: "rate_limit_exceeded",
+        retryAfterMs: 60_000,
+        rate: { limit: 1, remaining: 0, resetMs: 60_000 },
+        facts: { limit: 1, balance: 100, reserved: 40, spent: 0 },
+      });
+      expect(await limiter.acquire(request({ keyId: "k2", concurrency: 1 }))).toMatchObject({
+        refusal: "concurrency_limit_exceeded",
+        retryAfterMs: 1_000,
+        facts: { limit: 1, balance: 100, reserved: 40, spent: 0 },
+      });
+      expect(await limiter.acquire(request({ reserve: nanos(61) }))).toMatchObject({
+        refusal: "insufficient_quota",
+        retryAfterMs: 60_000,
+        facts: { limit: 100, balance: 100, reserved: 40, spent: 0 },
+      });
+      // The daily cap's figures are the key's: its own reservations, not the account's.
+      await limiter.setSpent("k1", 1, nanos(5), T0);
+      expect(await limiter.acquire(request({ dailyCap: nanos(10), reserve: nanos(6) }))).toMatchObject({
+        refusal: "daily_quota_exceeded",
+        retryAfterMs: 12 * 3_600_000,
+        rate: { limit: null, remaining: null },
+        facts: { limit: 10, balance: 100, reserved: 0, spent: 5 },
+      });
+    });
+
     test("a release applied twice changes nothing the second time", async () => {
       const limiter = await make();
       await limiter.setBalance(1, nanos(100), 1);
