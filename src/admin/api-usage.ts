@@ -2,7 +2,8 @@
 // and /admin/v1/audit (who changed what, when). Read from usage_records and audit_log.
 import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
-import type { AuditEntry, UsageAggregate, UsageRow } from "../store/admin.ts";
+import type { AuditEntry, UsageAggregate } from "../store/admin.ts";
+import type { UsageRecord } from "../store/usage.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
 import { USAGE_COUNTS, view } from "./view.ts";
 
@@ -39,7 +40,7 @@ export const usageView = view<UsageAggregate>()(
 );
 
 /** A recent request (a usage record) as /requests lists it. */
-export const requestView = view<UsageRow>()(
+export const requestView = view<UsageRecord>()(
   "requestId",
   "keyId",
   "accountId",

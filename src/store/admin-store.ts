@@ -14,12 +14,13 @@ import type {
   UsageAggregate,
   UsageFilter,
   UsageGrouping,
-  UsageRow,
 } from "./admin.ts";
 import type { Dialect } from "./dialect.ts";
 
 import * as shapes from "./shapes.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
+import type { UsageRecord } from "./usage.ts";
+import { fromUsageRow } from "./usage-rows.ts";
 
 export class DrizzleAdminStore implements AdminStore {
   readonly #dialect: Dialect;
@@ -138,14 +139,15 @@ export class DrizzleAdminStore implements AdminStore {
       .orderBy(bucket);
   }
 
-  async recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]> {
+  async recentRequests(filter: UsageFilter, limit: number): Promise<UsageRecord[]> {
     const { usageRecords } = this.#t;
-    return this.#db
-      .select(shapes.recentColumnsOf(usageRecords))
+    const rows = await this.#db
+      .select(getTableColumns(usageRecords))
       .from(usageRecords)
       .where(shapes.usageWhereOf(usageRecords, filter))
       .orderBy(desc(usageRecords.id))
       .limit(limit);
+    return rows.map(fromUsageRow);
   }
 
   async createChannel(channel: NewChannel): Promise<NotificationChannel> {

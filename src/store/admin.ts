@@ -3,7 +3,7 @@
 
 import type { Nanos } from "../types.ts";
 import type { KeyRecord } from "./key-record.ts";
-import type { ToolCalls, UsageRecord } from "./usage.ts";
+import type { UsageRecord } from "./usage.ts";
 
 export interface AdminToken {
   id: string;
@@ -61,26 +61,6 @@ export interface UsageAggregate {
   costNanos: number;
 }
 
-/** A recent request as the admin API lists it: the usage record without audit-only fields. */
-export type UsageRow = Pick<
-  UsageRecord,
-  | "requestId"
-  | "keyId"
-  | "accountId"
-  | "model"
-  | "endpoint"
-  | "stream"
-  | "status"
-  | "inputTokens"
-  | "cachedInputTokens"
-  | "outputTokens"
-  | "reasoningTokens"
-  | "generations"
-  | "latencyMs"
-  | "ttfbMs"
-  | "createdAt"
-> & { costNanos: number; toolCalls: ToolCalls | null };
-
 export type ChannelKind = "webhook" | "email";
 
 export interface NotificationChannel {
@@ -133,7 +113,7 @@ export interface AdminStore {
   /** Cost of requests since `since`, per key id and per account id. */
   spending(since: number): Promise<{ byKey: Map<string, number>; byAccount: Map<number, number> }>;
   usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]>;
-  recentRequests(filter: UsageFilter, limit: number): Promise<UsageRow[]>;
+  recentRequests(filter: UsageFilter, limit: number): Promise<UsageRecord[]>;
 
   createChannel(channel: NewChannel): Promise<NotificationChannel>;
   listChannels(): Promise<NotificationChannel[]>;

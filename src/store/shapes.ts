@@ -100,51 +100,6 @@ export function tokenColumnsOf<T extends Either<"adminTokens">>(
   return { id: t.id, name: t.name, prefix: t.prefix, revoked: t.revoked, createdAt: t.createdAt };
 }
 
-const RECENT_FIELDS = [
-  "requestId",
-  "keyId",
-  "accountId",
-  "model",
-  "endpoint",
-  "stream",
-  "status",
-  "inputTokens",
-  "cachedInputTokens",
-  "outputTokens",
-  "reasoningTokens",
-  "generations",
-  "toolCalls",
-  "costNanos",
-  "latencyMs",
-  "ttfbMs",
-  "createdAt",
-] as const;
-
-/** A recent request as the admin API lists it. */
-export function recentColumnsOf<U extends Either<"usageRecords">>(
-  u: U,
-): Pick<U, (typeof RECENT_FIELDS)[number]> {
-  return {
-    requestId: u.requestId,
-    keyId: u.keyId,
-    accountId: u.accountId,
-    model: u.model,
-    endpoint: u.endpoint,
-    stream: u.stream,
-    status: u.status,
-    inputTokens: u.inputTokens,
-    cachedInputTokens: u.cachedInputTokens,
-    outputTokens: u.outputTokens,
-    reasoningTokens: u.reasoningTokens,
-    generations: u.generations,
-    toolCalls: u.toolCalls,
-    costNanos: u.costNanos,
-    latencyMs: u.latencyMs,
-    ttfbMs: u.ttfbMs,
-    createdAt: u.createdAt,
-  };
-}
-
 /** The admin API's usage filter on usage_records. */
 export function usageWhereOf(u: Either<"usageRecords">, filter: UsageFilter) {
   return and(

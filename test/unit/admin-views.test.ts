@@ -9,8 +9,8 @@ import { eventRecord } from "../../src/admin/events.ts";
 import { keyView } from "../../src/admin/keys.ts";
 import { nanos } from "../../src/base/money.ts";
 import type { UsageEvent } from "../../src/billing/feed.ts";
-import type { UsageRow } from "../../src/store/admin.ts";
 import type { KeyRecord } from "../../src/store/store.ts";
+import type { UsageRecord } from "../../src/store/usage.ts";
 import type { KeyId } from "../../src/types.ts";
 
 const T1 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
@@ -191,7 +191,7 @@ describe("usage, requests and audit", () => {
     });
   });
 
-  const row: UsageRow = {
+  const row: UsageRecord = {
     requestId: "req_1",
     keyId: "key_1",
     accountId: 7,
@@ -203,11 +203,18 @@ describe("usage, requests and audit", () => {
     cachedInputTokens: 20,
     outputTokens: 50,
     reasoningTokens: 10,
+    cacheWriteTokens: 0,
+    cacheWrite1hTokens: 0,
     generations: 1,
     toolCalls: { web_search: 2 },
-    costNanos: 999,
+    costNanos: nanos(999),
+    usageSource: "reported",
+    channels: ["sim"],
     latencyMs: 120,
     ttfbMs: 30,
+    clientAddress: "10.0.0.1",
+    endUser: null,
+    detail: null,
     createdAt: T1,
   };
 
@@ -232,7 +239,8 @@ describe("usage, requests and audit", () => {
       created_at: T1_ISO,
     };
     expectShown(requestView(row), expected);
-    expectShown(requestView({ ...row, toolCalls: null, ttfbMs: null }), {
+    const { toolCalls: _none, ...noTools } = row;
+    expectShown(requestView({ ...noTools, ttfbMs: null }), {
       ...expected,
       tool_calls: {},
       ttfb_ms: null,
