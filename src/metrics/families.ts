@@ -1,7 +1,8 @@
 // Every metric family the gateway exports, built from one catalog (families.json: name, help,
 // label names and, for histograms, the bucket set), so the list of what GET /metrics can show is
-// in one place and a module that records a metric names it and nothing more. Names are checked by
-// tsc against the catalog, and so is the kind: a counter's name is not accepted where a histogram's is.
+// in one place and a module that records a metric names it and nothing more. tsc checks each name
+// against the catalog and its kind (a counter's name is refused where a histogram's is expected);
+// whether a gauge has labels is checked when it is built.
 import FAMILIES from "./families.json";
 import { GaugeSet } from "./gauge-set.ts";
 import { Counter, Gauge, Histogram, type LabelValues } from "./histogram.ts";
