@@ -4,29 +4,34 @@ import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { describeIssue, issuePath } from "../validation.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
+import settingsTable from "./settings.json";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-type FlagValue = string | boolean | string[] | undefined;
+/** A variable's text, or a flag's value as the command line parser gives it. */
+type Raw = string | boolean | string[];
+type FlagValue = Raw | undefined;
 
 interface Setting {
   path: readonly string[];
   env: string;
   flag: string;
-  /** Turns the text of a variable or flag into the value the schema expects. */
-  parse: (raw: string | boolean | string[]) => unknown;
+  /** Turns the text of a variable into the value the schema expects. */
+  parse: (raw: Raw) => unknown;
+  /** The same for the flag's value (they differ for a `no-` flag only). */
+  flagParse: (raw: Raw) => unknown;
 }
 
-const text = (raw: string | boolean | string[]): unknown => (Array.isArray(raw) ? raw.join(",") : raw);
-const numberish = (raw: string | boolean | string[]): unknown => {
+const text = (raw: Raw): unknown => (Array.isArray(raw) ? raw.join(",") : raw);
+const numberish = (raw: Raw): unknown => {
   const s = text(raw);
   return typeof s === "string" && s.trim() !== "" && Number.isFinite(Number(s)) ? Number(s) : s;
 };
-const list = (raw: string | boolean | string[]): unknown =>
+const list = (raw: Raw): unknown =>
   (Array.isArray(raw) ? raw : String(raw).split(",")).map((s) => s.trim()).filter((s) => s.length > 0);
-const boolish = (raw: string | boolean | string[]): unknown => {
+const boolish = (raw: Raw): unknown => {
   if (typeof raw === "boolean") return raw;
   const s = String(raw).toLowerCase();
   if (["1", "true", "yes", "on"].includes(s)) return true;
@@ -34,31 +39,24 @@ const boolish = (raw: string | boolean | string[]): unknown => {
   return s;
 };
 
-/** One row of SETTINGS: the dotted config path, the variable, the flag and the parser. */
-function setting(path: string, env: string, flag: string, parse: Setting["parse"]): Setting {
-  return { path: path.split("."), env, flag, parse };
-}
+/** How settings.json's `parse` names turn a variable's or flag's text into the schema's input. */
+const PARSERS: Readonly<Record<string, Setting["parse"]>> = {
+  text,
+  number: numberish,
+  list,
+  boolean: boolish,
+};
 
-/** Settings that variables and flags may set, with the config path each one writes. */
-export const SETTINGS: readonly Setting[] = [
-  setting("server.listen", "MODELGATE_LISTEN", "listen", text),
-  setting("server.tls_cert", "MODELGATE_TLS_CERT", "tls-cert", text),
-  setting("server.tls_key", "MODELGATE_TLS_KEY", "tls-key", text),
-  setting("server.trusted_proxies", "MODELGATE_TRUSTED_PROXIES", "trusted-proxy", list),
-  setting("server.shutdown_deadline_seconds", "MODELGATE_SHUTDOWN_DEADLINE", "shutdown-deadline", numberish),
-  setting("server.workers", "MODELGATE_WORKERS", "workers", numberish),
-  setting("server.log_format", "MODELGATE_LOG_FORMAT", "log-format", text),
-  setting("server.log_level", "MODELGATE_LOG_LEVEL", "log-level", text),
-  setting("store.url", "MODELGATE_DB", "db", text),
-  setting("store.journal", "MODELGATE_JOURNAL", "journal", text),
-  setting("redis.url", "MODELGATE_REDIS_URL", "redis-url", text),
-  setting("redis.prefix", "MODELGATE_REDIS_PREFIX", "redis-prefix", text),
-  // `--no-bootstrap` is a flag whose presence means enabled = false.
-  setting("bootstrap.enabled", "MODELGATE_BOOTSTRAP", "no-bootstrap", (raw) => !raw),
-  setting("sim.seed", "MODELGATE_SIM_SEED", "seed", numberish),
-  setting("telemetry.otlp_endpoint", "MODELGATE_OTLP_ENDPOINT", "otlp-endpoint", text),
-  setting("telemetry.sampling_ratio", "MODELGATE_OTLP_SAMPLING_RATIO", "otlp-sampling-ratio", numberish),
-];
+/**
+ * Settings that variables and flags may set (settings.json: config path → variable, flag, parser).
+ * A `no-` flag (`--no-bootstrap`) is present or absent: present, it sets its setting to false.
+ */
+export const SETTINGS: readonly Setting[] = Object.entries(settingsTable).map(([path, row]) => {
+  const parse = PARSERS[row.parse];
+  if (parse === undefined) throw new Error(`settings.json: ${path} names no parser "${row.parse}"`);
+  const flagParse = row.flag.startsWith("no-") ? (raw: Raw) => !raw : parse;
+  return { path: path.split("."), env: row.env, flag: row.flag, parse, flagParse };
+});
 
 /** Variables read by commands other than through SETTINGS; any other MODELGATE_* is a typo. */
 const OTHER_ENV = new Set(["MODELGATE_CONFIG", "MODELGATE_ADMIN_URL", "MODELGATE_ADMIN_TOKEN"]);
@@ -91,14 +89,10 @@ export function loadConfig(sources: ConfigSources): Config {
   }
   for (const setting of SETTINGS) {
     const envRaw = sources.env[setting.env];
-    if (envRaw !== undefined && setting.env === "MODELGATE_BOOTSTRAP") {
-      apply(raw, origin, setting, boolish(envRaw), setting.env, problems);
-    } else if (envRaw !== undefined) {
-      apply(raw, origin, setting, setting.parse(envRaw), setting.env, problems);
-    }
+    if (envRaw !== undefined) apply(raw, origin, setting, setting.parse(envRaw), setting.env, problems);
     const flagRaw = sources.flags[setting.flag];
     if (flagRaw !== undefined && flagRaw !== false) {
-      apply(raw, origin, setting, setting.parse(flagRaw), `--${setting.flag}`, problems);
+      apply(raw, origin, setting, setting.flagParse(flagRaw), `--${setting.flag}`, problems);
     }
   }
   if (problems.length > 0) throw new ConfigError(problems.join("\n"));

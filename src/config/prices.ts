@@ -1,6 +1,7 @@
 // The `[billing]` configuration section: prices per model, the billing day, default limits and the
-// usage writer's batch window. Every price default below is a PLACEHOLDER chosen to be small and
-// round, not a vendor's list price: an operator sets real prices in the config file, e.g.
+// usage writer's batch window. Every text and image price default (default-prices.json) is a
+// PLACEHOLDER chosen to be small and round, not a vendor's list price: an operator sets real prices
+// in the config file, e.g.
 //
 //   [billing.text."modelx-5.5"]
 //   input_usd_per_mtok = "1.25"          # USD per million uncached input tokens
@@ -31,6 +32,7 @@
 import * as v from "valibot";
 import { MODELS } from "../catalog/models.ts";
 import { usdText, wholeNumber } from "./blocks.ts";
+import defaultPrices from "./default-prices.json";
 
 const Usd = usdText("with at most 9 decimals, such as 10 or 0.125");
 
@@ -121,6 +123,18 @@ export const BillingSchema = v.strictObject({
 
 export type BillingConfig = v.InferOutput<typeof BillingSchema>;
 
+// The placeholder defaults are data (default-prices.json); they are checked as they are read, so a
+// malformed price or a model id the catalog does not know stops the gateway at start.
+const Usd3 = v.tuple([Usd, Usd, Usd]);
+const DEFAULTS = v.parse(
+  v.strictObject({
+    text: modelRecord(TEXT_IDS, v.tuple([Usd, Usd, Usd, Usd, Usd]), "text or messages"),
+    image2: v.strictObject({ low: Usd3, medium: Usd3, high: Usd3 }),
+    image_scale: modelRecord(IMAGE_IDS, v.tuple([wholeNumber(1), wholeNumber(1)]), "image"),
+  }),
+  defaultPrices,
+);
+
 /**
  * Placeholder text prices, USD per million tokens: [input, cached input (cache read), output,
  * cache write (default lifetime: Anthropic's 5 minutes), 1-hour cache write]. The modelz (Anthropic-style) models follow Anthropic's
@@ -129,35 +143,15 @@ export type BillingConfig = v.InferOutput<typeof BillingSchema>;
  */
 export const DEFAULT_TEXT_PRICES: Readonly<
   Record<string, readonly [string, string, string, string, string]>
-> = {
-  "modelx-5.5": ["0.50", "0.05", "2.00", "0.50", "0.50"],
-  "modelx-5.4": ["0.40", "0.04", "1.60", "0.40", "0.40"],
-  "modelx-5.4-mini": ["0.10", "0.01", "0.40", "0.10", "0.10"],
-  "modelx-5.3-c": ["0.30", "0.03", "1.20", "0.30", "0.30"],
-  "modelx-5.3-c-spark": ["0.05", "0.005", "0.20", "0.05", "0.05"],
-  "modelx-5.2": ["0.25", "0.025", "1.00", "0.25", "0.25"],
-  "modelz-opus-4-7": ["0.60", "0.06", "2.40", "0.75", "1.20"],
-  "modelz-opus-4-6": ["0.60", "0.06", "2.40", "0.75", "1.20"],
-  "modelz-opus-4-5-20251101": ["0.50", "0.05", "2.00", "0.625", "1.00"],
-  "modelz-sonnet-4-6": ["0.30", "0.03", "1.20", "0.375", "0.60"],
-  "modelz-sonnet-4-5-20250929": ["0.30", "0.03", "1.20", "0.375", "0.60"],
-  "modelz-haiku-4-5-20251001": ["0.10", "0.01", "0.40", "0.125", "0.20"],
-};
+> = DEFAULTS.text;
 
 /**
  * Placeholder image prices per generation for modelx-image-2 by quality, for the sizes
  * 1024x1024, 1536x1024, 1024x1536; `auto` quality is priced as high and `auto` size as the largest.
- * modelx-image-1.5 costs 3/4 of these and modelx-image-1 half.
  */
 export const DEFAULT_IMAGE2_PRICES: Readonly<
   Record<"low" | "medium" | "high", readonly [string, string, string]>
-> = {
-  low: ["0.004", "0.006", "0.006"],
-  medium: ["0.012", "0.018", "0.018"],
-  high: ["0.040", "0.060", "0.060"],
-};
-export const DEFAULT_IMAGE_SCALE: Readonly<Record<string, readonly [number, number]>> = {
-  "modelx-image-2": [1, 1],
-  "modelx-image-1.5": [3, 4],
-  "modelx-image-1": [1, 2],
-};
+> = DEFAULTS.image2;
+
+/** Each image model's price as a fraction [numerator, denominator] of modelx-image-2's: 1.5 costs 3/4, 1 half. */
+export const DEFAULT_IMAGE_SCALE: Readonly<Record<string, readonly [number, number]>> = DEFAULTS.image_scale;

@@ -161,19 +161,40 @@ const ChannelSchema = v.pipe(
   ChannelVariants,
 );
 
+/** The input of a section left out of the file. */
+type Empty = Record<string, never>;
+/** A section schema must accept Empty (every field optional): tsc names one that does not. */
+type AcceptsEmpty<S extends v.GenericSchema> =
+  Empty extends v.InferInput<S> ? unknown : "every field optional";
+type Sections<T extends Record<string, v.GenericSchema>> = { [K in keyof T]: v.OptionalSchema<T[K], Empty> };
+
+/**
+ * Sections a file may leave out whole: each is optional with `{}` as its default, so its fields'
+ * defaults apply and Config's sections are never undefined.
+ */
+function sections<T extends Record<string, v.GenericSchema>>(
+  schemas: T & { [K in keyof T]: AcceptsEmpty<T[K]> },
+): Sections<T> {
+  return Object.fromEntries(
+    Object.entries<v.GenericSchema>(schemas).map(([name, schema]) => [name, v.optional(schema, {})]),
+  ) as Sections<T>;
+}
+
 export const ConfigSchema = v.strictObject({
-  server: v.optional(ServerSchema, {}),
-  store: v.optional(StoreSchema, {}),
-  redis: v.optional(RedisSchema, {}),
-  bootstrap: v.optional(BootstrapSchema, {}),
-  sim: v.optional(SimSchema, {}),
-  billing: v.optional(BillingSchema, {}),
-  admin: v.optional(AdminConfigSchema, {}),
-  text: v.optional(TextConfigSchema, {}),
-  metrics: v.optional(MetricsConfigSchema, {}),
-  telemetry: v.optional(TelemetryConfigSchema, {}),
-  endpoints: v.optional(EndpointsConfigSchema, {}),
-  routing: v.optional(RoutingSchema, {}),
+  ...sections({
+    server: ServerSchema,
+    store: StoreSchema,
+    redis: RedisSchema,
+    bootstrap: BootstrapSchema,
+    sim: SimSchema,
+    billing: BillingSchema,
+    admin: AdminConfigSchema,
+    text: TextConfigSchema,
+    metrics: MetricsConfigSchema,
+    telemetry: TelemetryConfigSchema,
+    endpoints: EndpointsConfigSchema,
+    routing: RoutingSchema,
+  }),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });
 

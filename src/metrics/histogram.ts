@@ -6,16 +6,6 @@
 /** Label values in a fixed order (the metric's label names give the order). */
 export type LabelValues = readonly string[];
 
-/** Bucket upper bounds in seconds for in-gateway times: 10 µs to 1 s. */
-export const OVERHEAD_BUCKETS: readonly number[] = [
-  0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1,
-];
-
-/** Bucket upper bounds in seconds for upstream times: 1 ms to 5 min. */
-export const UPSTREAM_BUCKETS: readonly number[] = [
-  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
-];
-
 /** A label value escaped for the text format (backslash, quote, newline). */
 export function escapeLabel(value: string): string {
   return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");

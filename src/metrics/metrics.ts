@@ -11,7 +11,8 @@
 //   the upstream's body (RequestContext.upstreamMs, summed over failover attempts).
 // So overhead is what the gateway itself adds: reading the client body, authentication, decoding,
 // limits, reservation, routing, building the upstream request, relaying and settling.
-import { Counter, Gauge, Histogram, OVERHEAD_BUCKETS, UPSTREAM_BUCKETS } from "./histogram.ts";
+import { counter, gauge, histogram } from "./families.ts";
+import type { Gauge } from "./histogram.ts";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
@@ -25,23 +26,9 @@ export interface RequestTiming {
 }
 
 export class Metrics {
-  readonly #requests = new Counter(
-    "modelgate_requests_total",
-    "Requests answered, by route pattern, method and HTTP status.",
-    ["route", "method", "status"],
-  );
-  readonly #overhead = new Histogram(
-    "modelgate_overhead_seconds",
-    "In-gateway time per request: total minus the time spent waiting on upstreams (streams: until headers).",
-    ["route"],
-    OVERHEAD_BUCKETS,
-  );
-  readonly #upstream = new Histogram(
-    "modelgate_upstream_seconds",
-    "Time spent waiting on upstreams per request that called one (headers; non-stream: whole body).",
-    ["route"],
-    UPSTREAM_BUCKETS,
-  );
+  readonly #requests = counter("modelgate_requests_total");
+  readonly #overhead = histogram("modelgate_overhead_seconds");
+  readonly #upstream = histogram("modelgate_upstream_seconds");
   readonly #gauges: Gauge[];
   #inFlight = 0;
   /** Label arrays per route, reused so that recording allocates nothing per request. */
@@ -49,12 +36,8 @@ export class Metrics {
 
   constructor() {
     this.#gauges = [
-      new Gauge("modelgate_requests_in_flight", "Requests whose handler has not returned yet.", () => {
-        return this.#inFlight;
-      }),
-      new Gauge("process_resident_memory_bytes", "Resident memory of this process.", () =>
-        process.memoryUsage.rss(),
-      ),
+      gauge("modelgate_requests_in_flight", () => this.#inFlight),
+      gauge("process_resident_memory_bytes", () => process.memoryUsage.rss()),
     ];
   }
 

@@ -7,15 +7,9 @@
 import type { UsageEvent } from "../billing/feed.ts";
 import type { CircuitState } from "../upstream/circuit.ts";
 import type { ErrorKind } from "../wire/errors.ts";
-import { GaugeSet } from "./gauge-set.ts";
-import {
-  Counter,
-  type CounterSeries,
-  Gauge,
-  Histogram,
-  type HistogramSeries,
-  UPSTREAM_BUCKETS,
-} from "./histogram.ts";
+import { counter, gauge, gaugeSet, histogram } from "./families.ts";
+import type { GaugeSet } from "./gauge-set.ts";
+import type { CounterSeries, Gauge, HistogramSeries } from "./histogram.ts";
 import { BoundedLabel } from "./labels.ts";
 
 /** Circuit states as gauge values: 0 closed, 1 half-open (probing), 2 open. */
@@ -47,43 +41,13 @@ export interface TrafficSources {
 
 export class TrafficMetrics {
   readonly #keys: BoundedLabel;
-  readonly #tokens = new Counter(
-    "modelgate_tokens_total",
-    "Tokens settled, by model, key (capped, see metrics.max_key_labels), answering channel (the last one tried) and type (input, cached_input, output, reasoning). cached_input is part of input, reasoning part of output.",
-    ["model", "key", "channel", "type"],
-  );
-  readonly #cost = new Counter(
-    "modelgate_cost_usd_total",
-    "Cost charged in US dollars, by model, key (capped) and answering channel.",
-    ["model", "key", "channel"],
-  );
-  readonly #settled = new Counter(
-    "modelgate_settled_requests_total",
-    "Billable requests settled, by model, key (capped), channel and usage source (reported, estimated, none).",
-    ["model", "key", "channel", "source"],
-  );
-  readonly #attempts = new Histogram(
-    "modelgate_upstream_attempt_duration_seconds",
-    "Upstream attempts by channel and outcome (ok or the error kind): time until headers (non-stream: the whole body), or until it failed.",
-    ["channel", "outcome"],
-    UPSTREAM_BUCKETS,
-  );
-  readonly #ttft = new Histogram(
-    "modelgate_time_to_first_token_seconds",
-    "Streamed answers: time from sending the upstream request to the first byte of its event stream, by channel.",
-    ["channel"],
-    UPSTREAM_BUCKETS,
-  );
-  readonly #errors = new Counter(
-    "modelgate_errors_total",
-    "Error answers by kind (the gateway's error table) and HTTP status.",
-    ["kind", "status"],
-  );
-  readonly #refusals = new Counter(
-    "modelgate_limit_refusals_total",
-    "Admissions refused by the limiter, by reason (rate_limit_exceeded, concurrency_limit_exceeded, insufficient_quota, daily_quota_exceeded, limiter_unavailable, ...).",
-    ["reason"],
-  );
+  readonly #tokens = counter("modelgate_tokens_total");
+  readonly #cost = counter("modelgate_cost_usd_total");
+  readonly #settled = counter("modelgate_settled_requests_total");
+  readonly #attempts = histogram("modelgate_upstream_attempt_duration_seconds");
+  readonly #ttft = histogram("modelgate_time_to_first_token_seconds");
+  readonly #errors = counter("modelgate_errors_total");
+  readonly #refusals = counter("modelgate_limit_refusals_total");
   readonly #scraped: (GaugeSet | Gauge)[];
   readonly #usage = new Map<string, UsageSeries>();
   readonly #attemptSeries = new Map<string, HistogramSeries>();
@@ -92,19 +56,10 @@ export class TrafficMetrics {
   constructor(maxKeyLabels: number, sources: TrafficSources) {
     this.#keys = new BoundedLabel(maxKeyLabels);
     this.#scraped = [
-      new GaugeSet(
-        "modelgate_channel_circuit_state",
-        "Circuit breaker state per channel: 0 closed, 1 half-open, 2 open.",
-        ["channel"],
-        function* () {
-          for (const c of sources.circuits()) yield { values: [c.channel], value: CIRCUIT_VALUE[c.state] };
-        },
-      ),
-      new Gauge(
-        "modelgate_usage_journal_backlog_records",
-        "Usage records settled (durable in the journal or queued) but not yet committed to the store.",
-        sources.journalBacklog,
-      ),
+      gaugeSet("modelgate_channel_circuit_state", function* () {
+        for (const c of sources.circuits()) yield { values: [c.channel], value: CIRCUIT_VALUE[c.state] };
+      }),
+      gauge("modelgate_usage_journal_backlog_records", sources.journalBacklog),
     ];
   }
 
