@@ -15,7 +15,8 @@ import type {
   UsageFilter,
   UsageGrouping,
 } from "./admin.ts";
-import type { Dialect } from "./dialect.ts";
+import type { Dialect, Tables } from "./dialect.ts";
+import type { QueryDb } from "./query-db.ts";
 
 import * as shapes from "./shapes.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
@@ -24,19 +25,15 @@ import { fromUsageRow } from "./usage-rows.ts";
 
 export class DrizzleAdminStore implements AdminStore {
   readonly #dialect: Dialect;
+  readonly #db: QueryDb;
+  readonly #t: Tables;
   readonly #tokenColumns;
 
   constructor(dialect: Dialect) {
     this.#dialect = dialect;
+    this.#db = dialect.db;
+    this.#t = dialect.tables;
     this.#tokenColumns = shapes.tokenColumnsOf(dialect.tables.adminTokens);
-  }
-
-  get #db() {
-    return this.#dialect.db;
-  }
-
-  get #t() {
-    return this.#dialect.tables;
   }
 
   async createAdminToken(token: NewAdminToken): Promise<AdminToken> {

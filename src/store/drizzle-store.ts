@@ -10,35 +10,35 @@ import type { Account, AuthKeyRecord, Group, KeyRecord, KeyStatus } from "./stor
 import { StoreError } from "./store.ts";
 
 export abstract class DrizzleStore {
-  protected readonly dialect: Dialect;
+  readonly #dialect: Dialect;
   readonly admin: DrizzleAdminStore;
 
   constructor(dialect: Dialect) {
-    this.dialect = dialect;
+    this.#dialect = dialect;
     this.admin = new DrizzleAdminStore(dialect);
   }
 
   async listAccounts(): Promise<Account[]> {
-    const { accounts } = this.dialect.tables;
-    const rows = await this.dialect.db.select(getTableColumns(accounts)).from(accounts).orderBy(accounts.id);
+    const { accounts } = this.#dialect.tables;
+    const rows = await this.#dialect.db.select(getTableColumns(accounts)).from(accounts).orderBy(accounts.id);
     return rows.map(toAccount);
   }
 
   async listGroups(): Promise<Group[]> {
-    const { groups } = this.dialect.tables;
-    return this.dialect.db
+    const { groups } = this.#dialect.tables;
+    return this.#dialect.db
       .select({ id: groups.id, name: groups.name, modelPatterns: groups.modelPatterns })
       .from(groups)
       .orderBy(groups.id);
   }
 
   async listKeys(): Promise<KeyRecord[]> {
-    const { apiKeys } = this.dialect.tables;
-    return (await selectKeys(this.dialect).orderBy(apiKeys.createdAt, apiKeys.id)).map(toKeyRecord);
+    const { apiKeys } = this.#dialect.tables;
+    return (await selectKeys(this.#dialect).orderBy(apiKeys.createdAt, apiKeys.id)).map(toKeyRecord);
   }
 
   async setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord> {
-    if (!(await this.dialect.patchKey(id, { status }))) {
+    if (!(await this.#dialect.patchKey(id, { status }))) {
       throw new StoreError("not_found", `key "${id}" does not exist; \`modelgate keys list\` shows the ids`);
     }
     return this.admin.getKey(id);
@@ -46,8 +46,8 @@ export abstract class DrizzleStore {
 
   /** Every key with its secret's hash and its group's model patterns, for the auth cache. */
   async loadAuthKeys(): Promise<AuthKeyRecord[]> {
-    const { apiKeys, accounts, groups } = this.dialect.tables;
-    const rows = await this.dialect.db
+    const { apiKeys, accounts, groups } = this.#dialect.tables;
+    const rows = await this.#dialect.db
       .select({
         ...keyColumnsOf(apiKeys, accounts, groups),
         secretHash: apiKeys.secretHash,

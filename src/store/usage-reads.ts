@@ -10,20 +10,20 @@ import type { SeedFigures, UsageFilter, UsageGroupBy, UsageRecord, UsageTotals }
 import { fromUsageRow } from "./usage-rows.ts";
 
 export class UsageReads {
-  protected readonly dialect: Dialect;
+  readonly #dialect: Dialect;
 
   constructor(dialect: Dialect) {
-    this.dialect = dialect;
+    this.#dialect = dialect;
   }
 
   async balances(): Promise<Map<number, Nanos>> {
-    const { accounts } = this.dialect.tables;
-    const rows = await this.dialect.db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts);
+    const { accounts } = this.#dialect.tables;
+    const rows = await this.#dialect.db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts);
     return new Map(rows.map((r) => [r.id, nanos(r.b)]));
   }
 
   async seedFigures(): Promise<SeedFigures> {
-    const { db, tables, credited } = this.dialect;
+    const { db, tables, credited } = this.#dialect;
     const rows = await db
       .select(shapes.seedFieldsOf(tables.accounts, tables.storeMeta, credited.value))
       .from(tables.accounts)
@@ -32,8 +32,8 @@ export class UsageReads {
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
-    const { usageRecords } = this.dialect.tables;
-    const rows = await this.dialect.db
+    const { usageRecords } = this.#dialect.tables;
+    const rows = await this.#dialect.db
       .select({ k: usageRecords.keyId, c: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number) })
       .from(usageRecords)
       .where(gte(usageRecords.createdAt, since))
@@ -42,8 +42,8 @@ export class UsageReads {
   }
 
   async find(requestId: string): Promise<UsageRecord | undefined> {
-    const { usageRecords } = this.dialect.tables;
-    const [row] = await this.dialect.db
+    const { usageRecords } = this.#dialect.tables;
+    const [row] = await this.#dialect.db
       .select(getTableColumns(usageRecords))
       .from(usageRecords)
       .where(eq(usageRecords.requestId, requestId))
@@ -52,7 +52,7 @@ export class UsageReads {
   }
 
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
-    const { db, tables, day, toolCount } = this.dialect;
+    const { db, tables, day, toolCount } = this.#dialect;
     const { usageRecords, accounts } = tables;
     const group = shapes.totalsGroup(usageRecords, groupBy, dayOffsetMinutes, day);
     const query = db
