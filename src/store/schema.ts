@@ -107,7 +107,7 @@ export const usageRecords = sqliteTable(
     toolCalls: text("tool_calls", { mode: "json" }).$type<ToolCalls>(),
     costNanos: integer("cost_nanos").notNull().default(0),
     /** `reported` by the upstream or `estimated` by the gateway (e.g. after a client disconnect). */
-    usageSource: text("usage_source", { enum: ["reported", "estimated", "none"] }).notNull(),
+    usageSource: text("usage_source", { enum: ["reported", "counted", "estimated", "none"] }).notNull(),
     /** Channels tried, in order, comma-separated. */
     channels: text("channels").notNull().default(""),
     latencyMs: integer("latency_ms").notNull().default(0),

@@ -23,6 +23,8 @@ export interface RespondInput {
   /** The client's parsed request body. */
   request: Record<string, unknown>;
   inputTokens: number;
+  /** The output tokens the reservation covers: a count of what a cut stream delivered never goes above. */
+  outputCap: number;
   /** The answer, its usage reading bound by the call stage. */
   answered: Answered;
 }
@@ -81,7 +83,7 @@ export function respond(input: RespondInput): MeteredAnswer {
     },
     onEnd: (_outcome) => {
       if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
-      const { usage, source } = tap.usage(input.inputTokens);
+      const { usage, source } = tap.usage(input.inputTokens, input.outputCap);
       return ended.send({ status: 200, usage, source, ttfbMs });
     },
   });
