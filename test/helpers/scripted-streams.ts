@@ -149,26 +149,27 @@ export function scriptedEvents(protocol: Protocol, s: Script): string[] {
 }
 
 /**
- * The script as an upstream's streamed answer. A held body stays open until the reader cancels it
- * (the gateway does when its client goes away), closed after `holdMs` at the latest.
+ * An upstream's streamed answer of `events`; then the body closes, or with `hold` stays open until
+ * the reader cancels it (the gateway does when its client goes away), closed after `holdMs` at the latest.
  */
-export function scriptedResponse(protocol: Protocol, s: Script, holdMs = 30_000): Response {
-  const events = scriptedEvents(protocol, s);
+export function eventStream(events: readonly string[], hold: boolean, holdMs = 30_000): Response {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       for (const event of events) controller.enqueue(encoder.encode(event));
-      if (s.end !== "hold") {
-        controller.close();
-        return;
-      }
-      timer = setTimeout(() => controller.close(), holdMs);
+      if (hold) timer = setTimeout(() => controller.close(), holdMs);
+      else controller.close();
     },
     cancel() {
       clearTimeout(timer);
     },
   });
   return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** The script as an upstream's streamed answer. */
+export function scriptedResponse(protocol: Protocol, s: Script): Response {
+  return eventStream(scriptedEvents(protocol, s), s.end === "hold");
 }
 
 /** What a client of `protocol` read: the text of its content deltas (text and reasoning), and their count. */

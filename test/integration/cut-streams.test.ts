@@ -20,6 +20,7 @@ import {
   scriptedResponse,
   sentPieces,
 } from "../helpers/scripted-streams.ts";
+import { recordsOf } from "../helpers/usage-records.ts";
 
 type Kind = "openai-chat" | "openai-responses" | "anthropic" | "sim";
 type Cut = "client disconnect" | "upstream drop" | "thinking only";
@@ -108,15 +109,9 @@ interface StoredRecord {
   status: number;
 }
 
-/** The request's usage records once the gateway's writer stored one (polled: another process writes them). */
-async function recordsOf(requestId: string): Promise<StoredRecord[]> {
-  const query = db.query("SELECT * FROM usage_records WHERE request_id = ?");
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const rows = query.all(requestId) as StoredRecord[];
-    if (rows.length > 0 || Date.now() > until) return rows;
-    await Bun.sleep(20);
-  }
+/** The request's usage records (waited for). */
+function storedRecords(requestId: string): Promise<StoredRecord[]> {
+  return recordsOf<StoredRecord>(db, requestId);
 }
 
 function requestBody(client: Protocol, model: string, prompt: string, thinking: boolean, max = MAX_TOKENS) {
@@ -186,7 +181,7 @@ async function send(client: Protocol, body: unknown, stopAfter?: number): Promis
 
 /** The one record of a cut stream: counted, at least `delivered` tokens, within the cap. */
 async function expectCounted(requestId: string, delivered: string, cap = MAX_TOKENS): Promise<StoredRecord> {
-  const records = await recordsOf(requestId);
+  const records = await storedRecords(requestId);
   expect(records).toHaveLength(1);
   const record = records[0] as StoredRecord;
   expect(record.status).toBe(200);
@@ -260,7 +255,7 @@ describe("an uncut stream still bills the upstream's final usage exactly", () =>
         upstream.answer(() => scriptedResponse(SPEAKS[kind], script));
         const got = await send(client, requestBody(client, MODEL[kind], "Tell me a story.", false));
         expect(got.seen.errors).toBe(0);
-        const records = await recordsOf(got.requestId);
+        const records = await storedRecords(got.requestId);
         expect(records.map((r) => [r.usage_source, r.input_tokens, r.output_tokens])).toEqual([
           ["reported", 21, 7],
         ]);
@@ -310,7 +305,7 @@ describe("property: random scripted streams cut at random points", () => {
         // The reservation's output cap: the client's cap, at least the 16 a Responses upstream may raise it to.
         const cap = Math.max(c.maxTokens, 16);
         if (c.end === "complete") {
-          const records = await recordsOf(got.requestId);
+          const records = await storedRecords(got.requestId);
           expect(records.map((r) => [r.usage_source, r.output_tokens])).toEqual([["reported", 5]]);
         } else await expectCounted(got.requestId, sentPieces(script).join(""), cap);
       }),

@@ -12,6 +12,8 @@ import { createParser } from "eventsource-parser";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+import { eventStream } from "../helpers/scripted-streams.ts";
+import { recordsOf } from "../helpers/usage-records.ts";
 import { flatPng } from "../unit/images-fixtures.ts";
 
 // A stalled stream is cut by its client after 12 s; a test waits for that on a loaded machine.
@@ -72,15 +74,9 @@ interface StoredRecord {
   status: number;
 }
 
-/** The request's usage records once one is stored (polled: the gateway's writer stores them). */
-async function recordsOf(requestId: string): Promise<StoredRecord[]> {
-  const query = db.query("SELECT generations, usage_source, status FROM usage_records WHERE request_id = ?");
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const rows = query.all(requestId) as StoredRecord[];
-    if (rows.length > 0 || Date.now() > until) return rows;
-    await Bun.sleep(20);
-  }
+/** The request's usage records (waited for). */
+function storedRecords(requestId: string): Promise<StoredRecord[]> {
+  return recordsOf<StoredRecord>(db, requestId, "generations, usage_source, status");
 }
 
 interface Frame {
@@ -147,7 +143,7 @@ describe("every image stream ends with image.completed and bills n × (1 + parti
           const indexes = frames.slice(0, -1).map((f) => f.data.partial_image_index);
           expect(indexes).toEqual(Array.from({ length: n * partials }, (_, i) => i % partials));
           expect(frames.at(-1)?.data.data).toHaveLength(n);
-          const records = await recordsOf(requestId);
+          const records = await storedRecords(requestId);
           expect(records).toEqual([
             { generations: n * (1 + partials), usage_source: "reported", status: 200 },
           ]);
@@ -169,50 +165,40 @@ const completed = event("image_generation.completed", {
   usage: { input_tokens: 10, output_tokens: 20, total_tokens: 30 },
 });
 
-/** An upstream answer: `events`, then the body closes — or stays open until the gateway cancels it. */
-function scriptedAnswer(events: string[], hold = false): Response {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      for (const e of events) controller.enqueue(new TextEncoder().encode(e));
-      if (hold) timer = setTimeout(() => controller.close(), 30_000);
-      else controller.close();
-    },
-    cancel() {
-      clearTimeout(timer);
-    },
-  });
-  return new Response(body, { headers: { "content-type": "text/event-stream" } });
-}
-
 describe("a stream cut before its final images bills only the progress images sent", () => {
   test("the upstream drops after two progress images: an error event, 2 generations", async () => {
-    scripted.answer(() => scriptedAnswer([partial(0), partial(1)]));
+    scripted.answer(() => eventStream([partial(0), partial(1)], false));
     const { requestId, frames } = await generate("scripted", 2, 2);
     expect(frames.map((f) => f.name)).toEqual(["image.partial_image", "image.partial_image", "error"]);
-    expect(await recordsOf(requestId)).toEqual([{ generations: 2, usage_source: "counted", status: 200 }]);
+    expect(await storedRecords(requestId)).toEqual([
+      { generations: 2, usage_source: "counted", status: 200 },
+    ]);
   });
 
   test("an error event after the first final image: an error event, the final image not billed", async () => {
     const failed = event("error", { error: { message: "the image could not be generated", code: null } });
-    scripted.answer(() => scriptedAnswer([partial(0), completed, partial(0), failed]));
+    scripted.answer(() => eventStream([partial(0), completed, partial(0), failed], false));
     const { requestId, frames } = await generate("scripted", 2, 1);
     expect(frames.map((f) => f.name)).toEqual(["image.partial_image", "image.partial_image", "error"]);
-    expect(await recordsOf(requestId)).toEqual([{ generations: 2, usage_source: "counted", status: 200 }]);
+    expect(await storedRecords(requestId)).toEqual([
+      { generations: 2, usage_source: "counted", status: 200 },
+    ]);
   });
 
   test("the client goes away after the first progress image: 1 generation", async () => {
-    scripted.answer(() => scriptedAnswer([partial(0)], true));
+    scripted.answer(() => eventStream([partial(0)], true));
     const { requestId, frames } = await generate("scripted", 2, 3, 1);
     expect(frames.map((f) => f.name)).toEqual(["image.partial_image"]);
-    expect(await recordsOf(requestId)).toEqual([{ generations: 1, usage_source: "counted", status: 200 }]);
+    expect(await storedRecords(requestId)).toEqual([
+      { generations: 1, usage_source: "counted", status: 200 },
+    ]);
   });
 
   test("nothing sent at all: an error event, nothing billed", async () => {
-    scripted.answer(() => scriptedAnswer([]));
+    scripted.answer(() => eventStream([], false));
     const { requestId, frames } = await generate("scripted", 1, 0);
     expect(frames.map((f) => f.name)).toEqual(["error"]);
-    const records = await recordsOf(requestId);
+    const records = await storedRecords(requestId);
     expect(records.map((r) => [r.generations, r.usage_source])).toEqual([[0, "none"]]);
   });
 });
