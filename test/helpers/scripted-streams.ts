@@ -172,6 +172,47 @@ export function scriptedResponse(protocol: Protocol, s: Script): Response {
   return eventStream(scriptedEvents(protocol, s), s.end === "hold");
 }
 
+/** A complete (non-stream) answer of `text` in `protocol` whose upstream reports no usage at all. */
+export function answerWithoutUsage(protocol: Protocol, text: string): Response {
+  switch (protocol) {
+    case "chat":
+      return Response.json({
+        id: "chatcmpl-bare",
+        object: "chat.completion",
+        created: 1_700_000_000,
+        model: "upstream-model",
+        choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
+      });
+    case "responses":
+      return Response.json({
+        id: "resp_bare",
+        object: "response",
+        created_at: 1_700_000_000,
+        model: "upstream-model",
+        status: "completed",
+        output: [
+          {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text, annotations: [] }],
+          },
+        ],
+      });
+    case "messages":
+      return Response.json({
+        id: "msg_bare",
+        type: "message",
+        role: "assistant",
+        model: "upstream-model",
+        content: [{ type: "text", text }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+      });
+  }
+}
+
 /** What a client of `protocol` read: the text of its content deltas (text and reasoning), and their count. */
 export interface ClientDeltas {
   text: string;

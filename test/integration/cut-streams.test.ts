@@ -5,7 +5,8 @@
 // mid-stream, a stream of reasoning deltas only). Each usage record says `counted`, bills at least
 // the tokens of what was delivered (and more than Anthropic's provisional `output_tokens: 1`),
 // never more than the reservation's output cap, and takes the upstream's input figure when it sent
-// one (Anthropic's `message_start`, final for input). Also a fast-check property: random scripted
+// one (Anthropic's `message_start`, final for input). A complete answer that reports no usage is
+// billed its text, counted, the same way. Also a fast-check property: random scripted
 // streams cut at random points bill at least what was delivered, at most the cap, once each.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -14,6 +15,7 @@ import { countTokens } from "../../src/catalog/tokenizer.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
 import {
+  answerWithoutUsage,
   clientDeltas,
   type Protocol,
   type Script,
@@ -258,6 +260,36 @@ describe("an uncut stream still bills the upstream's final usage exactly", () =>
         const records = await storedRecords(got.requestId);
         expect(records.map((r) => [r.usage_source, r.input_tokens, r.output_tokens])).toEqual([
           ["reported", 21, 7],
+        ]);
+      });
+    }
+  }
+});
+
+describe("a complete answer whose upstream reports no usage is billed its text, counted", () => {
+  const text = "A short answer, with a comma — and a dash; Grüße aus 世界.";
+  for (const client of CLIENTS) {
+    for (const kind of ["openai-chat", "openai-responses", "anthropic"] as const) {
+      test(`${client} client, ${kind} upstream`, async () => {
+        upstream.answer(() => answerWithoutUsage(SPEAKS[kind], text));
+        const requestId = `cut-${process.pid}-${++seq}`;
+        const res = await fetch(`${gw.url}${PATH[client]}`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${gw.key}`,
+            "content-type": "application/json",
+            "x-request-id": requestId,
+            ...(client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
+          },
+          body: JSON.stringify({
+            ...requestBody(client, MODEL[kind], "Tell me a story.", false),
+            stream: false,
+          }),
+        });
+        expect(res.status).toBe(200);
+        const records = await storedRecords(requestId);
+        expect(records.map((r) => [r.usage_source, r.input_tokens, r.output_tokens])).toEqual([
+          ["counted", countTokens("Tell me a story."), countTokens(text)],
         ]);
       });
     }

@@ -56,6 +56,11 @@ export function estimatedUsage(inputTokens: number, outputTokens = 0, toolCalls?
   };
 }
 
+/** The output tokens of `text` the upstream generated, never above `outputCap` (the upstream cannot have produced more). */
+export function countedOutput(text: string, outputCap: number): number {
+  return Math.min(countTokens(text), outputCap);
+}
+
 /**
  * A stream's usage as its reader read it. The upstream's final usage is billed as it is. A stream
  * that ended before it (cut by the client, dropped by the upstream, ended by an error, or from an
@@ -68,7 +73,7 @@ export function estimatedUsage(inputTokens: number, outputTokens = 0, toolCalls?
 export function readUsage(reader: StreamUsage, inputTokens: number, outputCap: number): TappedUsage {
   const reported = reader.reported;
   if (reported !== undefined && reader.final) return { usage: reported, source: "reported" };
-  const delivered = Math.min(countTokens(reader.delivered()), outputCap);
+  const delivered = countedOutput(reader.delivered(), outputCap);
   const floor = reported ?? estimatedUsage(inputTokens);
   const usage: UsageCounts = {
     ...floor,
