@@ -140,6 +140,21 @@ function requestBody(client: Protocol, model: string, prompt: string, thinking: 
   }
 }
 
+/** POSTs `body` to the client protocol's path under `requestId`. */
+function post(client: Protocol, body: unknown, requestId: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${gw.url}${PATH[client]}`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${gw.key}`,
+      "content-type": "application/json",
+      "x-request-id": requestId,
+      ...(client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
+    },
+    body: JSON.stringify(body),
+    signal,
+  });
+}
+
 interface Sent {
   requestId: string;
   seen: ReturnType<typeof clientDeltas>["seen"];
@@ -152,17 +167,7 @@ interface Sent {
 async function send(client: Protocol, body: unknown, stopAfter?: number): Promise<Sent> {
   const requestId = `cut-${process.pid}-${++seq}`;
   const abort = new AbortController();
-  const res = await fetch(`${gw.url}${PATH[client]}`, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${gw.key}`,
-      "content-type": "application/json",
-      "x-request-id": requestId,
-      ...(client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
-    },
-    body: JSON.stringify(body),
-    signal: abort.signal,
-  });
+  const res = await post(client, body, requestId, abort.signal);
   expect(res.status).toBe(200);
   const reader = clientDeltas(client);
   const stream = res.body?.getReader();
@@ -273,19 +278,8 @@ describe("a complete answer whose upstream reports no usage is billed its text, 
       test(`${client} client, ${kind} upstream`, async () => {
         upstream.answer(() => answerWithoutUsage(SPEAKS[kind], text));
         const requestId = `cut-${process.pid}-${++seq}`;
-        const res = await fetch(`${gw.url}${PATH[client]}`, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${gw.key}`,
-            "content-type": "application/json",
-            "x-request-id": requestId,
-            ...(client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
-          },
-          body: JSON.stringify({
-            ...requestBody(client, MODEL[kind], "Tell me a story.", false),
-            stream: false,
-          }),
-        });
+        const body = { ...requestBody(client, MODEL[kind], "Tell me a story.", false), stream: false };
+        const res = await post(client, body, requestId);
         expect(res.status).toBe(200);
         const records = await storedRecords(requestId);
         expect(records.map((r) => [r.usage_source, r.input_tokens, r.output_tokens])).toEqual([
