@@ -3,16 +3,17 @@
 //
 // Besides the usage the upstream reports, a reader keeps what the upstream delivered — the raw data of
 // each content delta (text, reasoning, tool arguments) — so a stream that ends before the upstream's
-// final usage can be billed for it (the relay counts it, src/pipeline/relay/tap.ts). Keeping costs one
-// array push per delta: the deltas are only parsed for their text when the stream ends without its
-// final usage, or in batches once they hold more than KEPT_CHARS (the text is a fraction of the
-// events' size, and a long stream then holds its text rather than its events).
+// final usage can be billed for it (the relay counts it, src/pipeline/relay/tap.ts). Keeping is one
+// array push per delta (measured: Messages reader 8.5 → 15.9 ns a delta, min of 12 rounds); the
+// deltas are parsed for their text only when the stream ends without its final usage, or once they
+// hold more than KEPT_CHARS (then all of them, ~0.3–0.9 µs a delta): a stream keeps at most that
+// much of its events, plus its text, and almost every answer stays under it and never pays a parse.
 import type { ToolCalls, UsageCounts } from "../billing/meter.ts";
 import { readObject } from "../wire/translate/convert.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
 
 /** The most characters of unread delta events a reader holds before reading their text. */
-export const KEPT_CHARS = 64 * 1024;
+export const KEPT_CHARS = 1024 * 1024;
 
 /**
  * A stream's usage reader: fed every event the relay parsed as SSE (one parse per stream), it
