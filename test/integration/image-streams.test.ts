@@ -5,7 +5,8 @@
 // one `image.completed` with n images, billed n × (1 + partial_images) generations — and streams
 // cut short by a scripted openai-images upstream (dropped after progress images, an error event
 // after a final image, a client that goes away): an error event (or nothing, for the client that
-// left), billing only the progress images sent, never the final images the client did not get.
+// left), billing only the progress images sent, never the final images the client did not get; a
+// non-stream request that fails after an image bills nothing.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createParser } from "eventsource-parser";
@@ -192,6 +193,24 @@ describe("a stream cut before its final images bills only the progress images se
     expect(await storedRecords(requestId)).toEqual([
       { generations: 1, usage_source: "counted", status: 200 },
     ]);
+  });
+
+  test("a non-stream request whose upstream fails after its first image: 502, nothing billed", async () => {
+    const failed = event("error", { error: { message: "the image could not be generated", code: null } });
+    scripted.answer(() => eventStream([completed, failed], false));
+    const requestId = `img-${process.pid}-${++seq}`;
+    const response = await fetch(`${gw.url}/v1/images/generations`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${gw.key}`,
+        "content-type": "application/json",
+        "x-request-id": requestId,
+      },
+      body: JSON.stringify({ model: MODEL.scripted, prompt: "a kite", size: "32x32", n: 2 }),
+    });
+    expect(response.status).toBe(502);
+    const records = await storedRecords(requestId);
+    expect(records.map((r) => [r.generations, r.usage_source, r.status])).toEqual([[0, "none", 502]]);
   });
 
   test("nothing sent at all: an error event, nothing billed", async () => {
