@@ -85,29 +85,28 @@ interface Frame {
   data: { type?: string; data?: unknown[]; partial_image_index?: number; error?: unknown };
 }
 
-/** Streams one generation; reads every frame, or goes away after `stopAfter` frames. */
-async function generate(upstream: Upstream, n: number, partials: number, stopAfter?: number) {
-  const requestId = `img-${process.pid}-${++seq}`;
-  const abort = new AbortController();
-  const response = await fetch(`${gw.url}/v1/images/generations`, {
+/** POSTs a generation request under `requestId`. */
+function postGeneration(body: object, requestId: string, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${gw.url}/v1/images/generations`, {
     method: "POST",
     headers: {
       authorization: `Bearer ${gw.key}`,
       "content-type": "application/json",
       "x-request-id": requestId,
     },
-    body: JSON.stringify({
-      model: MODEL[upstream],
-      prompt: "a kite",
-      size: "32x32",
-      quality: "low",
-      stream: true,
-      n,
-      partial_images: partials,
-    }),
-    // A stalled stream fails its own test, not the ones after it.
-    signal: AbortSignal.any([abort.signal, AbortSignal.timeout(12_000)]),
+    body: JSON.stringify(body),
+    signal,
   });
+}
+
+/** Streams one generation; reads every frame, or goes away after `stopAfter` frames. */
+async function generate(upstream: Upstream, n: number, partials: number, stopAfter?: number) {
+  const requestId = `img-${process.pid}-${++seq}`;
+  const abort = new AbortController();
+  const body = { model: MODEL[upstream], prompt: "a kite", size: "32x32", quality: "low", stream: true, n };
+  // A stalled stream fails its own test, not the ones after it.
+  const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(12_000)]);
+  const response = await postGeneration({ ...body, partial_images: partials }, requestId, signal);
   expect(response.status).toBe(200);
   const frames: Frame[] = [];
   const parser = createParser({
@@ -199,15 +198,8 @@ describe("a stream cut before its final images bills only the progress images se
     const failed = event("error", { error: { message: "the image could not be generated", code: null } });
     scripted.answer(() => eventStream([completed, failed], false));
     const requestId = `img-${process.pid}-${++seq}`;
-    const response = await fetch(`${gw.url}/v1/images/generations`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${gw.key}`,
-        "content-type": "application/json",
-        "x-request-id": requestId,
-      },
-      body: JSON.stringify({ model: MODEL.scripted, prompt: "a kite", size: "32x32", n: 2 }),
-    });
+    const body = { model: MODEL.scripted, prompt: "a kite", size: "32x32", n: 2 };
+    const response = await postGeneration(body, requestId);
     expect(response.status).toBe(502);
     const records = await storedRecords(requestId);
     expect(records.map((r) => [r.generations, r.usage_source, r.status])).toEqual([[0, "none", 502]]);
