@@ -5,7 +5,7 @@
 // admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
 // them while such a listener exists); the others (notifications) see only this node's.
 
-import type { ToolCalls } from "../store/usage.ts";
+import type { ToolCalls, UsageSource } from "../store/usage.ts";
 
 export interface UsageEvent {
   requestId: string;
@@ -26,7 +26,7 @@ export interface UsageEvent {
   /** Hosted tool calls billed per call, by tool; absent when none ran. */
   toolCalls?: ToolCalls | undefined;
   costNanos: number;
-  usageSource: "reported" | "estimated" | "none";
+  usageSource: UsageSource;
   latencyMs: number;
   ttfbMs: number | null;
   channels: string[];

@@ -88,7 +88,12 @@ export class TrafficMetrics {
         output: tokens("output"),
         reasoning: tokens("reasoning"),
         cost: this.#cost.series([model, key, channel]),
-        settled: { reported: settled("reported"), estimated: settled("estimated"), none: settled("none") },
+        settled: {
+          reported: settled("reported"),
+          counted: settled("counted"),
+          estimated: settled("estimated"),
+          none: settled("none"),
+        },
       };
       this.#usage.set(id, series);
     }

@@ -1,6 +1,8 @@
-// What an image request produced so far — progress images, final images, upstream usage — and the
-// settlement it reports to the billing layer (billing facts: generations, quality, size, input
-// fidelity, output format).
+// What an image request produced so far — progress images, final images, upstream usage — what of
+// it the client was sent, and the settlement it reports to the billing layer: the generations sent
+// (each progress image as it went out, the final images once the result or `image.completed` went
+// out; an answer that failed before them bills only the progress images already sent), and the
+// billing facts (quality, size, input fidelity, output format).
 import { type Ending, NO_USAGE } from "../billing/metered.ts";
 import type { ImageEvent, ImageMeta } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -16,10 +18,13 @@ import {
 export class ImageTally {
   readonly #options: ImageOptions;
   readonly #startedAt: number;
-  #partials = 0;
   #images: { b64_json: string }[] = [];
   #usage: ImageUsage = EMPTY_USAGE;
   #reported = false;
+  /** Progress images the client was sent. */
+  #partialsSent = 0;
+  /** Final images the client was sent (all of them, with the result). */
+  #imagesSent = 0;
   #size: string | undefined;
   #quality: string | undefined;
   #background: string | undefined;
@@ -35,10 +40,8 @@ export class ImageTally {
   }
 
   record(event: ImageEvent): void {
-    if (event.type === "partial") {
-      this.#partials++;
-      return;
-    }
+    // A progress image is billed when it is sent (partialSent), as it is never kept.
+    if (event.type === "partial") return;
     this.#images.push({ b64_json: event.b64 });
     if (event.usage) {
       this.#usage = addUsage(this.#usage, event.usage);
@@ -61,6 +64,16 @@ export class ImageTally {
     };
   }
 
+  /** A progress image went out to the client. */
+  partialSent(): void {
+    this.#partialsSent++;
+  }
+
+  /** The final images went out to the client (the JSON result, or `image.completed`). */
+  imagesSent(): void {
+    this.#imagesSent = this.#images.length;
+  }
+
   /** How many final images have arrived. */
   imagesSoFar(): number {
     return this.#images.length;
@@ -74,24 +87,31 @@ export class ImageTally {
     return { created: Math.floor(Date.now() / 1000), data: this.#images, usage: this.#usage };
   }
 
-  /** The settlement of what was produced so far, the client's answer having `status`. */
+  /**
+   * The settlement of what the client was sent so far, its answer having `status`: the upstream's
+   * usage when the final images went out (`reported`, else `estimated`), the progress images alone
+   * when they did not (`counted`).
+   */
   ending(status: number): Ending {
-    const generations = this.#partials + this.#images.length;
+    const sent = this.#imagesSent > 0;
+    const generations = this.#partialsSent + this.#imagesSent;
     const o = this.#options;
+    const source = sent ? (this.#reported ? "reported" : "estimated") : generations > 0 ? "counted" : "none";
+    const usage = sent ? this.#usage : EMPTY_USAGE;
     return {
       status,
       usage: { ...NO_USAGE, generations },
-      source: this.#reported ? "reported" : generations > 0 ? "estimated" : "none",
+      source,
       ttfbMs: this.#ttfbMs,
       detail: {
         quality: this.#quality ?? o.quality,
         size: this.#size ?? o.size,
         input_fidelity: o.inputFidelity ?? null,
         output_format: o.outputFormat,
-        partial_images: this.#partials,
-        images: this.#images.length,
-        input_tokens: this.#usage.input_tokens,
-        output_tokens: this.#usage.output_tokens,
+        partial_images: this.#partialsSent,
+        images: this.#imagesSent,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
       },
     };
   }

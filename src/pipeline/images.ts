@@ -4,7 +4,7 @@
 // weight, circuits, caps, retries, timeouts — only while nothing has been sent), relay as one JSON
 // result or as SSE (`image.partial_image` … `image.completed`, each also in the official event's
 // shape: src/wire/images-events.ts), and settle exactly once on every
-// path: success, upstream error, client disconnect, exception.
+// path: success, upstream error, client disconnect, exception — billing what the client was sent.
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
 import type { AdmitInput } from "../billing/meter.ts";
@@ -170,6 +170,7 @@ async function jsonResponse(
   try {
     for (let step = opened.first; !step.done; step = await events.next()) tally.record(step.value);
     const result = tally.result();
+    tally.imagesSent();
     return { response: Response.json(result), complete: tally.ending(200) };
   } catch (thrown) {
     abort.abort();
@@ -179,8 +180,11 @@ async function jsonResponse(
 }
 
 /**
- * The images as SSE, each progress image as it arrives: the stream reports its settlement when it
- * ends (completed, failed or cancelled), and sends its last frame once the settlement is recorded.
+ * The images as SSE, each progress image as it arrives, the final images together in
+ * `image.completed`: every stream ends with that event or an error event. The stream reports its
+ * settlement when it ends (completed, failed or cancelled) — what was delivered: the progress images
+ * sent, and the final images only with `image.completed` — and sends its last frame once the
+ * settlement is recorded.
  */
 function streamResponse(
   kind: ImageJob["kind"],
@@ -196,7 +200,9 @@ function streamResponse(
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
-        if (!step.done) {
+        // Each pull sends one frame: a final image is only kept (it leaves with image.completed),
+        // so reading goes on past it — a pull that sent nothing would never be called again.
+        while (!step.done) {
           const event = step.value;
           tally.record(event);
           if (event.type === "partial") {
@@ -207,15 +213,17 @@ function streamResponse(
             const now = Math.floor(Date.now() / 1000);
             const meta = tally.describe(kind, event);
             controller.enqueue(partialImageFrame(meta, index++, partialIndex, event.b64, now));
+            tally.partialSent();
+            step = await events.next();
+            return;
           }
           step = await events.next();
         }
-        if (step.done) {
-          const result = tally.result();
-          await ended.send(tally.ending(200));
-          controller.enqueue(completedFrame(tally.describe(kind), result));
-          controller.close();
-        }
+        const result = tally.result();
+        tally.imagesSent();
+        await ended.send(tally.ending(200));
+        controller.enqueue(completedFrame(tally.describe(kind), result));
+        controller.close();
       } catch (thrown) {
         const error = asGatewayError(thrown);
         if (error.kind === "internal") log("error", "image stream failed", { error: String(thrown) });

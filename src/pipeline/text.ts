@@ -144,6 +144,7 @@ export async function serveText(
   const model = checkModel(principal, gateway, view, inputTokens);
   const { trace } = ctx;
   describeRequest(trace, view, principal);
+  const outputCap = worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1);
   const admit: AdmitInput = {
     requestId: ctx.requestId,
     principal,
@@ -156,12 +157,12 @@ export async function serveText(
     worstCase: {
       kind: "text",
       inputTokens,
-      maxOutputTokens: worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1),
+      maxOutputTokens: outputCap,
       tools,
     },
   };
   return metered(gateway.meter, admit, trace, (tried) =>
-    answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
+    answerText(ctx, gateway, { decoded, raw, model, inputTokens, outputCap }, tried),
   );
 }
 
@@ -172,6 +173,8 @@ interface Admitted {
   raw: Uint8Array;
   model: ModelInfo;
   inputTokens: number;
+  /** The output tokens admission reserved for. */
+  outputCap: number;
 }
 
 /**
@@ -216,6 +219,7 @@ async function answerText(
       view,
       request: decoded.body,
       inputTokens: request.inputTokens,
+      outputCap: request.outputCap,
       answered,
     });
     ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);

@@ -106,8 +106,8 @@ export const usageRecords = sqliteTable(
     /** Hosted tool calls billed per call, by tool, as JSON (`{"web_search":2}`); null when none ran. */
     toolCalls: text("tool_calls", { mode: "json" }).$type<ToolCalls>(),
     costNanos: integer("cost_nanos").notNull().default(0),
-    /** `reported` by the upstream or `estimated` by the gateway (e.g. after a client disconnect). */
-    usageSource: text("usage_source", { enum: ["reported", "estimated", "none"] }).notNull(),
+    /** Where the figures come from (UsageSource in usage.ts): `reported`, `counted`, `estimated` or `none`. */
+    usageSource: text("usage_source", { enum: ["reported", "counted", "estimated", "none"] }).notNull(),
     /** Channels tried, in order, comma-separated. */
     channels: text("channels").notNull().default(""),
     latencyMs: integer("latency_ms").notNull().default(0),

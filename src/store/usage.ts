@@ -57,8 +57,13 @@ export interface UsageCounts {
   toolCalls?: ToolCalls | undefined;
 }
 
-/** `reported` by the upstream, `estimated` by the gateway, `none` when nothing was produced. */
-export type UsageSource = "reported" | "estimated" | "none";
+/**
+ * `reported`: the upstream's final usage; `counted`: a stream that ended before it, billed for what
+ * the upstream delivered as the gateway's tokenizer counts it (never below a provisional figure the
+ * upstream sent); `estimated`: figures the gateway assumed (an answer without usage, images without
+ * the upstream's usage); `none`: nothing was produced.
+ */
+export type UsageSource = "reported" | "counted" | "estimated" | "none";
 
 /** One row per client request: what was asked, what it used, what it cost, where it went. */
 export interface UsageRecord extends UsageCounts {

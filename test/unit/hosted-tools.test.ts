@@ -197,18 +197,18 @@ describe("counting calls in answers and streams", () => {
       "response.completed",
       sse("response.completed", { response: { output, usage: OPENAI_USAGE } }),
     );
-    expect(tap.usage(0)).toEqual({
+    expect(tap.usage(0, 4000)).toEqual({
       usage: { ...usage({ inputTokens: 100, outputTokens: 20 }), toolCalls: { web_search: 2 } },
       source: "reported",
     });
   });
 
-  test("a Responses stream that breaks after a search still bills it (estimate)", () => {
+  test("a Responses stream that breaks after a search still bills it (counted)", () => {
     const tap = new UsageTap("responses", streamUsage("responses"));
     tap.onEvent("response.output_item.done", sse("response.output_item.done", { item: SEARCH("a") }));
     tap.onEvent("response.output_text.delta", sse("response.output_text.delta", { delta: "x" }));
-    const settled = tap.usage(50);
-    expect(settled.source).toBe("estimated");
+    const settled = tap.usage(50, 4000);
+    expect(settled.source).toBe("counted");
     expect(settled.usage.toolCalls).toEqual({ web_search: 1 });
   });
 
@@ -236,6 +236,6 @@ describe("counting calls in answers and streams", () => {
       }),
     );
     tap.onEvent("message_stop", sse("message_stop", {}));
-    expect(tap.usage(0).usage.toolCalls).toEqual({ web_search: 3 });
+    expect(tap.usage(0, 4000).usage.toolCalls).toEqual({ web_search: 3 });
   });
 });

@@ -63,7 +63,7 @@ async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChun
 }
 
 function expectExact(tap: UsageTap) {
-  const { usage, source } = tap.usage(999);
+  const { usage, source } = tap.usage(999, 4000);
   expect(source).toBe("reported");
   expect(usage.inputTokens).toBe(REPORTED.input);
   expect(usage.cachedInputTokens).toBe(REPORTED.cached);
@@ -176,7 +176,7 @@ describe("relay over SSE dialects", () => {
     const bytes = encoder.encode(stream);
     const { tap, outcome, text } = await relay("responses", [bytes.slice(0, Math.floor(bytes.length / 2))]);
     expect(outcome).toBe("broken");
-    expect(tap.usage(7).source).toBe("estimated");
+    expect(tap.usage(7, 4000).source).toBe("counted");
     expect(text).toContain("event: error");
     expect(text).toContain("event: response.failed");
   });
@@ -337,7 +337,7 @@ describe("a translated stream's tap", () => {
     expect(tap.complete).toBe(true);
     expect(tap.created?.status).toBe("in_progress");
     expect(text).toContain(`"id":"${String(tap.created?.id)}"`);
-    const { usage, source } = tap.usage(999);
+    const { usage, source } = tap.usage(999, 4000);
     expect(source).toBe("reported");
     expect(usage.outputTokens).toBe(REPORTED.output);
   });

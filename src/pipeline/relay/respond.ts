@@ -9,11 +9,13 @@ import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
-import type { TextView } from "../../wire/text-form.ts";
+import type { TextProtocol, TextView } from "../../wire/text-form.ts";
+import { asObject } from "../../wire/translate/convert.ts";
+import { readReply } from "../../wire/translate/index.ts";
 import type { Answered } from "../call.ts";
 import { relayJson } from "./nonstream.ts";
 import { relayStream } from "./stream.ts";
-import { estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
+import { countedOutput, estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
 import { type Translation, translateJson, translateStream } from "./translated.ts";
 
 export interface RespondInput {
@@ -23,6 +25,8 @@ export interface RespondInput {
   /** The client's parsed request body. */
   request: Record<string, unknown>;
   inputTokens: number;
+  /** The output tokens the reservation covers: a count of what a cut stream delivered never goes above. */
+  outputCap: number;
   /** The answer, its usage reading bound by the call stage. */
   answered: Answered;
 }
@@ -48,11 +52,17 @@ export function respond(input: RespondInput): MeteredAnswer {
     const bytes = translation
       ? translateJson(translation, answered.channel.config.name, answer.json)
       : relayJson(answer.bytes, answer.json, view.model);
+    // An answer without usage (some compatible servers send none) is billed its text, counted.
     const { usage } = answer;
+    const counted = () =>
+      estimatedUsage(
+        input.inputTokens,
+        countedOutput(answerText(answered.protocol, answer.json), input.outputCap),
+      );
     const ending: Ending = {
       status: 200,
-      usage: usage ?? estimatedUsage(input.inputTokens),
-      source: usage ? "reported" : "estimated",
+      usage: usage ?? counted(),
+      source: usage ? "reported" : "counted",
       ttfbMs: ttfb(),
     };
     const response = new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
@@ -81,9 +91,21 @@ export function respond(input: RespondInput): MeteredAnswer {
     },
     onEnd: (_outcome) => {
       if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
-      const { usage, source } = tap.usage(input.inputTokens);
+      const { usage, source } = tap.usage(input.inputTokens, input.outputCap);
       return ended.send({ status: 200, usage, source, ttfbMs });
     },
   });
   return { response: new Response(stream, { status: 200, headers: SSE_HEADERS }), ended };
+}
+
+/** What a complete answer generated: its text, refusals, thinking, and tool calls' names and arguments. */
+function answerText(protocol: TextProtocol, json: unknown): string {
+  const answer = asObject(json);
+  if (!answer.ok) return "";
+  let text = "";
+  for (const part of readReply(protocol, answer.value).parts) {
+    if (part.type === "text" || part.type === "refusal" || part.type === "thinking") text += part.text;
+    else if (part.type === "tool_call") text += part.name + part.arguments;
+  }
+  return text;
 }

@@ -2,9 +2,10 @@
 // SSE. A native stream's tap hands them to the usage reader the call stage bound to the answer
 // (the answering kind's, src/upstream/<kind>/usage.ts), which parses JSON only for events that can
 // carry usage or end the stream; a translated stream has its own tap (translated.ts). The tap adds
-// what the relay needs around the reader: the event count and the estimate when nothing was
-// reported.
+// what the relay needs around the reader: the event count, and the count of what was delivered
+// when the stream ended before the upstream's final usage.
 import type { ToolCalls, UsageCounts } from "../../billing/meter.ts";
+import { countTokens } from "../../catalog/tokenizer.ts";
 import type { StreamUsage } from "../../upstream/usage-reader.ts";
 import type { TextProtocol } from "../../wire/text-form.ts";
 
@@ -26,18 +27,21 @@ export interface StreamTap {
   onEvent(name: string | undefined, data: string): boolean;
   /** Why the answer ended (`gen_ai.response.finish_reasons`). */
   finishReasons(): string[];
-  /** The usage to settle: reported if any, else estimated from the prompt count and deltas seen. */
-  usage(inputTokens: number): TappedUsage;
+  /**
+   * The usage to settle: the upstream's final usage, else what was delivered (readUsage).
+   * `inputTokens` is the gateway's count of the prompt, `outputCap` the output the reservation covers.
+   */
+  usage(inputTokens: number, outputCap: number): TappedUsage;
 }
 
 export interface TappedUsage {
   usage: UsageCounts;
-  source: "reported" | "estimated";
+  source: "reported" | "counted";
 }
 
 /**
- * The estimate when an upstream reported no usage: the gateway's prompt count, one output token per
- * content delta seen, and the hosted tool calls the upstream ran (billed all the same).
+ * Usage the gateway puts together itself: the prompt count, `outputTokens`, and the hosted tool
+ * calls the upstream ran (billed all the same).
  */
 export function estimatedUsage(inputTokens: number, outputTokens = 0, toolCalls?: ToolCalls): UsageCounts {
   return {
@@ -52,11 +56,31 @@ export function estimatedUsage(inputTokens: number, outputTokens = 0, toolCalls?
   };
 }
 
-/** A stream's usage as its reader read it: reported if any, else the estimate. */
-export function readUsage(reader: StreamUsage, inputTokens: number): TappedUsage {
+/** The output tokens of `text` the upstream generated, never above `outputCap` (the upstream cannot have produced more). */
+export function countedOutput(text: string, outputCap: number): number {
+  return Math.min(countTokens(text), outputCap);
+}
+
+/**
+ * A stream's usage as its reader read it. The upstream's final usage is billed as it is. A stream
+ * that ended before it (cut by the client, dropped by the upstream, ended by an error, or from an
+ * upstream that never reports usage) is billed for what the upstream delivered, counted by the
+ * gateway's tokenizer (never above `outputCap`, what the reservation covers: the upstream cannot
+ * have produced more), and never below a provisional figure it sent (Anthropic's `message_start`,
+ * a running count). Input is the provisional figure when there is one (final for input: the prompt
+ * is read before the first token), else the gateway's count of the prompt.
+ */
+export function readUsage(reader: StreamUsage, inputTokens: number, outputCap: number): TappedUsage {
   const reported = reader.reported;
-  if (reported) return { usage: reported, source: "reported" };
-  return { usage: estimatedUsage(inputTokens, reader.deltas, reader.toolCalls), source: "estimated" };
+  if (reported !== undefined && reader.final) return { usage: reported, source: "reported" };
+  const delivered = countedOutput(reader.delivered(), outputCap);
+  const floor = reported ?? estimatedUsage(inputTokens);
+  const usage: UsageCounts = {
+    ...floor,
+    outputTokens: Math.max(floor.outputTokens, delivered),
+    toolCalls: reader.toolCalls,
+  };
+  return { usage, source: "counted" };
 }
 
 /** The tap of a native stream: the client gets the upstream's own events, read by its reader. */
@@ -75,7 +99,7 @@ export class UsageTap implements StreamTap {
     return this.#reader.reported;
   }
 
-  /** Content deltas seen: roughly one token each. */
+  /** Content deltas seen. */
   get deltas(): number {
     return this.#reader.deltas;
   }
@@ -106,7 +130,7 @@ export class UsageTap implements StreamTap {
     return this.#reader.finishReasons();
   }
 
-  usage(inputTokens: number): TappedUsage {
-    return readUsage(this.#reader, inputTokens);
+  usage(inputTokens: number, outputCap: number): TappedUsage {
+    return readUsage(this.#reader, inputTokens, outputCap);
   }
 }

@@ -78,8 +78,8 @@ export class TranslatedTap implements StreamTap {
     return this.#upstream.finishReasons();
   }
 
-  usage(inputTokens: number): TappedUsage {
-    return readUsage(this.#upstream, inputTokens);
+  usage(inputTokens: number, outputCap: number): TappedUsage {
+    return readUsage(this.#upstream, inputTokens, outputCap);
   }
 }
 

@@ -2,12 +2,14 @@
 // server; the simulator speaks it too): the complete answer's `usage`, and in a stream the chunk
 // that carries a usage object (the usage-only chunk `stream_options.include_usage` asks for, or
 // usage on the finish chunk, as some servers send it). JSON.parse runs only on chunks a key test
-// that does not depend on whitespace picks out; text chunks are only counted (the estimate when
-// an upstream never reports usage). Whether the stream finished is read from its last two chunks.
+// that does not depend on whitespace picks out; text chunks are kept unparsed (what a stream cut
+// before its usage chunk is billed for). Usage is final on the usage-only chunk, on a finish chunk,
+// or when `[DONE]` follows it; before that (vLLM's running count on every chunk) it is a floor.
+// Whether the stream finished is read from its last two chunks.
 import type { UsageCounts } from "../../billing/meter.ts";
 import { openaiUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
-import type { Obj } from "../../wire/translate/narrow.ts";
+import { arr, type Obj, obj, str } from "../../wire/translate/narrow.ts";
 import { StreamUsage } from "../usage-reader.ts";
 
 // A whitespace-free test for the common compact form first (native substring search, one
@@ -17,7 +19,7 @@ const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 /** OpenAI's `{"error": {…}}` and vLLM's `{"object": "error", …}`: anchored, so most chunks fail at once. */
 const ERROR = /^\s*\{\s*"(?:error"\s*:|object"\s*:\s*"error")/;
 const FINISHED = /"finish_reason"\s*:\s*"/;
-const TEXT_VALUE = /"(?:content|arguments|refusal|reasoning_content)"\s*:\s*"/;
+const TEXT_VALUE = /"(?:content|arguments|refusal|reasoning_content|reasoning)"\s*:\s*"/;
 const N = 110;
 
 /** A usage object: not `"usage": null`, which OpenAI sends on every chunk when include_usage is on. */
@@ -28,7 +30,12 @@ function hasUsage(data: string): boolean {
 
 /** A chunk carrying generated text or tool arguments: counted for the estimate. */
 function isText(data: string): boolean {
-  if (data.includes('"content":"') || data.includes('"arguments":"')) return true;
+  if (
+    data.includes('"content":"') ||
+    data.includes('"arguments":"') ||
+    data.includes('"reasoning_content":"')
+  )
+    return true;
   return data.includes('": ') && TEXT_VALUE.test(data);
 }
 
@@ -46,11 +53,13 @@ export class ChatStreamUsage extends StreamUsage {
   override onEvent(_name: string | undefined, data: string): boolean {
     if (data.length < 16 && data.trim() === "[DONE]") {
       this.terminal = true;
+      // The last usage before `[DONE]` is the upstream's last word, wherever it came.
+      if (this.reported !== undefined) this.finalUsage();
       return false;
     }
     this.#beforeLast = this.#last;
     this.#last = data;
-    if (isText(data)) this.deltas++;
+    if (isText(data)) this.keep(data);
     const usage = hasUsage(data);
     if (!usage && !ERROR.test(data)) return false;
     const chunk = readObject(data);
@@ -63,7 +72,24 @@ export class ChatStreamUsage extends StreamUsage {
     const counts = usage ? openaiUsage(chunk.value.usage) : undefined;
     if (counts === undefined) return false;
     this.reported = counts;
+    if (choices.length === 0 || FINISHED.test(data)) this.finalUsage();
     return choices.length === 0;
+  }
+
+  /** A chunk's generated text: every choice's content, reasoning, refusal and tool call. */
+  protected override deltaText(chunk: Obj): string {
+    let text = "";
+    for (const choice of arr(chunk.choices)) {
+      const delta = obj(obj(choice).delta);
+      text += str(delta.content) ?? "";
+      text += str(delta.reasoning_content) ?? str(delta.reasoning) ?? "";
+      text += str(delta.refusal) ?? "";
+      for (const call of arr(delta.tool_calls)) {
+        const fn = obj(obj(call).function);
+        text += (str(fn.name) ?? "") + (str(fn.arguments) ?? "");
+      }
+    }
+    return text;
   }
 
   /**

@@ -1,7 +1,8 @@
 // Usage in the Responses protocol (channel kind "openai-responses"; the simulator speaks it too):
 // the complete answer's `usage`, and a stream's terminal event (`response.completed`,
-// `.incomplete`, `.failed`, `error`), the only events parsed; deltas are only counted (the
-// estimate when an upstream never reports usage). The `response` of `response.created` is kept
+// `.incomplete`, `.failed`, `error`), the only events parsed; deltas are kept unparsed (what a
+// stream that ends without a terminal usage is billed for: an `error` event carries none). The
+// usage of a terminal `response` is final. The `response` of `response.created` is kept
 // so a broken stream can end with a `response.failed` (src/pipeline/relay/failure.ts).
 // Hosted tool calls the upstream bills per call (OpenAI's usage has no count of them) are counted
 // from the output items: `web_search_call` and `file_search_call`, in the complete answer's
@@ -68,10 +69,15 @@ export function responsesAnswerUsage(body: Obj): UsageCounts | undefined {
 }
 
 export class ResponsesStreamUsage extends StreamUsage {
+  /** Every delta event carries its fragment in `delta` (text, reasoning, arguments, refusal). */
+  protected override deltaText(event: Obj): string {
+    return typeof event.delta === "string" ? event.delta : "";
+  }
+
   override onEvent(name: string | undefined, data: string): boolean {
     const type = name ?? EVENT_TYPE.exec(data)?.[1];
     if (type === undefined) return false;
-    if (DELTAS.has(type)) this.deltas++;
+    if (DELTAS.has(type)) this.keep(data);
     else if (type === "response.output_item.done") {
       if (!TOOL_ITEM.test(data)) return false;
       const event = readObject(data);
@@ -85,7 +91,11 @@ export class ResponsesStreamUsage extends StreamUsage {
       const event = readObject(data);
       const response = obj(event.ok ? event.value.response : undefined);
       this.toolCalls = larger(this.toolCalls, countItems(response.output));
-      this.reported = withCalls(openaiUsage(response.usage), this.toolCalls) ?? this.reported;
+      const usage = withCalls(openaiUsage(response.usage), this.toolCalls);
+      if (usage !== undefined) {
+        this.reported = usage;
+        this.finalUsage();
+      }
       const reason = obj(response.incomplete_details).reason ?? response.status;
       if (typeof reason === "string") this.finish = reason;
     }
