@@ -7,13 +7,14 @@
 // array push per delta (measured: Messages reader 8.5 → 15.9 ns a delta, min of 12 rounds); the
 // deltas are parsed for their text only when the stream ends without its final usage, or once they
 // hold more than KEPT_CHARS (then all of them, ~0.3–0.9 µs a delta): a stream keeps at most that
-// much of its events, plus its text, and almost every answer stays under it and never pays a parse.
+// much of its events, plus its text, and most answers stay under it and never pay a parse. The bound
+// is memory per open stream (a thousand long streams hold at most ~0.5 GB of unread events).
 import type { ToolCalls, UsageCounts } from "../billing/meter.ts";
 import { readObject } from "../wire/translate/convert.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
 
 /** The most characters of unread delta events a reader holds before reading their text. */
-export const KEPT_CHARS = 1024 * 1024;
+export const KEPT_CHARS = 256 * 1024;
 
 /**
  * A stream's usage reader: fed every event the relay parsed as SSE (one parse per stream), it
