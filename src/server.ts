@@ -16,7 +16,7 @@ import { createResponse } from "./handlers/responses.ts";
 import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import { withBody } from "./http/body.ts";
-import { requestIdOf } from "./http/context.ts";
+import { type RequestContext, refuseEarly, requestIdOf } from "./http/context.ts";
 import { begin, type EdgeMeter, failureOf, finish, peers, type Route, report } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
 import { routable, routerReadsPath } from "./http/target.ts";
@@ -101,11 +101,17 @@ export function createApp(gateway: Gateway): App {
     ? [...ROUTES, ["GET", "/metrics", metricsHandler(metrics, gateway)]]
     : [...ROUTES];
   // parse: "none": handlers read bodies themselves, with size caps enforced while reading.
-  for (const [method, path, handler] of rows)
-    routed.route(method, path, ({ ctx, params }) => handler(ctx, gateway, params), { parse: "none" });
+  // A request refused before its row (src/http/context.ts `refuseEarly`) still gets its access-log line.
+  const run =
+    (handler: Route[2]) =>
+    ({ ctx, params }: { ctx: RequestContext; params: Record<string, string> }) => {
+      refuseEarly(ctx);
+      return handler(ctx, gateway, params);
+    };
+  for (const [method, path, handler] of rows) routed.route(method, path, run(handler), { parse: "none" });
   routed.group(ADMIN_PREFIX, (admin) => {
     for (const [method, path, handler] of ADMIN_ROUTES)
-      admin.route(method, path, ({ ctx, params }) => handler(ctx, gateway, params), { parse: "none" });
+      admin.route(method, path, run(handler), { parse: "none" });
     return admin;
   });
   return { elysia: app, handle: (request) => app.handle(request), metrics };

@@ -12,7 +12,7 @@ import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
 import { readBody } from "../http/body.ts";
-import { buildContext, type RequestContext } from "../http/context.ts";
+import { buildContext, type RequestContext, refuseEarly } from "../http/context.ts";
 import { begin, failureOf, finish, report } from "../http/edge.ts";
 import { log } from "../log.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
@@ -66,7 +66,9 @@ function checkUpgrade(gateway: Gateway, { request, server }: Pick<Context, "requ
       "WebSocket upgrade failed: the Sec-WebSocket-Key header is missing.",
     );
   const peer = server?.requestIP(request)?.address;
-  authenticate(buildContext(request, peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH), gateway);
+  const ctx = buildContext(request, peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH);
+  refuseEarly(ctx);
+  authenticate(ctx, gateway);
 }
 
 function opened(ws: Socket): SocketState {

@@ -1,9 +1,9 @@
 // The per-request context built at the edge: request id, client address, start time, route,
 // protocol, and the time spent waiting on upstreams (for the overhead figure, src/metrics/metrics.ts).
 import type { Principal } from "../auth/keys.ts";
-import { type CidrList, clientAddress, type parseAddress } from "../base/ip.ts";
+import { type CidrList, clientAddress, type parseAddress, UnparsableHop } from "../base/ip.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
-import type { ErrorProtocol } from "../wire/errors.ts";
+import { type ErrorProtocol, GatewayError } from "../wire/errors.ts";
 
 export type Address = NonNullable<ReturnType<typeof parseAddress>>;
 
@@ -19,8 +19,13 @@ export interface UpstreamClock {
 export interface RequestContext extends UpstreamClock {
   request: Request;
   requestId: string;
-  /** The client address after the trusted-proxy rule; undefined only if the socket gave none. */
+  /**
+   * The client address after the trusted-proxy rule; undefined if the socket gave none, or if a
+   * trusted proxy's `X-Forwarded-For` could not be read (then `refusal` says why).
+   */
   client: Address | undefined;
+  /** Set when the request must be refused before any route runs (`refuseEarly`): an unreadable `X-Forwarded-For`. */
+  refusal?: GatewayError | undefined;
   /** `performance.now()` when the edge took the request. */
   startedAt: number;
   /** Which error shape this route answers with. */
@@ -65,14 +70,32 @@ export function buildContext(
 ): RequestContext {
   const startedAt = performance.now();
   const forwardedFor = trusted.size === 0 ? null : request.headers.get("x-forwarded-for");
+  let client: Address | undefined;
+  let refusal: GatewayError | undefined;
+  try {
+    client = peer === undefined ? undefined : clientAddress(peer, forwardedFor, trusted);
+  } catch (thrown) {
+    if (!(thrown instanceof UnparsableHop)) throw thrown;
+    refusal = new GatewayError(
+      "invalid_request",
+      `The X-Forwarded-For header's entry ${JSON.stringify(thrown.hop)} is not an IP address (dotted-decimal IPv4 or IPv6), so the client's address is unknown. The proxy in front of the gateway must append the address it received the request from.`,
+      { code: "invalid_forwarded_for", param: "X-Forwarded-For" },
+    );
+  }
   return {
     request,
     requestId: requestIdOf(request),
-    client: peer === undefined ? undefined : clientAddress(peer, forwardedFor, trusted),
+    client,
+    refusal,
     startedAt,
     protocol,
     route,
     upstreamMs: 0,
     trace: undefined,
   };
+}
+
+/** Throws the refusal the context was built with, if any: the first step of every route. */
+export function refuseEarly(ctx: RequestContext): void {
+  if (ctx.refusal !== undefined) throw ctx.refusal;
 }
