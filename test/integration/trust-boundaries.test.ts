@@ -75,3 +75,63 @@ describe("X-Forwarded-For from a trusted proxy (item 13)", () => {
     }
   });
 });
+
+/** The admin token `serve` printed at its first start. */
+function adminToken(): string {
+  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+  if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
+  return found;
+}
+
+function admin(path: string, json?: unknown, token = adminToken()) {
+  return fetch(`${gw.url}/admin/v1${path}`, {
+    method: json === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
+  });
+}
+
+describe("operators' tools (item 14)", () => {
+  test("usage --format csv escapes a formula after any separator", async () => {
+    const { secret } = await keyOf("x;=1+1");
+    expect((await post("/v1/chat/completions", secret)).status).toBe(200);
+    const csv = await waitFor("the request in the usage export", async () => {
+      const out = await gw.cli(["usage", "--group-by", "account", "--format", "csv"]);
+      return out.stdout.includes("x;") ? out.stdout : undefined;
+    });
+    const line = csv.split("\r\n").find((l) => l.includes("x;")) ?? "";
+    expect(line.startsWith(`"x;'=1+1",1,`)).toBe(true);
+  });
+
+  test("names with control characters are refused at the CLI, naming the field", async () => {
+    const cases: [string[], string][] = [
+      [["accounts", "create", "evil\u001b]0;pwned\u0007"], "account name"],
+      [["groups", "set", "g\u0007", "--models", "*"], "group name"],
+      [["keys", "create", "--account", "default", "--name", "k\u001b[2J"], "--name"],
+      [["admin", "token", "create", "--name", "t\r"], "--name"],
+    ];
+    for (const [args, field] of cases) {
+      const out = await gw.cli(args);
+      expect({ args, code: out.code }).toEqual({ args, code: 2 });
+      expect(out.stderr).toContain(`${field}: must not contain control characters`);
+    }
+    const accounts = await gw.cli(["accounts", "list", "--json"]);
+    expect(accounts.stdout).not.toContain("evil");
+  });
+
+  test("names with control characters are refused by the admin API, naming the field", async () => {
+    const cases: [string, unknown, string][] = [
+      ["/accounts", { name: "evil\u001b[31m" }, "name"],
+      ["/keys", { account: "default", name: "k\u0007" }, "name"],
+      ["/keys", { account: "default\u0085" }, "account"],
+    ];
+    for (const [path, json, param] of cases) {
+      const r = await admin(path, json);
+      const body = (await r.json()) as { error: { param: string; message: string } };
+      expect({ path, status: r.status, param: body.error.param }).toEqual({ path, status: 400, param });
+      expect(body.error.message).toContain("must not contain control characters");
+    }
+    const keys = (await (await admin("/keys")).json()) as { data: { name: string }[] };
+    expect(keys.data.some((k) => k.name.startsWith("k"))).toBe(false);
+  });
+});
