@@ -16,7 +16,13 @@ import { createResponse } from "./handlers/responses.ts";
 import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import { withBody } from "./http/body.ts";
-import { type RequestContext, refuseEarly, requestIdOf } from "./http/context.ts";
+import {
+  clientRequestIdOf,
+  newRequestId,
+  type RequestContext,
+  refuseEarly,
+  stampIds,
+} from "./http/context.ts";
 import { begin, type EdgeMeter, failureOf, finish, peers, type Route, report } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
 import { routable, routerReadsPath } from "./http/target.ts";
@@ -83,7 +89,7 @@ export function createApp(gateway: Gateway): App {
     const failure = failureOf(error, ctx);
     const response =
       ctx === undefined
-        ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), requestIdOf(request))
+        ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), newRequestId())
         : finish(ctx, gateway, errorResponse(failure, ctx.protocol, ctx.requestId), meter, failure);
     report(failure, ctx, gateway);
     return response;
@@ -127,9 +133,11 @@ function unrouted(app: Elysia, request: Request): Response {
     allowed.length > 0
       ? methodNotAllowedError(request.method, pathname, allowed)
       : notFoundError(request.method, pathname);
-  const requestId = requestIdOf(request);
+  const requestId = newRequestId();
+  const clientRequestId = clientRequestIdOf(request);
   const response = errorResponse(error, protocolOfPath(pathname), requestId);
-  unroutedEnded(request, requestId, response, error.code ?? error.kind);
+  stampIds(response.headers, requestId, clientRequestId);
+  unroutedEnded(request, requestId, clientRequestId, response, error.code ?? error.kind);
   return response;
 }
 

@@ -17,6 +17,7 @@ const encoder = new TextEncoder();
 /** The record a reader receives for one request (documented in docs/admin-api.md). */
 export const eventRecord = view<UsageEvent>()(
   "requestId",
+  ["client_request_id", (e) => e.clientRequestId ?? null],
   "at",
   "method",
   "endpoint",

@@ -18,7 +18,10 @@ export interface UpstreamClock {
 
 export interface RequestContext extends UpstreamClock {
   request: Request;
+  /** The gateway's own id of this request, unique: it keys the log line, the feed event and the usage record. */
   requestId: string;
+  /** The id the client sent (`x-client-request-id`, else `x-request-id`), when sane; kept beside `requestId`, never instead of it. */
+  clientRequestId?: string | undefined;
   /**
    * The client address after the trusted-proxy rule; undefined if the socket gave none, or if a
    * trusted proxy's `X-Forwarded-For` could not be read (then `refusal` says why).
@@ -48,11 +51,20 @@ const ID_PREFIX = `req_${Array.from(crypto.getRandomValues(new Uint8Array(8)), (
 ).join("")}`;
 let idCounter = 0;
 
-/** Keeps a sane client-sent `x-request-id`, otherwise makes one (`req_` + 32 hex digits). */
-export function requestIdOf(request: Request): string {
-  const given = request.headers.get("x-request-id");
-  if (given && REQUEST_ID.test(given)) return given;
-  return newRequestId();
+/**
+ * The client's own id of the request: `x-client-request-id` (OpenAI's name for it), else
+ * `x-request-id`, when sane (1–128 of `A-Za-z0-9._:-`). Clients reuse ids, so it never keys
+ * anything: it is kept beside the gateway's id and echoed as `x-client-request-id`.
+ */
+export function clientRequestIdOf(request: Request): string | undefined {
+  const given = request.headers.get("x-client-request-id") ?? request.headers.get("x-request-id");
+  return given !== null && REQUEST_ID.test(given) ? given : undefined;
+}
+
+/** Stamps an answer with the request's ids: the gateway's `x-request-id`, and the client's own id echoed when it sent one. */
+export function stampIds(headers: Headers, requestId: string, clientRequestId: string | undefined): void {
+  headers.set("x-request-id", requestId);
+  if (clientRequestId !== undefined) headers.set("x-client-request-id", clientRequestId);
 }
 
 /** A fresh request id (`req_` + 32 hex digits). */
@@ -84,7 +96,8 @@ export function buildContext(
   }
   return {
     request,
-    requestId: requestIdOf(request),
+    requestId: newRequestId(),
+    clientRequestId: clientRequestIdOf(request),
     client,
     refusal,
     startedAt,

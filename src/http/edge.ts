@@ -1,6 +1,6 @@
 // The edge of every request, as the Elysia lifecycle of src/server.ts calls it: the request's
 // context when a route matched (`begin`), the stamps and records when its answer is final
-// (`finish`: `x-request-id`, status, overhead = total minus upstream time, optionally
+// (`finish`: `x-request-id` and the client's `x-client-request-id`, status, overhead = total minus upstream time, optionally
 // `x-modelgate-overhead-us` and in a cluster `x-modelgate-worker`, the access log, the trace),
 // what a throw means for the client (`failureOf`) and the one report of a failure (`report`:
 // logged at its error-table level with its cause, counted in `modelgate_errors_total{kind}`)
@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { pathOf, requestEnded } from "./access-log.ts";
-import { buildContext, type RequestContext } from "./context.ts";
+import { buildContext, type RequestContext, stampIds } from "./context.ts";
 import { protocolOfPath } from "./paths.ts";
 
 export type Handler = (
@@ -62,7 +62,7 @@ export function finish(
   meter: EdgeMeter | undefined,
   failure?: GatewayError,
 ): Response {
-  response.headers.set("x-request-id", ctx.requestId);
+  stampIds(response.headers, ctx.requestId, ctx.clientRequestId);
   if (meter) measure(meter, ctx, response, gateway);
   requestEnded(ctx, gateway, response, failure);
   if (failure) ctx.trace?.fail(failure.kind, failure.message);

@@ -146,6 +146,7 @@ export async function serveText(
   describeRequest(trace, view, principal);
   const admit: AdmitInput = {
     requestId: ctx.requestId,
+    clientRequestId: ctx.clientRequestId,
     principal,
     model,
     endpoint: endpoint.path,

@@ -2,6 +2,7 @@
 // credentials lose their open feeds and sockets, the gateway's own request id keys every record,
 // WebSocket refusals are logged like HTTP ones, X-Forwarded-For is read strictly, and operator
 // output cannot carry formulas or control characters.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 
@@ -135,3 +136,90 @@ describe("operators' tools (item 14)", () => {
     expect(keys.data.some((k) => k.name.startsWith("k"))).toBe(false);
   });
 });
+
+/** The JSON access-log lines the gateway wrote so far. */
+function accessLines(): Record<string, unknown>[] {
+  return gw
+    .logs()
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === "request");
+}
+
+/** Reads the admin event feed into `events` until `stop` is called. */
+async function readFeed(events: Record<string, unknown>[]): Promise<() => Promise<void>> {
+  const response = await admin("/events");
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const pump = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      text += decoder.decode(value, { stream: true });
+      for (let end = text.indexOf("\n\n"); end >= 0; end = text.indexOf("\n\n")) {
+        const block = text.slice(0, end);
+        text = text.slice(end + 2);
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (block.startsWith("event: request") && data)
+          events.push(JSON.parse(data) as Record<string, unknown>);
+      }
+    }
+  })();
+  return async () => {
+    await reader.cancel().catch(() => undefined);
+    await pump;
+  };
+}
+
+describe("request ids (item 11)", () => {
+  test("10 concurrent requests with one client id: 10 gateway ids keying 10 lines, events and records", async () => {
+    const { secret } = await keyOf("dup-ids");
+    const events: Record<string, unknown>[] = [];
+    const stop = await readFeed(events);
+    try {
+      await tenWithOneId(secret, events);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+async function tenWithOneId(secret: string, events: Record<string, unknown>[]): Promise<void> {
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, () => post("/v1/chat/completions", secret, { "x-request-id": "dup-1" })),
+  );
+  const ids = answers.map((r) => r.headers.get("x-request-id") ?? "");
+  expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
+  expect(answers.map((r) => r.headers.get("x-client-request-id"))).toEqual(Array(10).fill("dup-1"));
+  for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+  expect(new Set(ids).size).toBe(10);
+
+  const lines = await waitFor("10 access-log lines", () => {
+    const found = accessLines().filter((l) => l.client_request_id === "dup-1");
+    return found.length >= 10 ? found : undefined;
+  });
+  expect(lines.map((l) => l.request_id).sort()).toEqual([...ids].sort());
+  for (const line of lines)
+    expect(line).toMatchObject({ status: 200, path: "/v1/chat/completions", model: "modelx-5.5" });
+
+  const seen = await waitFor("10 feed events", () => (events.length >= 10 ? events : undefined));
+  const mine = seen.filter((e) => e.client_request_id === "dup-1");
+  expect(mine.map((e) => e.request_id).sort()).toEqual([...ids].sort());
+  for (const event of mine) expect(event.cost_nanos).toBeGreaterThan(0);
+  expect(seen.filter((e) => e.cost_nanos === 0)).toEqual([]);
+
+  const db = new Database(gw.dbUrl.replace("sqlite://", ""), { readonly: true });
+  try {
+    const rows = await waitFor("10 usage records", () => {
+      const found = db
+        .query("SELECT request_id, client_request_id FROM usage_records WHERE client_request_id = 'dup-1'")
+        .all() as { request_id: string; client_request_id: string }[];
+      return found.length >= 10 ? found : undefined;
+    });
+    expect(rows.map((r) => r.request_id).sort()).toEqual([...ids].sort());
+  } finally {
+    db.close();
+  }
+}
