@@ -23,7 +23,16 @@ import {
   refuseEarly,
   stampIds,
 } from "./http/context.ts";
-import { begin, type EdgeMeter, failureOf, finish, peers, type Route, report } from "./http/edge.ts";
+import {
+  begin,
+  type EdgeMeter,
+  failureOf,
+  finish,
+  peers,
+  type Route,
+  received,
+  report,
+} from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
 import { routable, routerReadsPath } from "./http/target.ts";
 import { metricsHandler } from "./metrics/access.ts";
@@ -79,12 +88,14 @@ export function createApp(gateway: Gateway): App {
     const fixed = routable(request);
     const peer = server?.requestIP(request)?.address;
     if (peer !== undefined) peers.set(fixed, peer);
+    received.set(fixed, request);
     return app.handle(fixed);
   });
   app.onError((context) => {
     const { request, error, code } = context;
     if (code === "NOT_FOUND" && !(error instanceof GatewayError)) return unrouted(app, request);
-    // The edge's context is there when a route matched (`derive` below); an upgrade refusal has none.
+    // The edge's context is there when a route matched (`derive` below), and on an upgrade refusal
+    // (the Responses WebSocket's upgrade check sets it, src/handlers/responses-ws.ts).
     const ctx = (context as { ctx?: ReturnType<typeof begin> }).ctx;
     const failure = failureOf(error, ctx);
     const response =

@@ -13,10 +13,11 @@ import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
 import { readBody } from "../http/body.ts";
 import { buildContext, type RequestContext, refuseEarly } from "../http/context.ts";
-import { begin, failureOf, finish, report } from "../http/edge.ts";
+import { begin, failureOf, finish, peers, received, report } from "../http/edge.ts";
 import { log } from "../log.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";
+import { MAX_JSON_DEPTH, tooDeep, valueNestsDeeperThan } from "../wire/json.ts";
 import { ZERO_USAGE } from "../wire/text-form.ts";
 import { usageToResponses } from "../wire/translate/finish.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
@@ -57,18 +58,29 @@ function stateOf(ws: Socket): SocketState {
   return state;
 }
 
-/** Refuses an upgrade that cannot succeed or whose credentials do not hold (rendered by the app's error handler). */
-function checkUpgrade(gateway: Gateway, { request, server }: Pick<Context, "request" | "server">): void {
+/**
+ * Refuses an upgrade that cannot succeed or whose credentials do not hold. The refusal is
+ * rendered by the app's error handler with the edge's context left on Elysia's context, so it gets
+ * its access-log line and feed event (request id, path, code) like an HTTP refusal.
+ */
+function checkUpgrade(gateway: Gateway, context: Context): void {
+  const { request, server } = context;
+  const peer = peers.get(request) ?? server?.requestIP(request)?.address;
+  // Not counted in the HTTP route metrics (no meter): a socket is not a request the edge times.
+  const ctx = begin(gateway, request, peer, RESPONSES_SOCKET_PATH, undefined);
+  Object.assign(context, { ctx });
   // Bun refuses an upgrade without a key; say so in the gateway's error shape rather than Elysia's text.
   if (request.headers.get("sec-websocket-key") === null)
     throw new GatewayError(
       "invalid_request",
       "WebSocket upgrade failed: the Sec-WebSocket-Key header is missing.",
     );
-  const peer = server?.requestIP(request)?.address;
-  const ctx = buildContext(request, peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH);
   refuseEarly(ctx);
   authenticate(ctx, gateway);
+  // A request re-issued under a routable URL (a short Host, src/http/target.ts) is upgraded as the
+  // request the server received: Elysia upgrades `context.request`, and Bun only the original.
+  const original = received.get(request);
+  if (original !== undefined) context.request = original;
 }
 
 function opened(ws: Socket): SocketState {
@@ -170,6 +182,8 @@ async function onFrame(gateway: Gateway, ws: Socket, state: SocketState, message
     throw badFrame("Binary frames are not accepted: send JSON text frames.");
   if (typeof message === "string")
     throw badFrame("The frame is not valid JSON: send one JSON object per text frame.");
+  // The HTTP path refuses such a body before parsing it; a frame arrives parsed, so it is walked.
+  if (valueNestsDeeperThan(message, MAX_JSON_DEPTH)) throw tooDeep("frame");
   const frame = obj(message);
   if (frame.type === "response.processed") return;
   const streamId = str(frame.stream_id);

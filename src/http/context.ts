@@ -35,6 +35,8 @@ export interface RequestContext extends UpstreamClock {
   protocol: ErrorProtocol;
   /** The route pattern that matched (`/v1/models/:id`): the bounded label of the request's metrics. */
   route: string;
+  /** Whether the edge counts it in the route metrics (`begin` with a meter); a WebSocket upgrade is not. */
+  metered?: boolean;
   /** This request's trace span when telemetry is on (set by the edge). */
   trace?: RequestTrace | undefined;
   /** The calling key once authenticated (set by src/pipeline/authenticate.ts; the access log reads it). */

@@ -28,6 +28,12 @@ export type Route = readonly [method: "GET" | "HEAD" | "POST", path: string, han
  */
 export const peers = new WeakMap<Request, string>();
 
+/**
+ * The request the server received, of one re-issued under a routable URL (src/http/target.ts):
+ * Bun upgrades a WebSocket only on the request it received.
+ */
+export const received = new WeakMap<Request, Request>();
+
 /** How the app's requests are counted. */
 export interface EdgeMeter {
   metrics: Metrics;
@@ -48,9 +54,10 @@ export function begin(
   meter: EdgeMeter | undefined,
 ): RequestContext {
   const ctx = buildContext(request, peer, gateway.trustedProxies, protocolOfPath(route), route);
-  if (gateway.tracer !== undefined && meter !== undefined)
-    ctx.trace = gateway.tracer.begin(request, route, ctx.requestId);
-  meter?.metrics.started();
+  if (meter === undefined) return ctx;
+  if (gateway.tracer !== undefined) ctx.trace = gateway.tracer.begin(request, route, ctx.requestId);
+  meter.metrics.started();
+  ctx.metered = true;
   return ctx;
 }
 
@@ -63,7 +70,8 @@ export function finish(
   failure?: GatewayError,
 ): Response {
   stampIds(response.headers, ctx.requestId, ctx.clientRequestId);
-  if (meter) measure(meter, ctx, response, gateway);
+  // Only a request `begin` counted as started is counted as finished (a WebSocket upgrade is neither).
+  if (meter && ctx.metered) measure(meter, ctx, response, gateway);
   requestEnded(ctx, gateway, response, failure);
   if (failure) ctx.trace?.fail(failure.kind, failure.message);
   ctx.trace?.finish(response.status);

@@ -5,6 +5,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { hostPort, type RawResponse, rawUpgrade } from "../helpers/raw-http.ts";
 
 let gw: RunningGateway;
 
@@ -223,3 +224,82 @@ async function tenWithOneId(secret: string, events: Record<string, unknown>[]): 
     db.close();
   }
 }
+
+/** A WebSocket upgrade of /v1/responses with `headers` verbatim: its answer's head (and body, when one ends). */
+const upgradeHead = (headers: string[]) => rawUpgrade(gw.url, "/v1/responses", headers);
+
+const UPGRADE = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13"];
+const WS_KEY = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==";
+
+describe("the Responses WebSocket's refusals and upgrades (item 12)", () => {
+  test("a refused upgrade (bad key, no Sec-WebSocket-Key) has an access-log line with id and path, and a feed event", async () => {
+    const events: Record<string, unknown>[] = [];
+    const stop = await readFeed(events);
+    try {
+      const { port } = hostPort(gw.url);
+      const badKey = await upgradeHead([
+        `Host: 127.0.0.1:${port}`,
+        ...UPGRADE,
+        WS_KEY,
+        "Authorization: Bearer sk-wrong-0000000000000",
+      ]);
+      const noKey = await upgradeHead([
+        `Host: 127.0.0.1:${port}`,
+        ...UPGRADE,
+        `Authorization: Bearer ${gw.key}`,
+      ]);
+      expect([badKey.status, noKey.status]).toEqual([401, 400]);
+      const cases: [RawResponse, number, string][] = [
+        [badKey, 401, "invalid_api_key"],
+        [noKey, 400, "invalid_request"],
+      ];
+      for (const [answer, status, code] of cases) {
+        const id = answer.headers["x-request-id"] ?? "";
+        expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+        const line = await waitFor(`the access-log line of ${id}`, () =>
+          accessLines().find((l) => l.request_id === id),
+        );
+        expect(line).toMatchObject({ method: "GET", path: "/v1/responses", status, code });
+        const event = await waitFor(`the feed event of ${id}`, () => events.find((e) => e.request_id === id));
+        expect(event).toMatchObject({ endpoint: "/v1/responses", status, error_code: code, cost_nanos: 0 });
+      }
+    } finally {
+      await stop();
+    }
+  });
+
+  test("a short Host does not break the upgrade", async () => {
+    for (const host of ["x", "ab", "gw", "a:1"]) {
+      const answer = await upgradeHead([
+        `Host: ${host}`,
+        ...UPGRADE,
+        WS_KEY,
+        `Authorization: Bearer ${gw.key}`,
+      ]);
+      expect({ host, status: answer.status }).toEqual({ host, status: 101 });
+    }
+  });
+
+  test("a 100k-deep response.create frame is a 400 error frame, as on HTTP", async () => {
+    const ws = new WebSocket(`${gw.url.replace("http://", "ws://")}/v1/responses`, {
+      headers: { authorization: `Bearer ${gw.key}` },
+    } as unknown as string[]);
+    try {
+      const frames: Record<string, unknown>[] = [];
+      ws.onmessage = (m) => frames.push(JSON.parse(String(m.data)) as Record<string, unknown>);
+      await new Promise<void>((resolve, reject) => {
+        ws.onopen = () => resolve();
+        ws.onerror = () => reject(new Error("the WebSocket did not open"));
+      });
+      const depth = 100_000;
+      ws.send(
+        `{"type":"response.create","model":"modelx-5.5","input":${"[".repeat(depth)}${"]".repeat(depth)}}`,
+      );
+      const error = await waitFor("an error frame", () => frames.find((f) => f.type === "error"));
+      expect(error.status).toBe(400);
+      expect(JSON.stringify(error)).toContain("more than 128 levels deep");
+    } finally {
+      ws.close();
+    }
+  });
+});
