@@ -6,8 +6,10 @@
 // `store: false`; `generate: false` is a warm-up that only records the input. Errors are nested
 // frames `{type:"error", status, error:{type, code, message, param}}`, rendered from the error
 // table and reported by the edge like HTTP errors. A connection lives at most
-// `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`). Served by
-// Elysia's `ws` on the route table (src/server.ts).
+// `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`), and no longer
+// than its key stands: a key revoked, expired or removed closes its open connections (1008) within
+// KEY_CHECK_MS of the gateway's key cache seeing it. Served by Elysia's `ws` on the route table
+// (src/server.ts).
 import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
@@ -15,7 +17,7 @@ import { readBody } from "../http/body.ts";
 import { buildContext, type RequestContext, refuseEarly } from "../http/context.ts";
 import { begin, failureOf, finish, peers, received, report } from "../http/edge.ts";
 import { log } from "../log.ts";
-import { authenticate } from "../pipeline/authenticate.ts";
+import { authenticate, keyStanding } from "../pipeline/authenticate.ts";
 import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";
 import { MAX_JSON_DEPTH, tooDeep, valueNestsDeeperThan } from "../wire/json.ts";
 import { ZERO_USAGE } from "../wire/text-form.ts";
@@ -51,6 +53,44 @@ interface Socket {
 
 /** The connections' state, by Bun's socket: Elysia hands each event a new wrapper around it. */
 const states = new WeakMap<object, SocketState>();
+
+/** How often open connections' keys are checked (the key cache itself reloads every 250 ms). */
+export const KEY_CHECK_MS = 500;
+
+/** The open connections (the wrapper of their open event), whose keys are checked while any is open. */
+const live = new Map<object, { ws: Socket; gateway: Gateway }>();
+let keyCheck: ReturnType<typeof setInterval> | undefined;
+
+/** The close reason (at most 123 bytes) of a connection whose key no longer stands. */
+const LAPSED_REASON: Record<string, string> = {
+  revoked_api_key: "API key revoked",
+  expired_api_key: "API key expired",
+};
+
+/** Closes every open connection whose key was revoked, expired or removed, with the refusal as its last frame. */
+function checkKeys(): void {
+  for (const { ws, gateway } of live.values()) {
+    const state = states.get(ws.raw);
+    const refusal = state === undefined ? undefined : keyStanding(state.headers, gateway);
+    if (refusal === undefined) continue;
+    live.delete(ws.raw);
+    sendError(gateway, ws, refusal, undefined);
+    ws.close(1008, LAPSED_REASON[refusal.code ?? ""] ?? "API key no longer valid");
+  }
+}
+
+function watchKeys(gateway: Gateway, ws: Socket): void {
+  live.set(ws.raw, { ws, gateway });
+  keyCheck ??= setInterval(checkKeys, KEY_CHECK_MS);
+  keyCheck.unref();
+}
+
+function unwatchKeys(ws: Socket): void {
+  live.delete(ws.raw);
+  if (live.size > 0 || keyCheck === undefined) return;
+  clearInterval(keyCheck);
+  keyCheck = undefined;
+}
 
 function stateOf(ws: Socket): SocketState {
   const state = states.get(ws.raw);
@@ -140,6 +180,7 @@ export function responsesSocket(gateway: Gateway) {
     open(ws: Socket) {
       const state = opened(ws);
       states.set(ws.raw, state);
+      watchKeys(gateway, ws);
       log("info", "responses websocket opened", { client: state.peer });
       state.timer = setTimeout(() => {
         state.expired = true;
@@ -163,6 +204,7 @@ export function responsesSocket(gateway: Gateway) {
       });
     },
     close(ws: Socket) {
+      unwatchKeys(ws);
       const state = states.get(ws.raw);
       if (state === undefined) return;
       clearTimeout(state.timer);

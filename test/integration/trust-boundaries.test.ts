@@ -37,11 +37,15 @@ async function keyOf(account: string, args: string[] = []): Promise<{ secret: st
   if (made.code !== 0) throw new Error(made.stderr);
   const key = await createKey(gw, ["--account", account, ...args]);
   // The gateway's key cache picks the key up within its poll interval.
-  await waitFor("the key to be known", async () => {
-    const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
-    await r.arrayBuffer();
-    return r.status === 401 ? undefined : true;
-  });
+  await waitFor(
+    "the key to be known",
+    async () => {
+      const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
+      await r.arrayBuffer();
+      return r.status === 401 ? undefined : true;
+    },
+    15_000,
+  );
   return key;
 }
 
@@ -66,7 +70,7 @@ describe("X-Forwarded-For from a trusted proxy (item 13)", () => {
     expect(body.error.param).toBe("X-Forwarded-For");
     expect(body.error.code).toBe("invalid_forwarded_for");
     expect(body.error.message).toContain('"garbage"');
-  });
+  }, 30_000);
 
   test("octal and hex IPv4 forms are not addresses", async () => {
     const { secret } = await keyOf("xff-octal", ["--allow-ip", "10.1.2.3"]);
@@ -75,7 +79,7 @@ describe("X-Forwarded-For from a trusted proxy (item 13)", () => {
       const r = await post("/v1/chat/completions", secret, { "x-forwarded-for": form });
       expect({ form, status: r.status }).toEqual({ form, status: 400 });
     }
-  });
+  }, 30_000);
 });
 
 /** The admin token `serve` printed at its first start. */
@@ -103,7 +107,7 @@ describe("operators' tools (item 14)", () => {
     });
     const line = csv.split("\r\n").find((l) => l.includes("x;")) ?? "";
     expect(line.startsWith(`"x;'=1+1",1,`)).toBe(true);
-  });
+  }, 30_000);
 
   test("names with control characters are refused at the CLI, naming the field", async () => {
     const cases: [string[], string][] = [
@@ -119,7 +123,7 @@ describe("operators' tools (item 14)", () => {
     }
     const accounts = await gw.cli(["accounts", "list", "--json"]);
     expect(accounts.stdout).not.toContain("evil");
-  });
+  }, 30_000);
 
   test("names with control characters are refused by the admin API, naming the field", async () => {
     const cases: [string, unknown, string][] = [
@@ -135,7 +139,7 @@ describe("operators' tools (item 14)", () => {
     }
     const keys = (await (await admin("/keys")).json()) as { data: { name: string }[] };
     expect(keys.data.some((k) => k.name.startsWith("k"))).toBe(false);
-  });
+  }, 30_000);
 });
 
 /** The JSON access-log lines the gateway wrote so far. */
@@ -184,7 +188,7 @@ describe("request ids (item 11)", () => {
     } finally {
       await stop();
     }
-  });
+  }, 30_000);
 });
 
 async function tenWithOneId(secret: string, events: Record<string, unknown>[]): Promise<void> {
@@ -197,10 +201,14 @@ async function tenWithOneId(secret: string, events: Record<string, unknown>[]): 
   for (const id of ids) expect(id).toMatch(/^req_[0-9a-f]{32}$/);
   expect(new Set(ids).size).toBe(10);
 
-  const lines = await waitFor("10 access-log lines", () => {
-    const found = accessLines().filter((l) => l.client_request_id === "dup-1");
-    return found.length >= 10 ? found : undefined;
-  });
+  const lines = await waitFor(
+    "10 access-log lines",
+    () => {
+      const found = accessLines().filter((l) => l.client_request_id === "dup-1");
+      return found.length >= 10 ? found : undefined;
+    },
+    15_000,
+  );
   expect(lines.map((l) => l.request_id).sort()).toEqual([...ids].sort());
   for (const line of lines)
     expect(line).toMatchObject({ status: 200, path: "/v1/chat/completions", model: "modelx-5.5" });
@@ -266,7 +274,7 @@ describe("the Responses WebSocket's refusals and upgrades (item 12)", () => {
     } finally {
       await stop();
     }
-  });
+  }, 30_000);
 
   test("a short Host does not break the upgrade", async () => {
     for (const host of ["x", "ab", "gw", "a:1"]) {
@@ -278,7 +286,7 @@ describe("the Responses WebSocket's refusals and upgrades (item 12)", () => {
       ]);
       expect({ host, status: answer.status }).toEqual({ host, status: 101 });
     }
-  });
+  }, 30_000);
 
   test("a 100k-deep response.create frame is a 400 error frame, as on HTTP", async () => {
     const ws = new WebSocket(`${gw.url.replace("http://", "ws://")}/v1/responses`, {
@@ -301,5 +309,88 @@ describe("the Responses WebSocket's refusals and upgrades (item 12)", () => {
     } finally {
       ws.close();
     }
-  });
+  }, 30_000);
+});
+
+/** Reads a feed until it ends; resolves with everything it sent. */
+async function feedUntilEnd(response: Response): Promise<string> {
+  return await response.text();
+}
+
+/** A new admin token minted by the CLI: its id and secret. */
+async function mintAdminToken(name: string): Promise<{ id: string; token: string }> {
+  const made = await gw.cli(["admin", "token", "create", "--name", name]);
+  if (made.code !== 0) throw new Error(made.stderr);
+  const id = /adm_[0-9a-f]+/.exec(made.stderr)?.[0];
+  if (!id) throw new Error(`no token id in: ${made.stderr}`);
+  return { id, token: made.stdout.trim() };
+}
+
+describe("revocation ends what is open (item 10)", () => {
+  test("revoking an admin token through the admin API or the CLI ends its open event feeds", async () => {
+    const viaApi = await mintAdminToken("feed-api");
+    const viaCli = await mintAdminToken("feed-cli");
+    const other = await mintAdminToken("feed-other");
+    const feeds = await Promise.all([viaApi, viaCli, other].map((t) => admin("/events", undefined, t.token)));
+    expect(feeds.map((f) => f.status)).toEqual([200, 200, 200]);
+    const [apiFeed, cliFeed, otherFeed] = feeds as [Response, Response, Response];
+    const revoked = await admin(`/tokens/${viaApi.id}/revoke`, {});
+    expect(revoked.status).toBe(200);
+    expect(await feedUntilEnd(apiFeed)).toContain("event: revoked");
+    const cli = await gw.cli(["admin", "token", "revoke", viaCli.id]);
+    expect(cli.code).toBe(0);
+    expect(await feedUntilEnd(cliFeed)).toContain("event: revoked");
+    // The feed of a token still valid stays open: it still delivers the next request.
+    expect((await post("/v1/chat/completions", gw.key ?? "")).status).toBe(200);
+    const reader = otherFeed.body?.getReader();
+    let text = "";
+    while (!text.includes("event: request")) {
+      const chunk = await reader?.read();
+      if (chunk === undefined || chunk.done) break;
+      text += new TextDecoder().decode(chunk.value);
+    }
+    expect(text).toContain("event: request");
+    expect(text).not.toContain("event: revoked");
+    await reader?.cancel();
+  }, 30_000);
+
+  /** Opens a Responses WebSocket with `secret`; resolves with its frames and how it closed. */
+  async function socket(secret: string) {
+    const ws = new WebSocket(`${gw.url.replace("http://", "ws://")}/v1/responses`, {
+      headers: { authorization: `Bearer ${secret}` },
+    } as unknown as string[]);
+    const frames: Record<string, unknown>[] = [];
+    ws.onmessage = (m) => frames.push(JSON.parse(String(m.data)) as Record<string, unknown>);
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+      ws.onclose = (e) => resolve({ code: e.code, reason: e.reason });
+    });
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onerror = () => reject(new Error("the WebSocket did not open"));
+    });
+    return { ws, frames, closed };
+  }
+
+  test("a revoked key's open Responses WebSocket is closed with the reason", async () => {
+    const { secret, id } = await keyOf("ws-revoked");
+    const open = await socket(secret);
+    try {
+      expect((await gw.cli(["keys", "revoke", id])).code).toBe(0);
+      expect(await open.closed).toEqual({ code: 1008, reason: "API key revoked" });
+      const error = open.frames.find((f) => f.type === "error") as { error: { code: string } } | undefined;
+      expect(error?.error.code).toBe("revoked_api_key");
+    } finally {
+      open.ws.close();
+    }
+  }, 30_000);
+
+  test("an expired key's open Responses WebSocket is closed with the reason", async () => {
+    const { secret } = await keyOf("ws-expired", ["--expires-at", new Date(Date.now() + 4000).toISOString()]);
+    const open = await socket(secret);
+    try {
+      expect(await open.closed).toEqual({ code: 1008, reason: "API key expired" });
+    } finally {
+      open.ws.close();
+    }
+  }, 30_000);
 });
