@@ -16,8 +16,23 @@ import { createResponse } from "./handlers/responses.ts";
 import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import { withBody } from "./http/body.ts";
-import { requestIdOf } from "./http/context.ts";
-import { begin, type EdgeMeter, failureOf, finish, peers, type Route, report } from "./http/edge.ts";
+import {
+  clientRequestIdOf,
+  newRequestId,
+  type RequestContext,
+  refuseEarly,
+  stampIds,
+} from "./http/context.ts";
+import {
+  begin,
+  type EdgeMeter,
+  failureOf,
+  finish,
+  peers,
+  type Route,
+  received,
+  report,
+} from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
 import { routable, routerReadsPath } from "./http/target.ts";
 import { metricsHandler } from "./metrics/access.ts";
@@ -73,17 +88,19 @@ export function createApp(gateway: Gateway): App {
     const fixed = routable(request);
     const peer = server?.requestIP(request)?.address;
     if (peer !== undefined) peers.set(fixed, peer);
+    received.set(fixed, request);
     return app.handle(fixed);
   });
   app.onError((context) => {
     const { request, error, code } = context;
     if (code === "NOT_FOUND" && !(error instanceof GatewayError)) return unrouted(app, request);
-    // The edge's context is there when a route matched (`derive` below); an upgrade refusal has none.
+    // The edge's context is there when a route matched (`derive` below), and on an upgrade refusal
+    // (the Responses WebSocket's upgrade check sets it, src/handlers/responses-ws.ts).
     const ctx = (context as { ctx?: ReturnType<typeof begin> }).ctx;
     const failure = failureOf(error, ctx);
     const response =
       ctx === undefined
-        ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), requestIdOf(request))
+        ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), newRequestId())
         : finish(ctx, gateway, errorResponse(failure, ctx.protocol, ctx.requestId), meter, failure);
     report(failure, ctx, gateway);
     return response;
@@ -101,11 +118,17 @@ export function createApp(gateway: Gateway): App {
     ? [...ROUTES, ["GET", "/metrics", metricsHandler(metrics, gateway)]]
     : [...ROUTES];
   // parse: "none": handlers read bodies themselves, with size caps enforced while reading.
-  for (const [method, path, handler] of rows)
-    routed.route(method, path, ({ ctx, params }) => handler(ctx, gateway, params), { parse: "none" });
+  // A request refused before its row (src/http/context.ts `refuseEarly`) still gets its access-log line.
+  const run =
+    (handler: Route[2]) =>
+    ({ ctx, params }: { ctx: RequestContext; params: Record<string, string> }) => {
+      refuseEarly(ctx);
+      return handler(ctx, gateway, params);
+    };
+  for (const [method, path, handler] of rows) routed.route(method, path, run(handler), { parse: "none" });
   routed.group(ADMIN_PREFIX, (admin) => {
     for (const [method, path, handler] of ADMIN_ROUTES)
-      admin.route(method, path, ({ ctx, params }) => handler(ctx, gateway, params), { parse: "none" });
+      admin.route(method, path, run(handler), { parse: "none" });
     return admin;
   });
   return { elysia: app, handle: (request) => app.handle(request), metrics };
@@ -121,9 +144,11 @@ function unrouted(app: Elysia, request: Request): Response {
     allowed.length > 0
       ? methodNotAllowedError(request.method, pathname, allowed)
       : notFoundError(request.method, pathname);
-  const requestId = requestIdOf(request);
+  const requestId = newRequestId();
+  const clientRequestId = clientRequestIdOf(request);
   const response = errorResponse(error, protocolOfPath(pathname), requestId);
-  unroutedEnded(request, requestId, response, error.code ?? error.kind);
+  stampIds(response.headers, requestId, clientRequestId);
+  unroutedEnded(request, requestId, clientRequestId, response, error.code ?? error.kind);
   return response;
 }
 

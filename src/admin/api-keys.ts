@@ -5,12 +5,12 @@ import { startOfUtcDay } from "../base/time.ts";
 import type { KeyPatch } from "../store/admin.ts";
 import { type AdminCall, adminRoute, readJson, readQuery } from "./http.ts";
 import { createKey, keyView } from "./keys.ts";
-import { Cidr, FutureTime, Name, PositiveInt, Usd } from "./schemas.ts";
+import { Cidr, FutureTime, KeyName, Name, PositiveInt, Usd } from "./schemas.ts";
 
 const CreateKey = v.strictObject({
   account: Name,
   group: v.optional(Name, "default"),
-  name: v.optional(v.pipe(v.string(), v.maxLength(100)), ""),
+  name: v.optional(KeyName, ""),
   expires_at: v.optional(v.nullable(FutureTime), null),
   allow_ips: v.optional(v.array(Cidr), []),
   daily_cap_usd: v.optional(v.nullable(Usd), null),
@@ -19,7 +19,7 @@ const CreateKey = v.strictObject({
 });
 
 const UpdateKey = v.strictObject({
-  name: v.optional(v.pipe(v.string(), v.maxLength(100))),
+  name: v.optional(KeyName),
   group: v.optional(Name),
   expires_at: v.optional(v.nullable(FutureTime)),
   allow_ips: v.optional(v.nullable(v.array(Cidr))),

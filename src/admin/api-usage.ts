@@ -42,6 +42,7 @@ export const usageView = view<UsageAggregate>()(
 /** A recent request (a usage record) as /requests lists it. */
 export const requestView = view<UsageRecord>()(
   "requestId",
+  ["client_request_id", (r) => r.clientRequestId ?? null],
   "keyId",
   "accountId",
   "model",

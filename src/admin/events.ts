@@ -2,11 +2,13 @@
 // (settled ones, and refused or unbilled ones with their error code); in a cluster, every node's.
 // Backpressure: each reader has a bounded queue; a reader whose queue is full (it stopped
 // reading) is sent a final `dropped` event and disconnected. Publishing never waits on a reader.
+// A feed ends with a `revoked` event when its admin token is revoked (src/admin/sessions.ts).
 
 import { formatUsd } from "../base/money.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import { log } from "../log.ts";
 import { adminRoute } from "./http.ts";
+import { holdSession } from "./sessions.ts";
 import { USAGE_COUNTS, view } from "./view.ts";
 
 /** Events a reader may have queued before it is dropped. */
@@ -17,6 +19,7 @@ const encoder = new TextEncoder();
 /** The record a reader receives for one request (documented in docs/admin-api.md). */
 export const eventRecord = view<UsageEvent>()(
   "requestId",
+  ["client_request_id", (e) => e.clientRequestId ?? null],
   "at",
   "method",
   "endpoint",
@@ -44,7 +47,9 @@ function frame(event: string, data: unknown): Uint8Array {
 export const events = adminRoute(async ({ gateway, ctx }) => {
   let unsubscribe = () => {};
   let heartbeat: ReturnType<typeof setInterval> | undefined;
+  let release = () => {};
   const stop = () => {
+    release();
     unsubscribe();
     if (heartbeat) clearInterval(heartbeat);
   };
@@ -71,6 +76,11 @@ export const events = adminRoute(async ({ gateway, ctx }) => {
           if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(": keep-alive\n\n"));
         }, HEARTBEAT_MS);
         heartbeat.unref();
+        release = holdSession(gateway, ctx, () => {
+          stop();
+          controller.enqueue(frame("revoked", { reason: "admin token revoked" }));
+          controller.close();
+        });
       },
       cancel() {
         stop();

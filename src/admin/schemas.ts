@@ -2,6 +2,8 @@
 // amounts, CIDRs and model patterns the config reads the same way (src/config/blocks.ts).
 import * as v from "valibot";
 
+import { PrintableName } from "../config/blocks.ts";
+
 export { Cidr, ModelPattern, UsdNanos as Usd } from "../config/blocks.ts";
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
@@ -14,6 +16,10 @@ export const FutureTime = v.pipe(
   v.check((at) => at > Date.now(), "is in the past; give a future time"),
 );
 
-export const Name = v.pipe(v.string(), v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100));
+/** The name of an account or a group: printable, not empty. */
+export const Name = v.pipe(PrintableName, v.trim(), v.minLength(1, "must not be empty"), v.maxLength(100));
+
+/** A key's name: printable, may be empty. */
+export const KeyName = v.pipe(PrintableName, v.maxLength(100));
 
 export const PositiveInt = v.pipe(v.number(), v.integer("expected a whole number"), v.minValue(1));

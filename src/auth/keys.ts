@@ -187,21 +187,10 @@ export class KeyCache {
         `Incorrect API key provided: ${redact(secret.value)}. Check the key you sent.`,
       );
     }
-    if (entry.status === "revoked") {
-      this.#refused(entry, "revoked_key", client);
-      throw new GatewayError(
-        "invalid_api_key",
-        `The API key ${entry.prefix}… has been revoked. Ask the operator for a new key.`,
-        { code: "revoked_api_key" },
-      );
-    }
-    if (entry.expiresAt !== null && entry.expiresAt <= this.#now()) {
-      this.#refused(entry, "expired_key", client);
-      throw new GatewayError(
-        "invalid_api_key",
-        `The API key ${entry.prefix}… expired at ${new Date(entry.expiresAt).toISOString()}. Ask the operator for a new key.`,
-        { code: "expired_api_key" },
-      );
+    const lapsed = this.#lapsed(entry);
+    if (lapsed) {
+      this.#refused(entry, lapsed.reason, client);
+      throw lapsed.error;
     }
     if (entry.allowIps && !entry.allowIps.contains(client)) {
       this.#refused(entry, "ip_not_allowed", client);
@@ -212,6 +201,42 @@ export class KeyCache {
     }
     this.#lastUsed.set(entry.principal.keyId, this.#now());
     return entry.principal;
+  }
+
+  /**
+   * Whether a key that was accepted still stands, for a connection that outlives one request (the
+   * Responses WebSocket): the refusal its next request would get when it was revoked, expired or
+   * removed since; undefined while it stands. No alert, no last-used time: nothing was asked.
+   */
+  standing(presented: Presented | undefined): GatewayError | undefined {
+    if (presented?.kind !== "secret") return undefined;
+    const entry = this.#byHash.get(hashSecret(presented.value));
+    if (entry === undefined)
+      return new GatewayError("invalid_api_key", "The API key is no longer known to the gateway.", {
+        code: "revoked_api_key",
+      });
+    return this.#lapsed(entry)?.error;
+  }
+
+  /** A revoked or expired key's refusal. */
+  #lapsed(entry: CachedKey): { reason: KeyRefusal["reason"]; error: GatewayError } | undefined {
+    if (entry.status === "revoked") {
+      const error = new GatewayError(
+        "invalid_api_key",
+        `The API key ${entry.prefix}… has been revoked. Ask the operator for a new key.`,
+        { code: "revoked_api_key" },
+      );
+      return { reason: "revoked_key", error };
+    }
+    if (entry.expiresAt !== null && entry.expiresAt <= this.#now()) {
+      const error = new GatewayError(
+        "invalid_api_key",
+        `The API key ${entry.prefix}… expired at ${new Date(entry.expiresAt).toISOString()}. Ask the operator for a new key.`,
+        { code: "expired_api_key" },
+      );
+      return { reason: "expired_key", error };
+    }
+    return undefined;
   }
 
   #refused(entry: CachedKey, reason: KeyRefusal["reason"], client: Address | undefined): void {

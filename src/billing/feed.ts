@@ -8,7 +8,10 @@
 import type { ToolCalls, UsageSource } from "../store/usage.ts";
 
 export interface UsageEvent {
+  /** The gateway's id of the request. */
   requestId: string;
+  /** The id the client sent for it, if any. */
+  clientRequestId?: string | null;
   at: number;
   method: string;
   endpoint: string;

@@ -227,6 +227,7 @@ export class LedgerMeter implements Meter {
     if (this.#feed.subscribers === 0) return;
     this.#feed.publish({
       requestId: record.requestId,
+      clientRequestId: record.clientRequestId ?? null,
       at: now,
       method: input.method,
       endpoint: input.endpoint,
@@ -302,6 +303,7 @@ function toRecord(
 ): UsageRecord {
   return {
     requestId: input.requestId,
+    clientRequestId: input.clientRequestId ?? null,
     keyId: input.principal.keyId,
     accountId: input.principal.accountId,
     model: input.model.id,

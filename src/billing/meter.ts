@@ -27,7 +27,10 @@ export type MeteredKey = Pick<
 >;
 
 export interface AdmitInput {
+  /** The gateway's id of the request: unique, it keys the usage record. */
   requestId: string;
+  /** The id the client sent (`x-client-request-id` or `x-request-id`), stored beside it. */
+  clientRequestId?: string | undefined;
   principal: MeteredKey;
   model: ModelInfo;
   /** The client-facing path, e.g. `/v1/responses`. */

@@ -1,7 +1,7 @@
 // `modelgate accounts create|credit|list`.
 import { formatUsd } from "../base/money.ts";
 import type { Account } from "../store/store.ts";
-import { parse, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
+import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
 
 const USAGE = `usage:
   modelgate accounts create NAME [--balance USD]
@@ -29,6 +29,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
     case "create": {
       const [name, extra] = positionals;
       if (!name || extra !== undefined) throw new UsageError(USAGE);
+      printableName(name, "account name");
       const balance = usd(values.balance ?? "0", "--balance");
       const store = await storeFrom(values);
       const account = await store.createAccount(name, balance);

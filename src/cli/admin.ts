@@ -1,7 +1,7 @@
 // `modelgate admin token create|list|revoke`: mint an admin token for an existing install (the
 // first one is made at bootstrap), list them (never their secrets), or revoke one (audited).
 import { createAdminToken, revokeAdminToken } from "../admin/tokens.ts";
-import { parse, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
+import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
 
 const USAGE = `usage:
   modelgate admin token create [--name NAME]   prints a new admin token (shown only once)
@@ -19,7 +19,7 @@ export async function adminCommand(args: string[]): Promise<void> {
   switch (sub) {
     case "create": {
       const store = await storeFrom(values);
-      const name = values.name ?? "cli";
+      const name = printableName(values.name ?? "cli", "--name");
       const { token, record } = await createAdminToken(store, name);
       await store.admin.audit(`cli:${process.env.USER ?? "unknown"}`, "admin_token.create", record.id, {
         name,

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { parseUsd } from "../base/money.ts";
 import { catchUpJournal } from "../billing/journal.ts";
 import { STORE_BATCH } from "../billing/ledger-meter.ts";
+import { checkName } from "../config/blocks.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { openStore, usageJournalPath } from "../store/open.ts";
@@ -72,6 +73,13 @@ export function usd(text: string, flag: string): Nanos {
   return parsed.value;
 }
 
+/** An operator-given name (account, group, key, admin token), refused with `field` named when it holds a control character. */
+export function printableName(text: string, field: string): string {
+  const problem = checkName(text);
+  if (problem) throw new UsageError(`${field}: ${problem}`);
+  return text;
+}
+
 export function positiveInt(text: string | undefined, flag: string): number | null {
   if (text === undefined) return null;
   const result = v.safeParse(v.pipe(v.string(), v.regex(/^\d+$/), v.transform(Number), v.minValue(1)), text);
@@ -94,5 +102,9 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
 function formatCell(value: unknown): string {
   if (value === null || value === undefined) return "-";
   if (Array.isArray(value)) return value.length === 0 ? "-" : value.join(",");
-  return String(value);
+  // Names stored before control characters were refused are shown escaped, never sent to the terminal.
+  return String(value).replace(
+    /\p{Cc}/gu,
+    (c) => `\\x${(c.codePointAt(0) ?? 0).toString(16).padStart(2, "0")}`,
+  );
 }

@@ -1,6 +1,6 @@
 // `modelgate groups set|list`.
 import { checkModelPattern } from "../catalog/groups.ts";
-import { parse, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
+import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
 
 const USAGE = `usage:
   modelgate groups set NAME --models PATTERN[,PATTERN...]   (exact ids or a prefix ending in *)
@@ -18,6 +18,7 @@ export async function groupsCommand(args: string[]): Promise<void> {
     case "set": {
       const [name, extra] = positionals;
       if (!name || extra !== undefined || values.models === undefined) throw new UsageError(USAGE);
+      printableName(name, "group name");
       const patterns = values.models
         .split(",")
         .map((p) => p.trim())

@@ -3,7 +3,7 @@
 import { createKey, keyView } from "../admin/keys.ts";
 import { checkCidr } from "../base/ip.ts";
 import { formatUsd } from "../base/money.ts";
-import { parse, positiveInt, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
+import { parse, positiveInt, printableName, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
 
 const USAGE = `usage:
   modelgate keys create --account NAME [--group G] [--name N] [--expires-at RFC3339]
@@ -50,7 +50,7 @@ export async function keysCommand(args: string[]): Promise<void> {
       const input = {
         account: values.account,
         group: values.group ?? "default",
-        name: values.name ?? "",
+        name: printableName(values.name ?? "", "--name"),
         expiresAt: expiry(values["expires-at"]),
         allowIps,
         dailyCap: values["daily-cap"] === undefined ? null : usd(values["daily-cap"], "--daily-cap"),

@@ -76,20 +76,25 @@ async function group(
   return out;
 }
 
-/** A spreadsheet runs a cell that starts with one of these as a formula (OWASP: CSV injection). */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/**
+ * A spreadsheet runs a cell that starts with `=`, `+`, `-`, `@`, tab or CR as a formula (OWASP: CSV
+ * injection). A field's text may become several cells where it is split on another separator (`;`
+ * in many locales, tab, a line break), so every such start is matched, not only the field's first.
+ */
+const FORMULA_START = /(^|[,;\t\r\n])(?=[=+\-@\t\r])/g;
 /** A plain decimal number: a spreadsheet reads it as a number, so it stays as it is. */
 const PLAIN_NUMBER = /^[+-]?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 
 /**
- * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. Text that a
- * spreadsheet would run as a formula (a key name or model id starting with `=`, `+`, `-`, `@`, tab
- * or CR) gets a leading `'` so it shows as text; numbers stay numbers.
+ * One CSV field (RFC 4180): quoted when it holds a separator (comma, semicolon, tab), a quote or a
+ * line break. Text that a spreadsheet would run as a formula (a key name or model id with `=`, `+`,
+ * `-`, `@`, tab or CR at its start or after a separator) gets a `'` there so it shows as text;
+ * numbers stay numbers.
  */
 export function csvField(value: unknown): string {
   let text = value === null || value === undefined ? "" : String(value);
-  if (typeof value === "string" && FORMULA_START.test(text) && !PLAIN_NUMBER.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  if (typeof value === "string" && !PLAIN_NUMBER.test(text)) text = text.replace(FORMULA_START, "$1'");
+  return /[",;\t\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 /** Rows as CSV with a header line, columns in the given order. */

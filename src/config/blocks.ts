@@ -1,5 +1,5 @@
-// Shared valibot building blocks for operator input: CIDRs, model patterns, USD amounts and whole
-// numbers, each with a message that says what is expected. The config sections (src/config/*) and
+// Shared valibot building blocks for operator input: CIDRs, model patterns, USD amounts, whole
+// numbers and names (no control characters), each with a message that says what is expected. The config sections (src/config/*) and
 // the admin API (src/admin/schemas.ts) use these, so one value is read the same way everywhere.
 import * as v from "valibot";
 import { checkCidr } from "../base/ip.ts";
@@ -13,6 +13,28 @@ export const Cidr = v.pipe(
   v.check(
     (s) => checkCidr(s) === undefined,
     (issue) => checkCidr(String(issue.input)) ?? "invalid CIDR",
+  ),
+);
+
+// A control character (C0, DEL, C1) or a bidirectional override/isolate: printed raw by
+// `keys list`, the TUI or a log viewer, it would move the cursor, ring, retitle the terminal or
+// reorder what the operator reads.
+const CONTROL = /[\p{Cc}\u202A-\u202E\u2066-\u2069]/u;
+
+/** Why an operator-given name (account, group, key, channel, admin token) cannot be used; undefined when it can. */
+export function checkName(text: string): string | undefined {
+  const found = CONTROL.exec(text);
+  if (found === null) return undefined;
+  const code = (found[0].codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0");
+  return `must not contain control characters (U+${code} at character ${found.index + 1}); use printable text`;
+}
+
+/** A name without control characters (`checkName`), the problem named. */
+export const PrintableName = v.pipe(
+  v.string(),
+  v.check(
+    (s) => checkName(s) === undefined,
+    (issue) => checkName(String(issue.input)) ?? "invalid name",
   ),
 );
 

@@ -2,7 +2,7 @@
 // Strict objects: an unknown field is an error naming its path.
 import * as v from "valibot";
 import { AdminConfigSchema } from "./admin.ts";
-import { Cidr, ModelPattern, usdText, wholeNumber } from "./blocks.ts";
+import { Cidr, ModelPattern, PrintableName, usdText, wholeNumber } from "./blocks.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
 import { MetricsConfigSchema } from "./metrics.ts";
@@ -121,7 +121,7 @@ const BaseUrl = v.pipe(
 const ChannelVariants = v.variant("kind", [
   v.strictObject({
     kind: v.literal("sim"),
-    name: v.pipe(v.string(), v.minLength(1)),
+    name: v.pipe(PrintableName, v.minLength(1)),
     models: v.optional(v.array(ModelPattern), ["*"]),
     /** How this in-process simulator misbehaves (see src/config/channels.ts). */
     profile: v.optional(FaultProfileSchema),
@@ -129,7 +129,7 @@ const ChannelVariants = v.variant("kind", [
   }),
   v.strictObject({
     kind: v.picklist(["openai-responses", "openai-chat", "anthropic", "openai-images"]),
-    name: v.pipe(v.string(), v.minLength(1)),
+    name: v.pipe(PrintableName, v.minLength(1)),
     /** A preset (src/config/presets.ts) filled kind, base_url and api_key_env where this entry did not. */
     preset: v.optional(v.picklist(PRESET_NAMES)),
     base_url: BaseUrl,

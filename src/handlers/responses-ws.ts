@@ -6,17 +6,20 @@
 // `store: false`; `generate: false` is a warm-up that only records the input. Errors are nested
 // frames `{type:"error", status, error:{type, code, message, param}}`, rendered from the error
 // table and reported by the edge like HTTP errors. A connection lives at most
-// `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`). Served by
-// Elysia's `ws` on the route table (src/server.ts).
+// `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`), and no longer
+// than its key stands: a key revoked, expired or removed closes its open connections (1008) within
+// KEY_CHECK_MS of the gateway's key cache seeing it. Served by Elysia's `ws` on the route table
+// (src/server.ts).
 import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
 import { readBody } from "../http/body.ts";
-import { buildContext, type RequestContext } from "../http/context.ts";
-import { begin, failureOf, finish, report } from "../http/edge.ts";
+import { buildContext, type RequestContext, refuseEarly } from "../http/context.ts";
+import { begin, failureOf, finish, peers, received, report } from "../http/edge.ts";
 import { log } from "../log.ts";
-import { authenticate } from "../pipeline/authenticate.ts";
+import { authenticate, keyStanding } from "../pipeline/authenticate.ts";
 import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";
+import { MAX_JSON_DEPTH, tooDeep, valueNestsDeeperThan } from "../wire/json.ts";
 import { ZERO_USAGE } from "../wire/text-form.ts";
 import { usageToResponses } from "../wire/translate/finish.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
@@ -51,22 +54,73 @@ interface Socket {
 /** The connections' state, by Bun's socket: Elysia hands each event a new wrapper around it. */
 const states = new WeakMap<object, SocketState>();
 
+/** How often open connections' keys are checked (the key cache itself reloads every 250 ms). */
+export const KEY_CHECK_MS = 500;
+
+/** The open connections (the wrapper of their open event), whose keys are checked while any is open. */
+const live = new Map<object, { ws: Socket; gateway: Gateway }>();
+let keyCheck: ReturnType<typeof setInterval> | undefined;
+
+/** The close reason (at most 123 bytes) of a connection whose key no longer stands. */
+const LAPSED_REASON: Record<string, string> = {
+  revoked_api_key: "API key revoked",
+  expired_api_key: "API key expired",
+};
+
+/** Closes every open connection whose key was revoked, expired or removed, with the refusal as its last frame. */
+function checkKeys(): void {
+  for (const { ws, gateway } of live.values()) {
+    const state = states.get(ws.raw);
+    const refusal = state === undefined ? undefined : keyStanding(state.headers, gateway);
+    if (refusal === undefined) continue;
+    live.delete(ws.raw);
+    sendError(gateway, ws, refusal, undefined);
+    ws.close(1008, LAPSED_REASON[refusal.code ?? ""] ?? "API key no longer valid");
+  }
+}
+
+function watchKeys(gateway: Gateway, ws: Socket): void {
+  live.set(ws.raw, { ws, gateway });
+  keyCheck ??= setInterval(checkKeys, KEY_CHECK_MS);
+  keyCheck.unref();
+}
+
+function unwatchKeys(ws: Socket): void {
+  live.delete(ws.raw);
+  if (live.size > 0 || keyCheck === undefined) return;
+  clearInterval(keyCheck);
+  keyCheck = undefined;
+}
+
 function stateOf(ws: Socket): SocketState {
   const state = states.get(ws.raw);
   if (state === undefined) throw new Error("a Responses WebSocket event arrived before open");
   return state;
 }
 
-/** Refuses an upgrade that cannot succeed or whose credentials do not hold (rendered by the app's error handler). */
-function checkUpgrade(gateway: Gateway, { request, server }: Pick<Context, "request" | "server">): void {
+/**
+ * Refuses an upgrade that cannot succeed or whose credentials do not hold. The refusal is
+ * rendered by the app's error handler with the edge's context left on Elysia's context, so it gets
+ * its access-log line and feed event (request id, path, code) like an HTTP refusal.
+ */
+function checkUpgrade(gateway: Gateway, context: Context): void {
+  const { request, server } = context;
+  const peer = peers.get(request) ?? server?.requestIP(request)?.address;
+  // Not counted in the HTTP route metrics (no meter): a socket is not a request the edge times.
+  const ctx = begin(gateway, request, peer, RESPONSES_SOCKET_PATH, undefined);
+  Object.assign(context, { ctx });
   // Bun refuses an upgrade without a key; say so in the gateway's error shape rather than Elysia's text.
   if (request.headers.get("sec-websocket-key") === null)
     throw new GatewayError(
       "invalid_request",
       "WebSocket upgrade failed: the Sec-WebSocket-Key header is missing.",
     );
-  const peer = server?.requestIP(request)?.address;
-  authenticate(buildContext(request, peer, gateway.trustedProxies, "openai", RESPONSES_SOCKET_PATH), gateway);
+  refuseEarly(ctx);
+  authenticate(ctx, gateway);
+  // A request re-issued under a routable URL (a short Host, src/http/target.ts) is upgraded as the
+  // request the server received: Elysia upgrades `context.request`, and Bun only the original.
+  const original = received.get(request);
+  if (original !== undefined) context.request = original;
 }
 
 function opened(ws: Socket): SocketState {
@@ -126,6 +180,7 @@ export function responsesSocket(gateway: Gateway) {
     open(ws: Socket) {
       const state = opened(ws);
       states.set(ws.raw, state);
+      watchKeys(gateway, ws);
       log("info", "responses websocket opened", { client: state.peer });
       state.timer = setTimeout(() => {
         state.expired = true;
@@ -149,6 +204,7 @@ export function responsesSocket(gateway: Gateway) {
       });
     },
     close(ws: Socket) {
+      unwatchKeys(ws);
       const state = states.get(ws.raw);
       if (state === undefined) return;
       clearTimeout(state.timer);
@@ -168,6 +224,8 @@ async function onFrame(gateway: Gateway, ws: Socket, state: SocketState, message
     throw badFrame("Binary frames are not accepted: send JSON text frames.");
   if (typeof message === "string")
     throw badFrame("The frame is not valid JSON: send one JSON object per text frame.");
+  // The HTTP path refuses such a body before parsing it; a frame arrives parsed, so it is walked.
+  if (valueNestsDeeperThan(message, MAX_JSON_DEPTH)) throw tooDeep("frame");
   const frame = obj(message);
   if (frame.type === "response.processed") return;
   const streamId = str(frame.stream_id);

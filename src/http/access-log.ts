@@ -1,4 +1,4 @@
-// The access log: one line per request (id, method, path, status, error code, key name, model,
+// The access log: one line per request (the gateway's id and the client's, method, path, status, error code, key name, model,
 // upstream channels, latency, tokens; the cause of an upstream failure), and every API request
 // that was not billed (refusals, listings) on the live feed beside the settled ones.
 //
@@ -17,6 +17,8 @@ import type { RequestContext } from "./context.ts";
 
 /** What the edge knows when it hands the response over. */
 interface Ended {
+  /** The id the client sent, logged beside the gateway's. */
+  clientRequestId: string | undefined;
   method: string;
   path: string;
   status: number;
@@ -70,6 +72,7 @@ export function requestEnded(
   const error = thrown === undefined ? undefined : asGatewayError(thrown);
   const at = performance.now();
   const ended: Ended = {
+    clientRequestId: ctx.clientRequestId,
     method: ctx.request.method,
     path: pathOf(ctx.request.url),
     status: response.status,
@@ -91,8 +94,15 @@ export function requestEnded(
 }
 
 /** A request the edge answered without a router match (404/405): only its line. */
-export function unroutedEnded(request: Request, requestId: string, response: Response, code: string): void {
+export function unroutedEnded(
+  request: Request,
+  requestId: string,
+  clientRequestId: string | undefined,
+  response: Response,
+  code: string,
+): void {
   const ended: Ended = {
+    clientRequestId,
     method: request.method,
     path: pathOf(request.url),
     status: response.status,
@@ -163,6 +173,7 @@ function write(
   const usage = settled?.usage;
   log(ended.status >= 500 ? "warn" : "info", "request", {
     request_id: requestId,
+    client_request_id: ended.clientRequestId,
     method: ended.method,
     path: ended.path,
     status: ended.status,
@@ -186,6 +197,7 @@ function unbilledEvent(
 ): UsageEvent {
   return {
     requestId: ctx.requestId,
+    clientRequestId: ctx.clientRequestId ?? null,
     at: Date.now(),
     method: ended.method,
     endpoint: ended.path,

@@ -1,6 +1,6 @@
 // The edge of every request, as the Elysia lifecycle of src/server.ts calls it: the request's
 // context when a route matched (`begin`), the stamps and records when its answer is final
-// (`finish`: `x-request-id`, status, overhead = total minus upstream time, optionally
+// (`finish`: `x-request-id` and the client's `x-client-request-id`, status, overhead = total minus upstream time, optionally
 // `x-modelgate-overhead-us` and in a cluster `x-modelgate-worker`, the access log, the trace),
 // what a throw means for the client (`failureOf`) and the one report of a failure (`report`:
 // logged at its error-table level with its cause, counted in `modelgate_errors_total{kind}`)
@@ -10,7 +10,7 @@ import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { pathOf, requestEnded } from "./access-log.ts";
-import { buildContext, type RequestContext } from "./context.ts";
+import { buildContext, type RequestContext, stampIds } from "./context.ts";
 import { protocolOfPath } from "./paths.ts";
 
 export type Handler = (
@@ -27,6 +27,12 @@ export type Route = readonly [method: "GET" | "HEAD" | "POST", path: string, han
  * or built for a WebSocket frame): Bun's `requestIP` knows only the requests it received.
  */
 export const peers = new WeakMap<Request, string>();
+
+/**
+ * The request the server received, of one re-issued under a routable URL (src/http/target.ts):
+ * Bun upgrades a WebSocket only on the request it received.
+ */
+export const received = new WeakMap<Request, Request>();
 
 /** How the app's requests are counted. */
 export interface EdgeMeter {
@@ -48,9 +54,10 @@ export function begin(
   meter: EdgeMeter | undefined,
 ): RequestContext {
   const ctx = buildContext(request, peer, gateway.trustedProxies, protocolOfPath(route), route);
-  if (gateway.tracer !== undefined && meter !== undefined)
-    ctx.trace = gateway.tracer.begin(request, route, ctx.requestId);
-  meter?.metrics.started();
+  if (meter === undefined) return ctx;
+  if (gateway.tracer !== undefined) ctx.trace = gateway.tracer.begin(request, route, ctx.requestId);
+  meter.metrics.started();
+  ctx.metered = true;
   return ctx;
 }
 
@@ -62,8 +69,9 @@ export function finish(
   meter: EdgeMeter | undefined,
   failure?: GatewayError,
 ): Response {
-  response.headers.set("x-request-id", ctx.requestId);
-  if (meter) measure(meter, ctx, response, gateway);
+  stampIds(response.headers, ctx.requestId, ctx.clientRequestId);
+  // Only a request `begin` counted as started is counted as finished (a WebSocket upgrade is neither).
+  if (meter && ctx.metered) measure(meter, ctx, response, gateway);
   requestEnded(ctx, gateway, response, failure);
   if (failure) ctx.trace?.fail(failure.kind, failure.message);
   ctx.trace?.finish(response.status);

@@ -45,6 +45,7 @@ export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageR
   const tally = new ImageTally(options, ctx.startedAt);
   const admit: AdmitInput = {
     requestId: ctx.requestId,
+    clientRequestId: ctx.clientRequestId,
     principal: request.principal,
     model: request.model,
     endpoint: request.endpoint,

@@ -147,6 +147,7 @@ export async function serveText(
   const outputCap = worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1);
   const admit: AdmitInput = {
     requestId: ctx.requestId,
+    clientRequestId: ctx.clientRequestId,
     principal,
     model,
     endpoint: endpoint.path,

@@ -79,7 +79,8 @@ export const storeMeta = sqliteTable("store_meta", {
 });
 
 /**
- * One row per client request (unique request id): what was asked, what it cost, where it went.
+ * One row per client request (unique request id, the gateway's own): what was asked, what it
+ * cost, where it went.
  * Written by the billing issue's group-commit writer; read by `modelgate usage` and the admin API.
  */
 export const usageRecords = sqliteTable(
@@ -87,6 +88,8 @@ export const usageRecords = sqliteTable(
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
     requestId: text("request_id").notNull().unique(),
+    /** The client's own id for the request (`x-client-request-id` or `x-request-id`), as sent; not unique. */
+    clientRequestId: text("client_request_id"),
     keyId: text("key_id").notNull(),
     accountId: integer("account_id").notNull(),
     model: text("model").notNull(),

@@ -18,7 +18,7 @@ export function coveredBy(stored: number, upTo: number, count: number): number {
   return Math.min(count, Math.max(0, stored - (upTo - count)));
 }
 
-/** Most rows per multi-row insert (24 parameters each: under SQLite's and PostgreSQL's limits). */
+/** Most rows per multi-row insert (25 parameters each: under SQLite's and PostgreSQL's limits). */
 export const INSERT_CHUNK = 500;
 
 /**
@@ -50,6 +50,7 @@ export function* firstFreeReuse(): Generator<number, number, boolean> {
 export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
   return {
     requestId: id,
+    clientRequestId: r.clientRequestId ?? null,
     keyId: r.keyId,
     accountId: r.accountId,
     model: r.model,

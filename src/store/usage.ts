@@ -67,7 +67,10 @@ export type UsageSource = "reported" | "counted" | "estimated" | "none";
 
 /** One row per client request: what was asked, what it used, what it cost, where it went. */
 export interface UsageRecord extends UsageCounts {
+  /** The gateway's id of the request, unique. */
   requestId: string;
+  /** The id the client sent for it, if any (absent in journal lines written before it existed). */
+  clientRequestId?: string | null;
   keyId: string;
   accountId: number;
   model: string;

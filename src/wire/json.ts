@@ -44,6 +44,30 @@ export function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
   return false;
 }
 
+/** The 400 of JSON nested deeper than MAX_JSON_DEPTH (`what`: the request body, the frame). */
+export function tooDeep(what: string): GatewayError {
+  return new GatewayError(
+    "invalid_request",
+    `The ${what} nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, the most this gateway accepts. Flatten the input.`,
+  );
+}
+
+/**
+ * Whether an already parsed JSON value nests objects and arrays deeper than `limit` (a WebSocket
+ * frame arrives parsed). Walked without recursion, so a 100k-deep value cannot overflow the stack,
+ * and it stops at the first level past the limit.
+ */
+export function valueNestsDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, depth] = next;
+    if (item === null || typeof item !== "object") continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The body as text; a byte sequence that is not UTF-8 is a 400 (never silently replaced). */
@@ -67,12 +91,7 @@ export function parseJson(bytes: Uint8Array): unknown {
     );
   }
   const text = utf8(bytes);
-  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
-    throw new GatewayError(
-      "invalid_request",
-      `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, the most this gateway accepts. Flatten the input.`,
-    );
-  }
+  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) throw tooDeep("request body");
   try {
     return JSON.parse(text);
   } catch (thrown) {

@@ -80,3 +80,38 @@ export function rawRequest(
   const head = [requestLine, ...headers, ...length, "Connection: close", "", ""].join("\r\n");
   return rawExchange(url, [head + body]);
 }
+
+/**
+ * A WebSocket upgrade request (`GET path`, the headers verbatim); resolves with the answer's head
+ * as soon as it is in (101: the connection is then dropped), or with the whole refusal.
+ */
+export function rawUpgrade(url: string, path: string, headers: string[]): Promise<RawResponse> {
+  const { host, port } = hostPort(url);
+  const head = [`GET ${path} HTTP/1.1`, ...headers, "", ""].join("\r\n");
+  return new Promise((resolve, reject) => {
+    let text = "";
+    const socket = net.connect(port, host, () => socket.write(head));
+    const timer = setTimeout(() => socket.destroy(new Error(`no answer:\n${text}`)), 10_000);
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(parseRaw(text));
+    };
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      const end = text.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const length = Number(/content-length: *(\d+)/i.exec(text.slice(0, end))?.[1] ?? 0);
+      if (text.startsWith("HTTP/1.1 101") || Buffer.byteLength(text.slice(end + 4)) >= length) done();
+    });
+    socket.on("close", () => {
+      clearTimeout(timer);
+      if (text === "") reject(new Error("the server closed the connection without answering"));
+      else resolve(parseRaw(text));
+    });
+    socket.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}

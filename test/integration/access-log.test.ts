@@ -19,14 +19,16 @@ function accessLines(gw: RunningGateway): Line[] {
     .filter((l) => l.msg === "request");
 }
 
-/** Waits (bounded) for the access line of a request id. */
+/** Waits (bounded) for the access line of the request the client sent with `x-request-id: requestId`. */
 async function lineOf(gw: RunningGateway, requestId: string): Promise<Line> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const found = accessLines(gw).filter((l) => l.request_id === requestId);
+    const found = accessLines(gw).filter((l) => l.client_request_id === requestId);
     if (found.length > 0) {
       await Bun.sleep(50);
-      expect(accessLines(gw).filter((l) => l.request_id === requestId)).toHaveLength(1);
+      expect(accessLines(gw).filter((l) => l.client_request_id === requestId)).toHaveLength(1);
+      // The gateway's own id keys the line; the client's is kept beside it.
+      expect(String((found[0] as Line).request_id)).toMatch(/^req_[0-9a-f]{32}$/);
       return found[0] as Line;
     }
     if (Date.now() > deadline) throw new Error(`no access line for ${requestId}:\n${gw.logs()}`);
@@ -173,7 +175,7 @@ describe("JSON access log (stderr is not a terminal)", () => {
     await reader.cancel();
     const data = /data: (\{.*"acc-feed-401".*\})/.exec(text)?.[1] ?? "{}";
     expect(JSON.parse(data)).toMatchObject({
-      request_id: "acc-feed-401",
+      client_request_id: "acc-feed-401",
       endpoint: "/v1/chat/completions",
       status: 401,
       error_code: "malformed_authorization",
@@ -220,7 +222,7 @@ async function textRun(extra: string[], env: Record<string, string>, config?: st
     }
     const refused = await fetch(`${url}/v1/models`, { headers: { "x-request-id": "text-401" } });
     expect(refused.status).toBe(401);
-    while (!text.includes("request_id=text-401")) {
+    while (!text.includes("client_request_id=text-401")) {
       const { value, done } = await reader.read();
       if (done) break;
       text += decoder.decode(value, { stream: true });
@@ -257,7 +259,7 @@ describe("text access log", () => {
     test(how, async () => {
       const text = await textRun(extra, env, config);
       expect(text).toMatch(
-        /^\S+Z INFO {2}request request_id=text-401 method=GET path=\/v1\/models status=401 code=missing_api_key latency_ms=\d+$/m,
+        /^\S+Z INFO {2}request request_id=req_[0-9a-f]{32} client_request_id=text-401 method=GET path=\/v1\/models status=401 code=missing_api_key latency_ms=\d+$/m,
       );
       expect(text).not.toContain('{"t":');
     });

@@ -132,8 +132,10 @@ async function replay(
     body: JSON.stringify(body(protocol, MODEL[upstreamProtocol], extra)),
   });
   expect(res.status).toBe(200);
+  expect(res.headers.get("x-client-request-id")).toBe(requestId);
   const raw = await res.text();
-  return { raw, requestId, ...clientView(protocol, raw) };
+  // The gateway's own id keys the usage record.
+  return { raw, requestId: res.headers.get("x-request-id") ?? "", ...clientView(protocol, raw) };
 }
 
 describe("every dialect is relayed intact and billed exactly", () => {
@@ -246,7 +248,7 @@ describe("Anthropic cache writes", () => {
     });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { content: { text: string }[] }).content[0]?.text).toBe(TEXT);
-    expectCacheWritesBilled(await recordOf(requestId));
+    expectCacheWritesBilled(await recordOf(res.headers.get("x-request-id") ?? requestId));
   });
 });
 

@@ -227,10 +227,11 @@ describe("paths, errors and probes", () => {
     expect(response.headers.get("allow")).toBe("GET");
   });
 
-  test("probes answer, and a client x-request-id is echoed", async () => {
+  test("probes answer; a client x-request-id is echoed as x-client-request-id beside the gateway's own", async () => {
     const root = await fetch(`${gw.url}/`, { headers: { "x-request-id": "trace-123" } });
     expect(root.status).toBe(200);
-    expect(root.headers.get("x-request-id")).toBe("trace-123");
+    expect(root.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(root.headers.get("x-client-request-id")).toBe("trace-123");
     expect(((await root.json()) as { name: string }).name).toBe("modelgate");
     expect((await fetch(`${gw.url}/`, { method: "HEAD" })).status).toBe(200);
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);

@@ -58,7 +58,8 @@ interface StoredRecord {
 
 /** Every usage record of the request, once the gateway's writer has stored one. */
 async function recordsOf(requestId: string): Promise<StoredRecord[]> {
-  const query = db.query("SELECT * FROM usage_records WHERE request_id LIKE ?");
+  // By the gateway's id, or by the prefix of the ids the tests sent (kept as client_request_id).
+  const query = db.query("SELECT * FROM usage_records WHERE request_id LIKE ?1 OR client_request_id LIKE ?1");
   for (let i = 0; i < 500; i++) {
     const rows = query.all(`${requestId}%`) as StoredRecord[];
     if (rows.length > 0) return rows;
@@ -83,7 +84,9 @@ async function post(
     },
     body: JSON.stringify(body),
   });
-  return { res, requestId };
+  // The gateway's own id keys the usage record; the client's is echoed beside it.
+  expect(res.headers.get("x-client-request-id")).toBe(requestId);
+  return { res, requestId: res.headers.get("x-request-id") ?? "" };
 }
 
 const event = (type: string, body: Record<string, unknown>) =>

@@ -221,6 +221,7 @@ describe("usage, requests and audit", () => {
   test("a recent request: tool calls as an object, {} when none ran", () => {
     const expected = {
       request_id: "req_1",
+      client_request_id: null,
       key_id: "key_1",
       account_id: 7,
       model: "modelx-5.4",
@@ -289,6 +290,7 @@ describe("the live event record", () => {
   };
   const expected = {
     request_id: "req_1",
+    client_request_id: null,
     at: T1_ISO,
     method: "POST",
     endpoint: "/v1/chat/completions",

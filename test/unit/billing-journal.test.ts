@@ -33,6 +33,7 @@ function tempDir(): string {
 function record(i: number, accountId: number, cost: number): UsageRecord {
   return {
     requestId: `req_journal_${i}`,
+    clientRequestId: null,
     keyId: "key_test",
     accountId,
     model: "modelx-5.5",

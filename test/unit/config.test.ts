@@ -91,6 +91,10 @@ describe("configuration", () => {
     expect(errorOf(() => loadConfig({ file: twice, env: {}, flags: {} }))).toContain(
       'channels[1].name: "a" is used twice',
     );
+    const control = withFile('[[channels]]\nkind = "sim"\nname = "a\\u001b[2J"\n');
+    expect(errorOf(() => loadConfig({ file: control, env: {}, flags: {} }))).toContain(
+      "channels[0].name: must not contain control characters (U+001B at character 2)",
+    );
     const unknownModel = withFile('[[channels]]\nkind = "sim"\nname = "a"\nmodels = ["gpt-4"]\n');
     expect(errorOf(() => loadConfig({ file: unknownModel, env: {}, flags: {} }))).toContain(
       "channels[0].models[0]",

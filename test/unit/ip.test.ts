@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CidrList, checkCidr, clientAddress, parseAddress } from "../../src/base/ip.ts";
+import { CidrList, checkCidr, clientAddress, parseAddress, UnparsableHop } from "../../src/base/ip.ts";
 
 describe("CIDR allowlists", () => {
   test("match IPv4 and IPv6 ranges, and single hosts", () => {
@@ -41,7 +41,27 @@ describe("client address", () => {
     expect(clientAddress("127.0.0.1", "10.0.0.3", trusted)?.toString()).toBe("127.0.0.1");
   });
 
-  test("a garbage hop stops the walk at the peer", () => {
-    expect(clientAddress("127.0.0.1", "not-an-ip", trusted)?.toString()).toBe("127.0.0.1");
+  test("an unparsable hop before the client's is thrown, never the proxy's address", () => {
+    expect(() => clientAddress("127.0.0.1", "not-an-ip", trusted)).toThrow(UnparsableHop);
+    expect(() => clientAddress("127.0.0.1", "9.9.9.9, garbage", trusted)).toThrow(UnparsableHop);
+    expect(() => clientAddress("127.0.0.1", "012.1.2.3", trusted)).toThrow(UnparsableHop);
+    // Left of the client's entry, nothing is read.
+    expect(clientAddress("127.0.0.1", "garbage, 9.9.9.9", trusted)?.toString()).toBe("9.9.9.9");
+  });
+});
+
+describe("strict address forms", () => {
+  test("only dotted-decimal IPv4 and IPv6 parse", () => {
+    for (const text of ["012.1.2.3", "0x7f.0.0.1", "127.1", "1.2.3.04", "2130706433", "::ffff:012.1.2.3", ""])
+      expect({ text, parsed: parseAddress(text) }).toEqual({ text, parsed: undefined });
+    for (const text of ["9.9.9.9", "0.0.0.0", "::1", "2001:db8::1", "[2001:db8::1]"])
+      expect({ text, parsed: parseAddress(text) !== undefined }).toEqual({ text, parsed: true });
+    expect(parseAddress("::ffff:10.1.2.3")?.toString()).toBe("10.1.2.3");
+  });
+
+  test("CIDRs take the same forms", () => {
+    expect(checkCidr("012.0.0.0/8")).toContain("not an IP address or CIDR range");
+    expect(checkCidr("10.0.0.0/8")).toBeUndefined();
+    expect(checkCidr("2001:db8::/32")).toBeUndefined();
   });
 });

@@ -110,12 +110,16 @@ describe("CSV", () => {
     expect(csvField("+cmd|' /C calc'!A0")).toBe("'+cmd|' /C calc'!A0");
     expect(csvField("-2+3")).toBe("'-2+3");
     expect(csvField("@SUM(A1:A2)")).toBe("'@SUM(A1:A2)");
-    expect(csvField("\tkey")).toBe("'\tkey");
+    expect(csvField("\tkey")).toBe('"\'\tkey"');
     expect(csvField("\rkey")).toBe('"\'\rkey"');
     expect(csvField(-1.5)).toBe("-1.5");
     expect(csvField("-42")).toBe("-42");
     expect(csvField("+7")).toBe("+7");
     expect(csvField("modelx-5.5")).toBe("modelx-5.5");
+    // After a separator another locale splits on (OWASP: escape every cell that could start a formula).
+    expect(csvField("x;=1+1")).toBe('"x;\'=1+1"');
+    expect(csvField("a,@b;c")).toBe('"a,\'@b;c"');
+    expect(csvField("x\n-1")).toBe('"x\n\'-1"');
     const rows = [{ key: "=1+1", model: "@evil", cost: -0.25 }];
     expect(toCsv(rows, ["key", "model", "cost"])).toBe("key,model,cost\r\n'=1+1,'@evil,-0.25\r\n");
   });

@@ -29,6 +29,7 @@ function newKey(overrides: Partial<NewKey> = {}): NewKey {
 export function usageRecord(accountId: number, overrides: Partial<UsageRecord> = {}): UsageRecord {
   return {
     requestId: "req_1",
+    clientRequestId: "client-1",
     keyId: "key_a",
     accountId,
     model: "modelx-1",

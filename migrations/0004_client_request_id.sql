@@ -1,0 +1,1 @@
+ALTER TABLE `usage_records` ADD `client_request_id` text;
