@@ -22,6 +22,7 @@ import { authenticate } from "./authenticate.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
+import { reservedInputTokens } from "./input-bound.ts";
 import { requireModel } from "./model.ts";
 import { respond } from "./relay/respond.ts";
 
@@ -142,6 +143,13 @@ export async function serveText(
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
   const inputTokens = countTokens(view.promptText);
   const model = checkModel(principal, gateway, view, inputTokens);
+  const reserved = reservedInputTokens(gateway, {
+    protocol: view.protocol,
+    model,
+    body: decoded.body,
+    promptTokens: inputTokens,
+    ir: decoded.ir,
+  });
   const { trace } = ctx;
   describeRequest(trace, view, principal);
   const admit: AdmitInput = {
@@ -155,7 +163,7 @@ export async function serveText(
     endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
     worstCase: {
       kind: "text",
-      inputTokens,
+      inputTokens: reserved,
       maxOutputTokens: worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1),
       tools,
     },
