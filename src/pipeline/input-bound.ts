@@ -85,6 +85,11 @@ class Tally {
     if (this.countText) this.extra(text);
   }
 
+  /** A value the prompt count holds as JSON: serialized only when it is counted here. */
+  promptJson(value: unknown): void {
+    if (this.countText) this.json(value);
+  }
+
   json(value: unknown): void {
     if (value !== undefined && value !== null) this.extra(JSON.stringify(value));
   }
@@ -165,7 +170,7 @@ function part(tally: Tally, param: string, raw: unknown): void {
     case "tool_use":
     case "server_tool_use":
       tally.extra(str(p.name));
-      if (p.input !== undefined) tally.prompt(JSON.stringify(p.input));
+      tally.promptJson(p.input);
       return;
     case "tool_result":
       if (typeof p.content === "string") tally.prompt(p.content);
@@ -206,11 +211,17 @@ function content(tally: Tally, param: string, value: unknown): void {
 /** Property keys and enum values in a schema: each gets framing of its own when rendered. */
 function schemaNodes(schema: unknown, depth = 0): number {
   if (depth > 64 || typeof schema !== "object" || schema === null) return 0;
-  if (Array.isArray(schema)) return schema.reduce((n: number, s) => n + schemaNodes(s, depth + 1), 0);
   let n = 0;
-  for (const [key, value] of Object.entries(schema)) {
+  if (Array.isArray(schema)) {
+    for (const item of schema) if (typeof item === "object") n += schemaNodes(item, depth + 1);
+    return n;
+  }
+  const record = schema as Obj;
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value !== "object" || value === null) continue;
     if (key === "enum" && Array.isArray(value)) n += value.length;
-    if (key === "properties" && typeof value === "object" && value !== null) n += Object.keys(value).length;
+    else if (key === "properties") for (const _ in value) n++;
     n += schemaNodes(value, depth + 1);
   }
   return n;
@@ -221,7 +232,7 @@ function functionTool(tally: Tally, fn: Obj, schema: unknown): void {
   tally.fixed += OVERHEAD.perTool + OVERHEAD.perSchemaNode * schemaNodes(schema);
   tally.prompt(str(fn.name));
   tally.prompt(str(fn.description));
-  if (schema !== undefined && schema !== null) tally.prompt(JSON.stringify(schema));
+  tally.promptJson(schema);
 }
 
 /** A typed (hosted or built-in) tool: its configuration's text plus the allowance. */
