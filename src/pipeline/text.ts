@@ -14,7 +14,7 @@ import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text-call.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { parseJson } from "../wire/json.ts";
+import { parseJsonBody } from "../wire/json.ts";
 import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-form.ts";
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
@@ -111,21 +111,18 @@ export function worstOutputTokens(requested: number | undefined, model: ModelInf
 
 /**
  * The forwarded body: in the client's protocol, the client's bytes untouched unless the model id
- * or an override changes; in another protocol, the request translated through the internal form.
+ * or an override changes, or the bytes repeat a key (an upstream keeping the first value would run
+ * another request than the one admitted: what was admitted is sent instead); in another protocol,
+ * the request translated through the internal form.
  */
-function bodyFor(
-  channel: Channel,
-  target: TextProtocol,
-  decoded: DecodedText,
-  raw: Uint8Array,
-  model: ModelInfo,
-): Pick<TextCall, "body" | "json"> {
+function bodyFor(channel: Channel, target: TextProtocol, request: Admitted): Pick<TextCall, "body" | "json"> {
+  const { decoded, raw, model } = request;
   const mapped = channel.upstreamModel(decoded.view.model);
   if (target !== decoded.view.protocol) {
     const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
     return { body: JSON.stringify(json), json };
   }
-  if (mapped === decoded.view.model && decoded.overrides === undefined)
+  if (mapped === decoded.view.model && decoded.overrides === undefined && !request.duplicateKeys)
     return { body: raw, json: decoded.body };
   const json = { ...decoded.body, ...decoded.overrides, model: mapped };
   return { body: JSON.stringify(json), json };
@@ -138,7 +135,8 @@ export async function serveText(
   raw: Uint8Array,
 ): Promise<Response> {
   const principal = authenticate(ctx, gateway);
-  const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
+  const parsed = parseJsonBody(raw);
+  const decoded = endpoint.decode(parsed.json, ctx.request.headers);
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
   const inputTokens = countTokens(view.promptText);
@@ -169,7 +167,12 @@ export async function serveText(
     },
   };
   return metered(gateway.meter, admit, trace, (tried) =>
-    answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
+    answerText(
+      ctx,
+      gateway,
+      { decoded, raw, model, inputTokens, duplicateKeys: parsed.duplicateKeys },
+      tried,
+    ),
   );
 }
 
@@ -180,6 +183,8 @@ interface Admitted {
   raw: Uint8Array;
   model: ModelInfo;
   inputTokens: number;
+  /** The body's text repeats a key: it is forwarded re-serialised from what was admitted. */
+  duplicateKeys: boolean;
 }
 
 /**
@@ -193,7 +198,7 @@ async function answerText(
   request: Admitted,
   tried: string[],
 ): Promise<MeteredAnswer> {
-  const { decoded, raw, model } = request;
+  const { decoded, model } = request;
   const { view } = decoded;
   const { trace } = ctx;
   let calledAt: number | undefined;
@@ -203,7 +208,7 @@ async function answerText(
       const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
       return {
         protocol: target,
-        ...bodyFor(channel, target, decoded, raw, model),
+        ...bodyFor(channel, target, request),
         stream: view.stream,
         anthropicVersion: decoded.anthropicVersion,
         anthropicBeta: decoded.anthropicBeta,
