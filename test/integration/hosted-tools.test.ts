@@ -1,7 +1,9 @@
 // The compiled gateway forwarding hosted (server-side) tools to recording Responses and Anthropic
 // upstreams: the calls the upstream reports are billed at [billing.tools] prices exactly once and
-// stored in the usage record; Codex's `{"type":"web_search"}` is forwarded as sent; an unpriced
-// hosted tool is refused with 400 naming it, and forwarded when the operator allows it.
+// stored in the usage record; Codex's `{"type":"web_search"}` is forwarded as sent; Cline's
+// `web_search` + `image_generation` pass on a default config, each image generation call priced
+// from the image table; an unpriced hosted tool is refused with 400 naming it, and forwarded when
+// the operator allows it.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
@@ -216,6 +218,80 @@ describe("hosted tool calls are billed exactly once", () => {
     expect(more.length).toBe(0);
     expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ web_search: 3 });
     expect(record?.cost_nanos).toBe(ANTHROPIC_COST);
+  });
+});
+
+describe("Cline's Responses request: web_search and image_generation on every request, default config", () => {
+  const image = (id: string) => ({
+    type: "image_generation_call",
+    id,
+    status: "completed",
+    result: Buffer.from("not really a png").toString("base64"),
+  });
+  const cline = {
+    model: RESPONSES_MODEL,
+    input: "Draw a cat.",
+    tools: [{ type: "web_search" }, { type: "image_generation" }],
+  };
+  // 100 × 0.40 + 20 × 1.60 USD/Mtok = 72,000 nano-USD; an image generation at auto: modelx-image-1's
+  // dearest generation, $0.03; a web search $0.01.
+  const TOKENS = 72_000;
+
+  test("a complete answer with one image_generation_call and one web_search_call is billed for both", async () => {
+    upstream.answer(() =>
+      Response.json({
+        id: "resp_3",
+        object: "response",
+        model: "upstream-model",
+        status: "completed",
+        output: [search("ws_1"), image("ig_1"), message],
+        usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      }),
+    );
+    const { res, requestId } = await post("/v1/responses", cline);
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect((upstream.last().json as { tools: unknown }).tools).toEqual(cline.tools);
+    const [record, ...more] = await recordsOf(requestId);
+    expect(more.length).toBe(0);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ web_search: 1, image_generation: 1 });
+    expect(record?.cost_nanos).toBe(TOKENS + 10_000_000 + 30_000_000);
+  });
+
+  test("a stream whose image tool asks for low quality 1024x1024 with 2 progress images: 3 generations of $0.002", async () => {
+    const response = {
+      id: "resp_4",
+      object: "response",
+      model: "upstream-model",
+      status: "in_progress",
+      output: [],
+    };
+    const done = image("ig_2");
+    const events = [
+      event("response.created", { sequence_number: 0, response }),
+      event("response.output_item.done", { sequence_number: 1, output_index: 0, item: done }),
+      event("response.output_item.done", { sequence_number: 2, output_index: 1, item: message }),
+      event("response.completed", {
+        sequence_number: 3,
+        response: {
+          ...response,
+          status: "completed",
+          output: [done, message],
+          usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+        },
+      }),
+    ].join("");
+    upstream.answer(() => ({ chunks: byteSlices(events, 64) }));
+    const tools = [
+      { type: "web_search" },
+      { type: "image_generation", quality: "low", size: "1024x1024", partial_images: 2 },
+    ];
+    const { res, requestId } = await post("/v1/responses", { ...cline, tools, stream: true });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("response.completed");
+    const [record] = await recordsOf(requestId);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ image_generation: 1 });
+    expect(record?.cost_nanos).toBe(TOKENS + 3 * 2_000_000);
   });
 });
 

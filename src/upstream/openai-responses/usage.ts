@@ -4,7 +4,7 @@
 // estimate when an upstream never reports usage). The `response` of `response.created` is kept
 // so a broken stream can end with a `response.failed` (src/pipeline/relay/failure.ts).
 // Hosted tool calls the upstream bills per call (OpenAI's usage has no count of them) are counted
-// from the output items: `web_search_call` and `file_search_call`, in the complete answer's
+// from the output items: `web_search_call`, `file_search_call` and `image_generation_call`, in the complete answer's
 // `output`, in a stream's `response.output_item.done` events (parsed only when one names such an
 // item) and in the terminal event's `response.output`; the larger count per tool is billed, so an
 // item seen in both is counted once.
@@ -34,10 +34,11 @@ const EVENT_TYPE = /"type"\s*:\s*"(response\.[a-z_.]+|error)"/;
 const TOOL_ITEMS: Readonly<Record<string, PricedTool>> = {
   web_search_call: "web_search",
   file_search_call: "file_search",
+  image_generation_call: "image_generation",
 };
 
-/** A cheap test before parsing an `output_item.done`: only hosted search items are counted. */
-const TOOL_ITEM = /"type"\s*:\s*"(?:web|file)_search_call"/;
+/** A cheap test before parsing an `output_item.done`: only priced hosted tool items are counted. */
+const TOOL_ITEM = /"type"\s*:\s*"(?:web_search|file_search|image_generation)_call"/;
 
 /** Counts the priced hosted tool calls among output items into `into`. */
 function countItems(items: unknown, into: ToolCalls = {}): ToolCalls {
