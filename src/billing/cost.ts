@@ -19,9 +19,10 @@
 //    more reasoning than output tokens, the larger figure is billed.
 // 6. The worst case (what admission reserves) prices every input token at the dearest input-side
 //    rate (plain, cache read, cache write, 1-hour cache write), so no settled cost exceeds it.
-// 7. Hosted tool calls (web search, file search, web fetch, image generation): calls × price per
-//    call, exact nano-USD (prices have at most 9 decimals), added to the text cost after its
-//    rounding. An image generation call costs the generations it makes (1 + its tool's
+// 7. Hosted tool calls (web search, file search, web fetch, image generation; code interpreter
+//    containers): calls × price per call, exact nano-USD (prices have at most 9 decimals), added
+//    to the text cost after its rounding. A code interpreter container costs its price per 1 GB
+//    times its `memory_limit` in GB; a tool definition reserves its one container. An image generation call costs the generations it makes (1 + its tool's
 //    `partial_images`) at the image price table's price for the quality and size its tool asks
 //    for (`auto` at the dearest, rule 3's table), of the tool's catalog `model` or else
 //    `[billing.tools] image_generation_model`. The worst case reserves each priced tool's cap
@@ -153,10 +154,22 @@ function imageCallPrice(table: PriceTable, facts: ImageToolFacts): bigint {
   return (1n + count(facts.partialImages)) * generationPrice(price, facts.quality, facts.size);
 }
 
-/** The price of one call of `tool` in a request that reserved `reserve` (rule 7). */
+/** The price of one call (a container, for the code interpreter) of a tool entry (rule 7). */
+function entryPrice(table: PriceTable, entry: ToolReserve["tools"][number]): bigint {
+  if (entry.image !== undefined) return imageCallPrice(table, entry.image);
+  if (entry.containerGb !== undefined) return table.toolCalls[entry.tool] * count(entry.containerGb);
+  return table.toolCalls[entry.tool];
+}
+
+/** The price of one call of `tool` in a request that reserved `reserve`: its dearest entry's. */
 function callPrice(table: PriceTable, tool: PricedTool, reserve: ToolReserve | undefined): bigint {
-  const image = reserve?.tools.find((t) => t.tool === tool)?.image;
-  return image === undefined ? table.toolCalls[tool] : imageCallPrice(table, image);
+  let price: bigint | undefined;
+  for (const entry of reserve?.tools ?? []) {
+    if (entry.tool !== tool) continue;
+    const p = entryPrice(table, entry);
+    if (price === undefined || p > price) price = p;
+  }
+  return price ?? table.toolCalls[tool];
 }
 
 /** The exact cost of hosted tool calls under rule 7. */
@@ -175,8 +188,7 @@ export function toolWorstCase(table: PriceTable, reserve: ToolReserve | undefine
   if (reserve === undefined) return 0n;
   const total = reserve.maxToolCalls;
   let left = total === undefined ? Number.POSITIVE_INFINITY : total;
-  const price = (t: ToolReserve["tools"][number]) =>
-    t.image === undefined ? table.toolCalls[t.tool] : imageCallPrice(table, t.image);
+  const price = (t: ToolReserve["tools"][number]) => entryPrice(table, t);
   const dearestFirst = [...reserve.tools].sort((a, b) =>
     price(b) > price(a) ? 1 : price(b) < price(a) ? -1 : 0,
   );

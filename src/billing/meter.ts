@@ -12,9 +12,16 @@ export type { ToolCalls, UsageCounts, UsageSource } from "../store/usage.ts";
 export interface ToolReserve {
   /**
    * Each priced tool in the request, with its own cap on calls when it has one (Anthropic
-   * `max_uses`), and for the image generation tool what one call makes (priced from the image table).
+   * `max_uses`), for the image generation tool what one call makes (priced from the image table),
+   * for the code interpreter its container's memory.
    */
-  tools: { tool: PricedTool; maxUses?: number | undefined; image?: ImageToolFacts | undefined }[];
+  tools: {
+    tool: PricedTool;
+    maxUses?: number | undefined;
+    image?: ImageToolFacts | undefined;
+    /** A code interpreter container's memory in GB (its `memory_limit`; 1 when not given). */
+    containerGb?: number | undefined;
+  }[];
   /** The cap on all hosted tool calls together (Responses `max_tool_calls`), when given. */
   maxToolCalls?: number | undefined;
 }

@@ -118,6 +118,7 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       web_fetch: usd(tools.web_fetch_usd_per_call),
       // A call whose request gave no facts (never from the text path): the dearest generation.
       image_generation: images.get(tools.image_generation_model)?.auto.auto ?? 0n,
+      code_interpreter: usd(tools.code_interpreter_usd_per_container),
     },
     reserveCalls: tools.reserve_calls,
     imageTool: { model: tools.image_generation_model, reserveCalls: tools.image_generation_reserve_calls },

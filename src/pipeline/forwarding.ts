@@ -8,10 +8,11 @@
 //
 // Hosted (server-side) tools in `tools` fall in three classes. Priced per call (web search, file
 // search, web fetch, and the Responses image generation tool, each call priced as the images it
-// makes from the image price table): forwarded, their calls counted from the answer
-// (src/upstream/<kind>/usage.ts) and billed at `[billing.tools]` prices, with a reservation
-// returned for admission. Unpriced (code interpreter / code execution, billed by container time):
-// no answer reports what they cost, so they are refused with 400 naming the tool unless
+// makes from the image price table; the Responses code interpreter, per container by its memory):
+// forwarded, their calls counted from the answer (src/upstream/<kind>/usage.ts) and billed at
+// `[billing.tools]` prices, with a reservation returned for admission. Unpriced (Anthropic code
+// execution, billed by container hours): no answer reports what it costs, so it is refused with
+// 400 naming the tool unless
 // the operator sets `[billing.tools] allow_unpriced = true` (then forwarded unbilled, logged at warn
 // once per tool type). Everything else (function, custom, mcp, computer use, shell, apply_patch,
 // tool search, Anthropic bash / text_editor / memory, and types this gateway does not know) is
@@ -84,7 +85,7 @@ const CLASSIFY: Record<TextProtocol, (type: string) => ToolClass> = {
   responses: (type) => {
     if (type.startsWith("web_search")) return "web_search";
     if (type === "file_search") return "file_search";
-    if (type === "code_interpreter") return CONTAINER;
+    if (type === "code_interpreter") return "code_interpreter";
     if (type === "image_generation") return "image_generation";
     return undefined;
   },
@@ -128,6 +129,17 @@ function imageFacts(tool: Record<string, unknown>): ImageToolFacts {
   };
 }
 
+/** A code interpreter container's memory in GB: its `memory_limit` (`1g`, `4g`, `16g`, `64g`), else 1. */
+function containerGb(tool: Record<string, unknown>): number {
+  const container = tool.container;
+  const limit =
+    typeof container === "object" && container !== null
+      ? (container as { memory_limit?: unknown }).memory_limit
+      : undefined;
+  const gb = typeof limit === "string" ? /^(\d+)g$/i.exec(limit)?.[1] : undefined;
+  return gb === undefined ? 1 : Math.max(1, Number(gb));
+}
+
 /** The request's hosted tools: unpriced ones refused (or let through), priced ones to reserve for. */
 function hostedTools(
   protocol: TextProtocol,
@@ -146,6 +158,11 @@ function hostedTools(
       priced.push({ tool: kind, maxUses: undefined, image: imageFacts(tool) });
       return;
     }
+    if (kind === "code_interpreter") {
+      // One container per tool definition; a `memory_limit` of 4g costs four 1 GB containers.
+      priced.push({ tool: kind, maxUses: 1, containerGb: containerGb(tool) });
+      return;
+    }
     if (typeof kind === "string") {
       priced.push({ tool: kind, maxUses: maxUses(tool, index) });
       return;
@@ -153,7 +170,7 @@ function hostedTools(
     if (!config.allow_unpriced) {
       throw new GatewayError(
         "invalid_request",
-        `The hosted tool "${type}" is billed by the upstream by ${kind.unpriced}, which this gateway cannot count or price; remove it from tools, or the operator sets [billing.tools] allow_unpriced = true to forward it unbilled.`,
+        `tools[${index}]: the hosted tool "${type}" is billed by the upstream by ${kind.unpriced}, which this gateway cannot count or price; remove it from tools, or the operator sets [billing.tools] allow_unpriced = true to forward it unbilled.`,
         { param: `tools[${index}]` },
       );
     }

@@ -295,20 +295,56 @@ describe("Cline's Responses request: web_search and image_generation on every re
   });
 });
 
+describe("the code interpreter is billed per container, by its memory", () => {
+  const item = (id: string, container: string) => ({
+    type: "code_interpreter_call",
+    id,
+    status: "completed",
+    container_id: container,
+    code: "print(1)",
+    outputs: null,
+  });
+
+  test("three calls in two containers, memory_limit 4g: two containers at 4 × $0.03", async () => {
+    upstream.answer(() =>
+      Response.json({
+        id: "resp_5",
+        object: "response",
+        model: "upstream-model",
+        status: "completed",
+        output: [item("ci_1", "cntr_a"), item("ci_2", "cntr_a"), item("ci_3", "cntr_b"), message],
+        usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      }),
+    );
+    const tools = [{ type: "code_interpreter", container: { type: "auto", memory_limit: "4g" } }];
+    const { res, requestId } = await post("/v1/responses", {
+      model: RESPONSES_MODEL,
+      input: "Plot it.",
+      tools,
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const [record] = await recordsOf(requestId);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ code_interpreter: 2 });
+    expect(record?.cost_nanos).toBe(72_000 + 2 * 120_000_000);
+  });
+});
+
 describe("unpriced hosted tools", () => {
   const body = {
-    model: RESPONSES_MODEL,
-    input: "Plot it.",
-    tools: [{ type: "code_interpreter", container: { type: "auto" } }],
+    model: MESSAGES_MODEL,
+    max_tokens: 100,
+    messages: [{ role: "user", content: "Plot it." }],
+    tools: [{ type: "code_execution_20250825", name: "code_execution" }],
   };
 
   test("are refused with 400 naming the tool and the setting, before any upstream call", async () => {
     upstream.clear();
-    const { res } = await post("/v1/responses", body);
+    const { res } = await post("/v1/messages", body);
     expect(res.status).toBe(400);
-    const error = ((await res.json()) as { error: { message: string; param: string } }).error;
-    expect(error.param).toBe("tools[0]");
-    expect(error.message).toContain('"code_interpreter"');
+    const error = ((await res.json()) as { error: { message: string } }).error;
+    expect(error.message).toContain("tools[0]");
+    expect(error.message).toContain('"code_execution_20250825"');
     expect(error.message).toContain("allow_unpriced = true");
     expect(upstream.requests.length).toBe(0);
   });
@@ -316,15 +352,17 @@ describe("unpriced hosted tools", () => {
   test("are forwarded when the operator sets allow_unpriced", async () => {
     upstream.answer(() =>
       Response.json({
-        id: "resp_2",
-        object: "response",
+        id: "msg_2",
+        type: "message",
+        role: "assistant",
         model: "upstream-model",
-        status: "completed",
-        output: [message],
-        usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 },
+        content: [{ type: "text", text: "Done." }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 2 },
       }),
     );
-    const { res } = await post("/v1/responses", body, allowing);
+    const { res } = await post("/v1/messages", body, allowing);
     expect(res.status).toBe(200);
     expect((upstream.last().json as { tools: unknown }).tools).toEqual(body.tools);
   });

@@ -95,6 +95,7 @@ describe("modelgate usage export", () => {
       "file_search_calls",
       "web_fetch_calls",
       "image_generation_calls",
+      "code_interpreter_calls",
       "cost_usd",
       "cost_nanos",
     ]);

@@ -56,22 +56,24 @@ describe("which hosted tools a request may carry", () => {
     expect(checkForwardable("messages", { tools: anthropic }, TOOLS)).toBeUndefined();
   });
 
-  test.each([
-    ["responses", "code_interpreter", "container time"],
-    ["messages", "code_execution_20250825", "container time"],
-  ] as const)("%s %s is refused with 400 naming it and the setting", (protocol, type, by) => {
-    const body = { tools: [{ type: "function", name: "f" }, { type }] };
-    const error = refusal(() => checkForwardable(protocol, body, TOOLS));
-    expect(error?.status).toBe(400);
-    expect(error?.param).toBe("tools[1]");
-    expect(error?.message).toContain(`"${type}"`);
-    expect(error?.message).toContain(by);
-    expect(error?.message).toContain("[billing.tools] allow_unpriced = true");
-  });
+  test.each([["messages", "code_execution_20250825", "container time"]] as const)(
+    "%s %s is refused with 400 naming it and the setting",
+    (protocol, type, by) => {
+      const body = { tools: [{ type: "function", name: "f" }, { type }] };
+      const error = refusal(() => checkForwardable(protocol, body, TOOLS));
+      expect(error?.status).toBe(400);
+      expect(error?.param).toBe("tools[1]");
+      expect(error?.message).toContain(`"${type}"`);
+      expect(error?.message).toContain(by);
+      expect(error?.message).toContain("[billing.tools] allow_unpriced = true");
+    },
+  );
 
   test("allow_unpriced forwards an unpriced tool (unbilled)", () => {
     const allowed = billing({ allow_unpriced: true }).tools;
-    expect(checkForwardable("responses", { tools: [{ type: "code_interpreter" }] }, allowed)).toBeUndefined();
+    expect(
+      checkForwardable("messages", { tools: [{ type: "code_execution_20250825" }] }, allowed),
+    ).toBeUndefined();
   });
 
   test("max_tool_calls and Anthropic max_uses become the caps reserved", () => {
@@ -183,6 +185,28 @@ describe("image generation tool calls are priced from the image table", () => {
     );
   });
 
+  test("a code interpreter reserves its one container at $0.03 per GB of memory_limit; calls count per container", () => {
+    const reserve = checkForwardable(
+      "responses",
+      { tools: [{ type: "code_interpreter", container: { type: "auto", memory_limit: "16g" } }] },
+      TOOLS,
+    );
+    expect(reserve?.tools).toEqual([{ tool: "code_interpreter", maxUses: 1, containerGb: 16 }]);
+    expect<number>(pricer().worstCase(model("modelx-5.4"), { ...text, tools: reserve })).toBe(
+      16 * 30_000_000,
+    );
+    const item = (id: string, container: string) => ({
+      type: "code_interpreter_call",
+      id,
+      container_id: container,
+    });
+    const counted = answerUsage("responses", {
+      output: [item("a", "c1"), item("b", "c1"), item("c", "c2")],
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
+    expect(counted?.toolCalls).toEqual({ code_interpreter: 2 });
+  });
+
   test("an unknown image model in [billing.tools] is refused at config load, naming it", () => {
     expect(() => billing({ image_generation_model: "gpt-image-1" })).toThrow();
   });
@@ -289,6 +313,30 @@ describe("counting calls in answers and streams", () => {
       usage: { ...usage({ inputTokens: 100, outputTokens: 20 }), toolCalls: { web_search: 2 } },
       source: "reported",
     });
+  });
+
+  test("Responses stream: code interpreter items count their distinct containers, once across events and output", () => {
+    const item = (id: string, container: string) => ({
+      type: "code_interpreter_call",
+      id,
+      container_id: container,
+    });
+    const tap = new UsageTap("responses", streamUsage("responses"));
+    for (const [id, container] of [
+      ["a", "c1"],
+      ["b", "c1"],
+      ["c", "c2"],
+    ] as const)
+      tap.onEvent(
+        "response.output_item.done",
+        sse("response.output_item.done", { item: item(id, container) }),
+      );
+    const output = [item("a", "c1"), item("b", "c1"), item("c", "c2"), MESSAGE];
+    tap.onEvent(
+      "response.completed",
+      sse("response.completed", { response: { output, usage: OPENAI_USAGE } }),
+    );
+    expect(tap.usage(0).usage.toolCalls).toEqual({ code_interpreter: 2 });
   });
 
   test("a Responses stream that breaks after a search still bills it (estimate)", () => {
