@@ -10,10 +10,13 @@
 //   published definition; Anthropic's tool-use system prompt when tools are defined;
 // - structured-output schemas, encrypted reasoning sent back, and any part or item type this
 //   module does not know, as the text of their JSON.
-// What no bound can be known for is refused before the call with 400 naming the field: audio
-// parts, files and documents other than plain text, items stored by the upstream
-// (`previous_response_id`, `conversation`, `prompt`, `item_reference`), MCP servers, and an image
-// with `detail: "original"` whose size the request does not show.
+// What has no bound of its own but is read in one model call — files and documents other than
+// plain text, items stored by the upstream (`previous_response_id`, `conversation`, `prompt`,
+// `item_reference`), an image with `detail: "original"` whose size the request does not show —
+// is bounded by the model's context window: one call never bills more input than the model
+// reads. Refused before the call with 400 naming the field: audio parts (billed at audio rates
+// the gateway does not price) and MCP servers (their tool lists are read and their results fed
+// back over several model calls, so not even the context window bounds them).
 // A channel that speaks another protocol is bounded on the translated body, with that protocol's
 // formulas; the reservation takes the largest bound over the channels that serve the model.
 import type { ModelInfo } from "../catalog/models.ts";
@@ -75,6 +78,9 @@ class Tally {
     readonly countText: boolean,
   ) {}
 
+  /** The first field whose tokens have no bound but the model's context window, if any. */
+  unbounded: string | undefined;
+
   /** Text outside the prompt count (names, schemas, unknown parts). */
   extra(text: string | undefined): void {
     if (text !== undefined && text !== "") this.texts.push(text);
@@ -105,35 +111,32 @@ class Tally {
       return;
     }
     const tokens = openaiImageTokens(detail, size);
-    if (tokens === undefined) {
-      throw refuse(
-        `${param}.detail`,
-        'an image with detail "original" is billed by its size, which this gateway cannot read from a URL or file id; send it inline as a base64 data URL, or use detail "high"',
-      );
-    }
-    this.fixed += tokens;
+    if (tokens === undefined) this.unbound(`${param}.detail`);
+    else this.fixed += tokens;
   }
 
+  /** `param` has no bound of its own: the request is bounded by the context window. */
+  unbound(param: string): void {
+    this.unbounded ??= param;
+  }
+
+  /** The bound; infinite when some field has none but the context window. */
   total(): number {
+    if (this.unbounded !== undefined) return Number.POSITIVE_INFINITY;
     return this.fixed + (this.texts.length === 0 ? 0 : countTokens(this.texts.join("\n")));
   }
 }
 
 const TEXT_FIELDS = ["text", "thinking", "refusal"] as const;
 
-/** A document block (Messages): plain text and content blocks are bounded, anything else refused. */
+/** A document block (Messages): plain text and content blocks by their text, others by the context. */
 function documentPart(tally: Tally, param: string, part: Obj): void {
   const source = obj(part.source);
   if (source.type === "text") tally.extra(str(source.data));
   else if (source.type === "content") {
     if (typeof source.content === "string") tally.extra(source.content);
     else parts(tally, `${param}.source.content`, source.content);
-  } else {
-    throw refuse(
-      param,
-      `a ${String(source.type ?? "")} document is billed by its pages, which this gateway cannot count before the call; send its text (a text document or text blocks), or its pages as images`,
-    );
-  }
+  } else tally.unbound(param);
   tally.extra(str(part.title));
   tally.extra(str(part.context));
 }
@@ -186,10 +189,8 @@ function part(tally: Tally, param: string, raw: unknown): void {
       );
     case "file":
     case "input_file":
-      throw refuse(
-        param,
-        "a file is billed by its pages and text, which this gateway cannot count before the call; send its text, or its pages as images",
-      );
+      tally.unbound(param);
+      return;
     default:
       // A part this module does not know (search results, tool results of server tools, …):
       // bounded by the text of its JSON.
@@ -298,10 +299,8 @@ function responsesItem(tally: Tally, param: string, item: Obj): void {
       return;
     }
     case "item_reference":
-      throw refuse(
-        param,
-        "an item reference makes the upstream read an item it stored, whose tokens this gateway cannot count; send the item itself",
-      );
+      tally.unbound(param);
+      return;
     default:
       tally.json(item);
   }
@@ -310,11 +309,7 @@ function responsesItem(tally: Tally, param: string, item: Obj): void {
 function responses(tally: Tally, body: Obj): void {
   for (const field of STORED) {
     const value = body[field];
-    if (value === undefined || value === null) continue;
-    throw refuse(
-      field,
-      `${field} makes the upstream read a conversation it stored, billed as input this gateway cannot count before the call; send the full input instead (or use the WebSocket mode, where previous_response_id is expanded by the gateway)`,
-    );
+    if (value !== undefined && value !== null) tally.unbound(field);
   }
   tally.prompt(str(body.instructions));
   if (typeof body.input === "string") {
@@ -362,7 +357,8 @@ const WALKS: Record<TextProtocol, (tally: Tally, body: Obj) => void> = { chat, r
 
 /**
  * The tokens `body` (in `protocol`) can be billed for beyond its prompt text, by `protocol`'s
- * formulas; with `countText`, its text too. Refuses (400 naming the field) what has no bound.
+ * formulas; with `countText`, its text too. Infinite when only the context window bounds it;
+ * refuses (400 naming the field) what has no bound at all.
  */
 export function boundOf(protocol: TextProtocol, body: Obj, model: string, countText: boolean): number {
   const tally = new Tally(FORMULA[protocol], model, countText);
@@ -383,11 +379,13 @@ export interface BoundRequest {
 
 /**
  * The input tokens admission reserves: the largest bound over the protocols the model's channels
- * are called in (the client's own, and each translation's written body).
+ * are called in (the client's own, and each translation's written body), and the model's context
+ * window when something in the request has no smaller bound.
  */
 export function reservedInputTokens(gateway: Gateway, request: BoundRequest): number {
   const { protocol, model, body } = request;
   let most = request.promptTokens + boundOf(protocol, body, model.id, false);
+  if (!Number.isFinite(most)) return model.contextTokens;
   const targets = new Set<TextProtocol>();
   for (const channel of gateway.channels.forModel(model.id)) {
     const target = upstreamProtocol(channel, protocol);
@@ -399,5 +397,5 @@ export function reservedInputTokens(gateway: Gateway, request: BoundRequest): nu
     const written = writeRequest(target, ir, model.id, model.maxOutputTokens);
     most = Math.max(most, boundOf(target, written, model.id, true));
   }
-  return most;
+  return Number.isFinite(most) ? most : model.contextTokens;
 }

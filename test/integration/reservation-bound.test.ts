@@ -4,7 +4,8 @@
 // messages, names, tool definitions, in each client protocol, served natively and translated.
 // The regression: an account with $0.0001 and 20 parallel chats of 50 image parts each was
 // admitted 15 times and ended at −$0.057; now the balance never goes below zero and the excess is
-// refused with 429 insufficient_quota. What no bound can be known for is refused with 400.
+// refused with 429 insufficient_quota. What has no bound of its own (files, stored conversations)
+// is reserved at the model's context window; what has none at all (audio, MCP) is refused with 400.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
@@ -212,8 +213,8 @@ describe("the regression: image parts are reserved", () => {
   }, 30_000);
 });
 
-describe("what no bound can be known for is refused before the call", () => {
-  const cases: [Protocol, string, Obj][] = [
+describe("what has no bound of its own is reserved at the context window; what has none at all is refused", () => {
+  const refused: [Protocol, string, Obj][] = [
     [
       "chat",
       "messages[0].content[0]",
@@ -225,69 +226,90 @@ describe("what no bound can be known for is refused before the call", () => {
       },
     ],
     [
-      "chat",
-      "messages[0].content[1]",
-      {
-        model: CHAT_MODEL,
-        messages: [
-          {
-            role: "user",
-            content: [
-              { type: "text", text: "hi" },
-              { type: "file", file: { file_id: "f" } },
-            ],
-          },
-        ],
-      },
-    ],
-    [
       "responses",
-      "input[0].content[0].detail",
+      "tools[0]",
       {
         model: RESPONSES_MODEL,
-        input: [
-          {
-            role: "user",
-            content: [{ type: "input_image", image_url: "https://img.test/a.png", detail: "original" }],
-          },
-        ],
-      },
-    ],
-    [
-      "responses",
-      "previous_response_id",
-      { model: RESPONSES_MODEL, input: "hi", previous_response_id: "resp_x" },
-    ],
-    [
-      "messages",
-      "messages[0].content[0]",
-      {
-        model: MESSAGES_MODEL,
-        max_tokens: 16,
-        messages: [
-          {
-            role: "user",
-            content: [
-              {
-                type: "document",
-                source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" },
-              },
-            ],
-          },
-        ],
+        input: "hi",
+        tools: [{ type: "mcp", server_label: "x", server_url: "https://x" }],
       },
     ],
   ];
-  for (const [protocol, param, body] of cases) {
-    test(`${protocol}: ${param}`, async () => {
+  for (const [protocol, param, body] of refused) {
+    test(`refused with 400: ${protocol} ${param}`, async () => {
       upstream.clear();
       const res = await post(gw.key ?? "", protocol, body);
       expect(res.status).toBe(400);
       const json = (await res.json()) as { error: { param?: string; message: string } };
-      if (protocol !== "messages") expect(json.error.param).toBe(param);
+      expect(json.error.param).toBe(param);
       expect(json.error.message).toContain(param);
       expect(upstream.requests.length).toBe(0);
     });
+  }
+
+  const user = (content: unknown) => [{ role: "user", content }];
+  // [protocol, what, body, the model's context window priced at its input rate (nano-USD)]
+  const contextual: [Protocol, string, Obj, number][] = [
+    [
+      "chat",
+      "a file part",
+      {
+        model: CHAT_MODEL,
+        max_tokens: 16,
+        messages: user([
+          { type: "text", text: "hi" },
+          { type: "file", file: { file_id: "f" } },
+        ]),
+      },
+      400_000 * 100,
+    ],
+    [
+      "responses",
+      'an image with detail "original" by URL',
+      {
+        model: RESPONSES_MODEL,
+        max_output_tokens: 16,
+        input: user([{ type: "input_image", image_url: "https://img.test/1x1.png", detail: "original" }]),
+      },
+      1_050_000 * 400,
+    ],
+    [
+      "responses",
+      "previous_response_id",
+      { model: RESPONSES_MODEL, max_output_tokens: 16, input: "hi", previous_response_id: "resp_x" },
+      1_050_000 * 400,
+    ],
+    [
+      "messages",
+      "a PDF document",
+      {
+        model: MESSAGES_MODEL,
+        max_tokens: 16,
+        messages: user([
+          { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" } },
+        ]),
+      },
+      200_000 * 100,
+    ],
+  ];
+  for (const [protocol, what, body, contextNanos] of contextual) {
+    test(`${protocol}, ${what}: the context window is reserved (429 on $0.01, admitted when it fits)`, async () => {
+      const poor = await fundedKey(`ctx-${protocol}-${what.length}`, "0.01");
+      const refusedRes = await post(poor, protocol, body);
+      expect(refusedRes.status).toBe(429);
+      expect(JSON.stringify(await refusedRes.json())).toContain("cannot cover this request");
+      const rich = await fundedKey(`ctx-rich-${protocol}-${what.length}`, "10");
+      currentKey = rich;
+      seenReserved.length = 0;
+      try {
+        const res = await post(rich, protocol, body);
+        expect(res.status).toBe(200);
+        await res.arrayBuffer();
+      } finally {
+        currentKey = "";
+      }
+      expect(seenReserved[0] ?? 0).toBeGreaterThanOrEqual(contextNanos);
+    }, 30_000);
   }
 });
 

@@ -70,9 +70,6 @@ describe("the bound of a body", () => {
 
   const refused: [string, Parameters<typeof boundOf>[0], Record<string, unknown>][] = [
     ["messages[0].content[0]", "chat", { messages: [{ role: "user", content: [{ type: "input_audio" }] }] }],
-    ["input[0].content[0]", "responses", { input: [{ role: "user", content: [{ type: "input_file" }] }] }],
-    ["input[1]", "responses", { input: ["x", { type: "item_reference", id: "i" }] }],
-    ["conversation", "responses", { input: "x", conversation: "conv_1" }],
     ["tools[0]", "responses", { input: "x", tools: [{ type: "mcp", server_url: "https://x" }] }],
     ["mcp_servers", "messages", { messages: [], mcp_servers: [{ url: "https://x" }] }],
   ];
@@ -89,7 +86,31 @@ describe("the bound of a body", () => {
     });
   }
 
-  test("a plain-text document is bounded by its text, a PDF is refused", () => {
+  const contextual: [string, Parameters<typeof boundOf>[0], Record<string, unknown>][] = [
+    ["an input_file", "responses", { input: [{ role: "user", content: [{ type: "input_file" }] }] }],
+    ["an item_reference", "responses", { input: ["x", { type: "item_reference", id: "i" }] }],
+    ["a conversation", "responses", { input: "x", conversation: "conv_1" }],
+    ["previous_response_id", "responses", { input: "x", previous_response_id: "resp_1" }],
+    [
+      "detail original by URL",
+      "chat",
+      {
+        messages: [
+          {
+            role: "user",
+            content: [{ type: "image_url", image_url: { url: "https://x/a.png", detail: "original" } }],
+          },
+        ],
+      },
+    ],
+  ];
+  for (const [what, protocol, body] of contextual) {
+    test(`${what} has no bound but the context window`, () => {
+      expect(boundOf(protocol, body, "m", false)).toBe(Number.POSITIVE_INFINITY);
+    });
+  }
+
+  test("a plain-text document is bounded by its text, a PDF only by the context window", () => {
     const text = {
       type: "document",
       source: { type: "text", media_type: "text/plain", data: "hello world" },
@@ -98,8 +119,8 @@ describe("the bound of a body", () => {
       OVERHEAD.reply + OVERHEAD.perMessage + 2,
     );
     const pdf = { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } };
-    expect(() => boundOf("messages", { messages: [{ role: "user", content: [pdf] }] }, "m", false)).toThrow(
-      GatewayError,
+    expect(boundOf("messages", { messages: [{ role: "user", content: [pdf] }] }, "m", false)).toBe(
+      Number.POSITIVE_INFINITY,
     );
   });
 });
