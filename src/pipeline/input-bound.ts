@@ -18,7 +18,11 @@
 // the gateway does not price) and MCP servers (their tool lists are read and their results fed
 // back over several model calls, so not even the context window bounds them).
 // A channel that speaks another protocol is bounded on the translated body, with that protocol's
-// formulas; the reservation takes the largest bound over the channels that serve the model.
+// formulas; the reservation takes the largest bound over the channels that serve the model. The
+// translated body carries the client's text (each fragment tokenized alike, joined by one
+// separator token as in the prompt count), so its text is not counted again: only what the
+// translation writes besides (an output format's instruction and schema, default tool schemas)
+// is added, at most TRANSLATION_TEXT tokens plus the schema's text and 8 tokens per tool.
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
@@ -53,6 +57,11 @@ export const OVERHEAD = {
   anthropicToolPrompt: 346,
 } as const;
 
+/** The instruction a translation may write for an output format (the longest is ~20 tokens). */
+const TRANSLATION_TEXT = 32;
+/** A default tool schema a translation writes (`{"type":"object","properties":{}}`). */
+const DEFAULT_SCHEMA = 8;
+
 const FORMULA: Record<TextProtocol, VisionFormula> = {
   chat: "openai",
   responses: "openai",
@@ -68,14 +77,9 @@ class Tally {
   fixed = 0;
   readonly texts: string[] = [];
 
-  /**
-   * @param countText whether text the prompt count already holds is counted again (a translated
-   * body, whose text the caller did not count)
-   */
   constructor(
     readonly formula: VisionFormula,
     readonly model: string,
-    readonly countText: boolean,
   ) {}
 
   /** The first field whose tokens have no bound but the model's context window, if any. */
@@ -84,16 +88,6 @@ class Tally {
   /** Text outside the prompt count (names, schemas, unknown parts). */
   extra(text: string | undefined): void {
     if (text !== undefined && text !== "") this.texts.push(text);
-  }
-
-  /** Text the prompt count holds: counted only for a translated body. */
-  prompt(text: string | undefined): void {
-    if (this.countText) this.extra(text);
-  }
-
-  /** A value the prompt count holds as JSON: serialized only when it is counted here. */
-  promptJson(value: unknown): void {
-    if (this.countText) this.json(value);
   }
 
   json(value: unknown): void {
@@ -127,8 +121,6 @@ class Tally {
   }
 }
 
-const TEXT_FIELDS = ["text", "thinking", "refusal"] as const;
-
 /** A document block (Messages): plain text and content blocks by their text, others by the context. */
 function documentPart(tally: Tally, param: string, part: Obj): void {
   const source = obj(part.source);
@@ -144,7 +136,6 @@ function documentPart(tally: Tally, param: string, part: Obj): void {
 /** One content part of any of the three protocols. */
 function part(tally: Tally, param: string, raw: unknown): void {
   const p = obj(raw);
-  for (const field of TEXT_FIELDS) tally.prompt(str(p[field]));
   switch (p.type) {
     case "text":
     case "input_text":
@@ -173,11 +164,9 @@ function part(tally: Tally, param: string, raw: unknown): void {
     case "tool_use":
     case "server_tool_use":
       tally.extra(str(p.name));
-      tally.promptJson(p.input);
       return;
     case "tool_result":
-      if (typeof p.content === "string") tally.prompt(p.content);
-      else parts(tally, `${param}.content`, p.content);
+      if (typeof p.content !== "string") parts(tally, `${param}.content`, p.content);
       return;
     case "document":
       documentPart(tally, param, p);
@@ -205,8 +194,7 @@ function parts(tally: Tally, param: string, content: unknown): void {
 }
 
 function content(tally: Tally, param: string, value: unknown): void {
-  if (typeof value === "string") tally.prompt(value);
-  else parts(tally, param, value);
+  if (typeof value !== "string") parts(tally, param, value);
 }
 
 /** Property keys and enum values in a schema: each gets framing of its own when rendered. */
@@ -228,12 +216,12 @@ function schemaNodes(schema: unknown, depth = 0): number {
   return n;
 }
 
-/** A function tool (OpenAI, nested or flat; Anthropic custom): its text plus the wrapper. */
-function functionTool(tally: Tally, fn: Obj, schema: unknown): void {
+/**
+ * A function tool (OpenAI, nested or flat; Anthropic custom): its wrapper and schema framing; its
+ * name, description and schema text are in the prompt count.
+ */
+function functionTool(tally: Tally, schema: unknown): void {
   tally.fixed += OVERHEAD.perTool + OVERHEAD.perSchemaNode * schemaNodes(schema);
-  tally.prompt(str(fn.name));
-  tally.prompt(str(fn.description));
-  tally.promptJson(schema);
 }
 
 /** A typed (hosted or built-in) tool: its configuration's text plus the allowance. */
@@ -258,16 +246,11 @@ function chat(tally: Tally, body: Obj): void {
     }
     content(tally, `messages[${i}].content`, m.content);
     tally.extra(str(m.refusal));
-    for (const call of arr(m.tool_calls)) {
-      const fn = obj(obj(call).function);
-      tally.prompt(str(fn.name));
-      tally.prompt(str(fn.arguments));
-    }
     if (m.audio !== undefined && m.audio !== null) tally.json(m.audio);
   });
   arr(body.tools).forEach((raw, i) => {
     const tool = obj(raw);
-    if (tool.type === "function") functionTool(tally, obj(tool.function), obj(tool.function).parameters);
+    if (tool.type === "function") functionTool(tally, obj(tool.function).parameters);
     else typedTool(tally, `tools[${i}]`, tool);
   });
   tally.json(obj(body.response_format).json_schema);
@@ -282,14 +265,11 @@ function responsesItem(tally: Tally, param: string, item: Obj): void {
       content(tally, `${param}.content`, item.content);
       return;
     case "function_call":
-      tally.prompt(str(item.name));
-      tally.prompt(str(item.arguments));
       return;
     case "function_call_output":
       content(tally, `${param}.output`, item.output);
       return;
     case "reasoning":
-      for (const s of arr(item.summary)) tally.prompt(str(obj(s).text));
       tally.extra(str(item.encrypted_content));
       tally.json(item.content);
       return;
@@ -311,11 +291,9 @@ function responses(tally: Tally, body: Obj): void {
     const value = body[field];
     if (value !== undefined && value !== null) tally.unbound(field);
   }
-  tally.prompt(str(body.instructions));
-  if (typeof body.input === "string") {
-    tally.fixed += OVERHEAD.perMessage;
-    tally.prompt(body.input);
-  }
+  // Instructions are a message of their own to the model.
+  if (typeof body.instructions === "string") tally.fixed += OVERHEAD.perMessage;
+  if (typeof body.input === "string") tally.fixed += OVERHEAD.perMessage;
   arr(body.input).forEach((raw, i) => {
     tally.fixed += OVERHEAD.perMessage;
     responsesItem(tally, `input[${i}]`, obj(raw));
@@ -323,11 +301,10 @@ function responses(tally: Tally, body: Obj): void {
   arr(body.tools).forEach((raw, i) => {
     const tool = obj(raw);
     if (tool.type !== "function") typedTool(tally, `tools[${i}]`, tool);
-    else if (tool.function !== undefined)
-      functionTool(tally, obj(tool.function), obj(tool.function).parameters);
-    else functionTool(tally, tool, tool.parameters);
+    else if (tool.function !== undefined) functionTool(tally, obj(tool.function).parameters);
+    else functionTool(tally, tool.parameters);
   });
-  tally.json(obj(obj(body.text).format).schema);
+  tally.json(obj(body.text).format);
   tally.json(obj(body.response_format).json_schema);
 }
 
@@ -338,6 +315,7 @@ function messages(tally: Tally, body: Obj): void {
       "an MCP server's tool definitions are read by the upstream and billed as input this gateway cannot count; define the tools in tools instead",
     );
   }
+  if (body.system !== undefined) tally.fixed += OVERHEAD.perMessage;
   content(tally, "system", body.system);
   arr(body.messages).forEach((raw, i) => {
     tally.fixed += OVERHEAD.perMessage;
@@ -347,21 +325,21 @@ function messages(tally: Tally, body: Obj): void {
   if (tools.length > 0) tally.fixed += OVERHEAD.anthropicToolPrompt;
   tools.forEach((raw, i) => {
     const tool = obj(raw);
-    if (tool.type === undefined || tool.type === "custom") functionTool(tally, tool, tool.input_schema);
+    if (tool.type === undefined || tool.type === "custom") functionTool(tally, tool.input_schema);
     else typedTool(tally, `tools[${i}]`, tool);
   });
-  tally.json(obj(obj(body.output_config).format).schema);
+  tally.json(obj(body.output_config).format);
 }
 
 const WALKS: Record<TextProtocol, (tally: Tally, body: Obj) => void> = { chat, responses, messages };
 
 /**
  * The tokens `body` (in `protocol`) can be billed for beyond its prompt text, by `protocol`'s
- * formulas; with `countText`, its text too. Infinite when only the context window bounds it;
+ * formulas. Infinite when only the context window bounds it;
  * refuses (400 naming the field) what has no bound at all.
  */
-export function boundOf(protocol: TextProtocol, body: Obj, model: string, countText: boolean): number {
-  const tally = new Tally(FORMULA[protocol], model, countText);
+export function boundOf(protocol: TextProtocol, body: Obj, model: string): number {
+  const tally = new Tally(FORMULA[protocol], model);
   tally.fixed += OVERHEAD.reply;
   WALKS[protocol](tally, body);
   return tally.total();
@@ -384,7 +362,7 @@ export interface BoundRequest {
  */
 export function reservedInputTokens(gateway: Gateway, request: BoundRequest): number {
   const { protocol, model, body } = request;
-  let most = request.promptTokens + boundOf(protocol, body, model.id, false);
+  let most = request.promptTokens + boundOf(protocol, body, model.id);
   if (!Number.isFinite(most)) return model.contextTokens;
   const targets = new Set<TextProtocol>();
   for (const channel of gateway.channels.forModel(model.id)) {
@@ -393,9 +371,11 @@ export function reservedInputTokens(gateway: Gateway, request: BoundRequest): nu
   }
   if (targets.size === 0) return most;
   const ir = request.ir();
+  const format = ir.format?.kind === "json_schema" ? countTokens(JSON.stringify(ir.format.schema)) : 0;
   for (const target of targets) {
     const written = writeRequest(target, ir, model.id, model.maxOutputTokens);
-    most = Math.max(most, boundOf(target, written, model.id, true));
+    const added = TRANSLATION_TEXT + format + DEFAULT_SCHEMA * arr(written.tools).length;
+    most = Math.max(most, request.promptTokens + added + boundOf(target, written, model.id));
   }
   return Number.isFinite(most) ? most : model.contextTokens;
 }

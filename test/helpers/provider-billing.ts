@@ -2,8 +2,8 @@
 // of the gateway's code (gpt-tokenizer for text): the oracle a recording upstream uses to report
 // usage "as the real provider would". OpenAI: the cookbook's count for chat messages (3 tokens per
 // message plus its role, 1 per name, 3 for the reply), function definitions as the cookbook counts
-// them, images by the tile formula. Anthropic: text, the tool-use system prompt (346 tokens) and
-// tool definitions, images by area (width × height / 750 after scaling to 1568 pixels on the long
+// them, images by the tile formula, structured-output schemas as their JSON. Anthropic: text, the
+// tool-use system prompt (346 tokens), tool definitions and output schemas, images by area (width × height / 750 after scaling to 1568 pixels on the long
 // edge and ~1.15 megapixels). An image URL that is not inline says its size in its name
 // (`…/640x480.png`), standing for the file the provider would fetch.
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
@@ -116,7 +116,8 @@ export function openaiChatInput(body: Obj): number {
       n += tokens(str(fn.name)) + tokens(str(fn.arguments));
     }
   }
-  return n + openaiFunctions(arr(body.tools));
+  const format = obj(body.response_format).json_schema;
+  return n + openaiFunctions(arr(body.tools)) + (format === undefined ? 0 : tokens(JSON.stringify(format)));
 }
 
 /** Input tokens OpenAI bills for a Responses body. */
@@ -131,7 +132,9 @@ export function openaiResponsesInput(body: Obj): number {
     else if (item.type === "function_call_output") n += openaiContent(item.output);
     else n += tokens(str(item.role)) + openaiContent(item.content);
   }
-  return n + openaiFunctions(arr(body.tools).filter((t) => obj(t).type === "function"));
+  const format = obj(obj(body.text).format);
+  const schema = format.type === "json_schema" ? tokens(JSON.stringify(format)) : 0;
+  return n + schema + openaiFunctions(arr(body.tools).filter((t) => obj(t).type === "function"));
 }
 
 function anthropicBlock(raw: unknown): number {
@@ -158,5 +161,6 @@ export function anthropicInput(body: Obj): number {
   const tools = arr(body.tools);
   if (tools.length > 0) n += 346;
   for (const t of tools) n += tokens(JSON.stringify(t));
-  return n;
+  const format = obj(body.output_config).format;
+  return n + (format === undefined ? 0 : tokens(JSON.stringify(format)));
 }

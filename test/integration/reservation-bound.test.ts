@@ -346,6 +346,7 @@ const request = fc.record({
   tools: fc.array(tool, { maxLength: 3 }),
   maxTokens: fc.integer({ min: 1, max: 400 }),
   system: fc.option(text, { nil: undefined }),
+  format: fc.constantFrom(undefined, "json_object", "json_schema", "open_schema"),
 });
 type Generated = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
@@ -395,7 +396,7 @@ function bodyOf(g: Generated): Obj {
   if (g.protocol === "chat") {
     const messages: Obj[] = turns.map((t, i) => (i === 0 && g.name ? { ...t, name: g.name } : t));
     if (g.system !== undefined) messages.unshift({ role: "system", content: g.system || "." });
-    return { ...common, messages, max_completion_tokens: g.maxTokens };
+    return { ...common, messages, max_completion_tokens: g.maxTokens, ...formatOf(g) };
   }
   if (g.protocol === "responses")
     return {
@@ -403,8 +404,39 @@ function bodyOf(g: Generated): Obj {
       input: turns,
       max_output_tokens: Math.max(16, g.maxTokens),
       ...(g.system ? { instructions: g.system } : {}),
+      ...formatOf(g),
     };
-  return { ...common, messages: turns, max_tokens: g.maxTokens, ...(g.system ? { system: g.system } : {}) };
+  const system = g.system ? { system: g.system } : {};
+  return { ...common, messages: turns, max_tokens: g.maxTokens, ...system, ...formatOf(g) };
+}
+
+/** The output format in the generated request's protocol (an open schema a translation must quote). */
+function formatOf(g: Generated): Obj {
+  if (g.format === undefined) return {};
+  const schema =
+    g.format === "open_schema"
+      ? { type: "object", additionalProperties: true }
+      : {
+          type: "object",
+          properties: { answer: { type: "string" } },
+          required: ["answer"],
+          additionalProperties: false,
+        };
+  if (g.protocol === "messages")
+    return g.format === "json_object" ? {} : { output_config: { format: { type: "json_schema", schema } } };
+  const objectFormat = { type: "json_object" };
+  if (g.protocol === "responses")
+    return {
+      text: {
+        format: g.format === "json_object" ? objectFormat : { type: "json_schema", name: "out", schema },
+      },
+    };
+  return {
+    response_format:
+      g.format === "json_object"
+        ? objectFormat
+        : { type: "json_schema", json_schema: { name: "out", schema } },
+  };
 }
 
 test("property: for random requests in every protocol, native and translated, settled cost ≤ reservation", async () => {

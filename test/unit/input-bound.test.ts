@@ -40,31 +40,29 @@ describe("the bound of a body", () => {
         { role: "assistant", content: "yo" },
       ],
     };
-    expect(boundOf("chat", body, "modelx-5.4", false)).toBe(2 * OVERHEAD.perMessage + OVERHEAD.reply);
+    expect(boundOf("chat", body, "modelx-5.4")).toBe(2 * OVERHEAD.perMessage + OVERHEAD.reply);
   });
 
-  test("50 image parts are 50 images; a translated body counts its text too", () => {
+  test("50 image parts are 50 images; the text, counted by the caller, is not counted again", () => {
     const parts = Array.from({ length: 50 }, () => ({
       type: "image_url",
       image_url: { url: pngDataUrl(1024, 1024), detail: "low" },
     }));
     const body = { messages: [{ role: "user", content: parts }] };
-    expect(boundOf("chat", body, "modelx-5.4", false)).toBe(50 * 85 + OVERHEAD.perMessage + OVERHEAD.reply);
+    expect(boundOf("chat", body, "modelx-5.4")).toBe(50 * 85 + OVERHEAD.perMessage + OVERHEAD.reply);
     const text = { messages: [{ role: "user", content: "hello world" }] };
-    expect(boundOf("chat", text, "m", true)).toBe(OVERHEAD.perMessage + OVERHEAD.reply + 2);
+    expect(boundOf("chat", text, "m")).toBe(OVERHEAD.perMessage + OVERHEAD.reply);
   });
 
   test("tools: per-tool overhead and per schema node; Anthropic adds its tool-use prompt; hosted tools an allowance", () => {
     const schema = { type: "object", properties: { a: { type: "string", enum: ["x", "y"] } } };
     const chat = { messages: [], tools: [{ type: "function", function: { name: "f", parameters: schema } }] };
-    expect(boundOf("chat", chat, "m", false)).toBe(
-      OVERHEAD.reply + OVERHEAD.perTool + 3 * OVERHEAD.perSchemaNode,
-    );
+    expect(boundOf("chat", chat, "m")).toBe(OVERHEAD.reply + OVERHEAD.perTool + 3 * OVERHEAD.perSchemaNode);
     const messages = { messages: [], tools: [{ name: "f", input_schema: schema }] };
-    expect(boundOf("messages", messages, "m", false)).toBe(
+    expect(boundOf("messages", messages, "m")).toBe(
       OVERHEAD.reply + OVERHEAD.anthropicToolPrompt + OVERHEAD.perTool + 3 * OVERHEAD.perSchemaNode,
     );
-    const hosted = boundOf("responses", { input: [], tools: [{ type: "web_search" }] }, "m", false);
+    const hosted = boundOf("responses", { input: [], tools: [{ type: "web_search" }] }, "m");
     expect(hosted).toBeGreaterThan(OVERHEAD.reply + OVERHEAD.typedTool);
   });
 
@@ -77,7 +75,7 @@ describe("the bound of a body", () => {
     test(`refused with 400 naming ${param}`, () => {
       let thrown: unknown;
       try {
-        boundOf(protocol, body, "m", false);
+        boundOf(protocol, body, "m");
       } catch (error) {
         thrown = error;
       }
@@ -106,7 +104,7 @@ describe("the bound of a body", () => {
   ];
   for (const [what, protocol, body] of contextual) {
     test(`${what} has no bound but the context window`, () => {
-      expect(boundOf(protocol, body, "m", false)).toBe(Number.POSITIVE_INFINITY);
+      expect(boundOf(protocol, body, "m")).toBe(Number.POSITIVE_INFINITY);
     });
   }
 
@@ -115,11 +113,11 @@ describe("the bound of a body", () => {
       type: "document",
       source: { type: "text", media_type: "text/plain", data: "hello world" },
     };
-    expect(boundOf("messages", { messages: [{ role: "user", content: [text] }] }, "m", false)).toBe(
+    expect(boundOf("messages", { messages: [{ role: "user", content: [text] }] }, "m")).toBe(
       OVERHEAD.reply + OVERHEAD.perMessage + 2,
     );
     const pdf = { type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBE" } };
-    expect(boundOf("messages", { messages: [{ role: "user", content: [pdf] }] }, "m", false)).toBe(
+    expect(boundOf("messages", { messages: [{ role: "user", content: [pdf] }] }, "m")).toBe(
       Number.POSITIVE_INFINITY,
     );
   });
