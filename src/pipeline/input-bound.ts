@@ -5,7 +5,8 @@
 // - images, by the billing upstream's published formula (./image-tokens.ts), at the maximum when
 //   the size is not in the request;
 // - the framing of every message or input item, names, and the reply's priming;
-// - tool definitions: the schema text plus a per-tool overhead; a typed tool (hosted, or an
+// - tool definitions (their text is in the prompt count): a per-tool overhead and framing per
+//   property and enum value of the schema; a typed tool (hosted, or an
 //   Anthropic built-in such as bash or computer use) at a fixed allowance covering the largest
 //   published definition; Anthropic's tool-use system prompt when tools are defined;
 // - structured-output schemas, encrypted reasoning sent back, and any part or item type this
