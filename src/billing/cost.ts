@@ -19,9 +19,14 @@
 //    more reasoning than output tokens, the larger figure is billed.
 // 6. The worst case (what admission reserves) prices every input token at the dearest input-side
 //    rate (plain, cache read, cache write, 1-hour cache write), so no settled cost exceeds it.
-// 7. Hosted tool calls (web search, file search, web fetch): calls × price per call, exact nano-USD
-//    (prices have at most 9 decimals), added to the text cost after its rounding. The worst case
-//    reserves each priced tool's cap (Anthropic `max_uses`, else `reserve_calls`); a Responses
+// 7. Hosted tool calls (web search, file search, web fetch, image generation; code interpreter
+//    containers): calls × price per call, exact nano-USD (prices have at most 9 decimals), added
+//    to the text cost after its rounding. A code interpreter container costs its price per 1 GB
+//    times its `memory_limit` in GB; a tool definition reserves its one container. An image generation call costs the generations it makes (1 + its tool's
+//    `partial_images`) at the image price table's price for the quality and size its tool asks
+//    for (`auto` at the dearest, rule 3's table), of the tool's catalog `model` or else
+//    `[billing.tools] image_generation_model`. The worst case reserves each priced tool's cap
+//    (Anthropic `max_uses`, else `reserve_calls`, for image generation `image_generation_reserve_calls`); a Responses
 //    `max_tool_calls` caps all calls together, reserved at the dearest tools first. A request whose
 //    upstream makes more calls than reserved is still charged every call at settlement, like any
 //    cost above its reservation (the limiter debits the actual cost, ledger-meter.ts).
@@ -31,7 +36,7 @@ import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
 import { PRICED_TOOLS, type PricedTool } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
-import type { ToolCalls, ToolReserve, UsageCounts, WorstCase } from "./meter.ts";
+import type { ImageToolFacts, ToolCalls, ToolReserve, UsageCounts, WorstCase } from "./meter.ts";
 import type { ImagePrice, PriceTable, TextPrice } from "./prices.ts";
 
 const MILLION = 1_000_000n;
@@ -140,11 +145,41 @@ function withTools(tokens: Nanos, tools: bigint): Nanos {
   return tools === 0n ? tokens : toNanos(BigInt(tokens) + tools);
 }
 
+/** One image generation tool call: its generations at the image table's price (rule 7). */
+function imageCallPrice(table: PriceTable, facts: ImageToolFacts): bigint {
+  const price =
+    (facts.model === undefined ? undefined : table.images.get(facts.model)) ??
+    table.images.get(table.imageTool.model);
+  if (price === undefined) return table.toolCalls.image_generation;
+  return (1n + count(facts.partialImages)) * generationPrice(price, facts.quality, facts.size);
+}
+
+/** The price of one call (a container, for the code interpreter) of a tool entry (rule 7). */
+function entryPrice(table: PriceTable, entry: ToolReserve["tools"][number]): bigint {
+  if (entry.image !== undefined) return imageCallPrice(table, entry.image);
+  if (entry.containerGb !== undefined) return table.toolCalls[entry.tool] * count(entry.containerGb);
+  return table.toolCalls[entry.tool];
+}
+
+/** The price of one call of `tool` in a request that reserved `reserve`: its dearest entry's. */
+function callPrice(table: PriceTable, tool: PricedTool, reserve: ToolReserve | undefined): bigint {
+  let price: bigint | undefined;
+  for (const entry of reserve?.tools ?? []) {
+    if (entry.tool !== tool) continue;
+    const p = entryPrice(table, entry);
+    if (price === undefined || p > price) price = p;
+  }
+  return price ?? table.toolCalls[tool];
+}
+
 /** The exact cost of hosted tool calls under rule 7. */
-export function toolCost(table: PriceTable, calls: ToolCalls | undefined): bigint {
+export function toolCost(table: PriceTable, calls: ToolCalls | undefined, reserve?: ToolReserve): bigint {
   let total = 0n;
   if (calls === undefined) return total;
-  for (const tool of PRICED_TOOLS) total += count(calls[tool] ?? 0) * table.toolCalls[tool];
+  for (const tool of PRICED_TOOLS) {
+    const n = count(calls[tool] ?? 0);
+    if (n > 0n) total += n * callPrice(table, tool, reserve);
+  }
   return total;
 }
 
@@ -153,14 +188,15 @@ export function toolWorstCase(table: PriceTable, reserve: ToolReserve | undefine
   if (reserve === undefined) return 0n;
   const total = reserve.maxToolCalls;
   let left = total === undefined ? Number.POSITIVE_INFINITY : total;
-  const price = (t: { tool: PricedTool }) => table.toolCalls[t.tool];
+  const price = (t: ToolReserve["tools"][number]) => entryPrice(table, t);
   const dearestFirst = [...reserve.tools].sort((a, b) =>
     price(b) > price(a) ? 1 : price(b) < price(a) ? -1 : 0,
   );
   let worst = 0n;
-  for (const { tool, maxUses } of dearestFirst) {
-    const cap = Math.min(left, maxUses ?? total ?? table.reserveCalls);
-    worst += count(cap) * table.toolCalls[tool];
+  for (const entry of dearestFirst) {
+    const uncapped = entry.tool === "image_generation" ? table.imageTool.reserveCalls : table.reserveCalls;
+    const cap = Math.min(left, entry.maxUses ?? total ?? uncapped);
+    worst += count(cap) * price(entry);
     left -= cap;
   }
   return worst;
@@ -241,6 +277,7 @@ export class Pricer {
       return imageCost(this.table, images, usage.generations, imageFacts(detail, fallback));
     }
     const text = this.table.text.get(model.id);
-    return text ? withTools(textCost(text, usage), toolCost(this.table, usage.toolCalls)) : nanos(0);
+    const reserve = worst.kind === "text" ? worst.tools : undefined;
+    return text ? withTools(textCost(text, usage), toolCost(this.table, usage.toolCalls, reserve)) : nanos(0);
   }
 }

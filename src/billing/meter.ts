@@ -10,10 +10,30 @@ export type { ToolCalls, UsageCounts, UsageSource } from "../store/usage.ts";
 
 /** The priced hosted tools a request carries, read from it for the reservation (src/wire/hosted-tools.ts). */
 export interface ToolReserve {
-  /** Each priced tool in the request, with its own cap on calls when it has one (Anthropic `max_uses`). */
-  tools: { tool: PricedTool; maxUses?: number | undefined }[];
+  /**
+   * Each priced tool in the request, with its own cap on calls when it has one (Anthropic
+   * `max_uses`), for the image generation tool what one call makes (priced from the image table),
+   * for the code interpreter its container's memory.
+   */
+  tools: {
+    tool: PricedTool;
+    maxUses?: number | undefined;
+    image?: ImageToolFacts | undefined;
+    /** A code interpreter container's memory in GB (its `memory_limit`; 1 when not given). */
+    containerGb?: number | undefined;
+  }[];
   /** The cap on all hosted tool calls together (Responses `max_tool_calls`), when given. */
   maxToolCalls?: number | undefined;
+}
+
+/** What one call of the Responses image generation tool makes, as its tool definition asks. */
+export interface ImageToolFacts {
+  /** The tool's `model` when it is a catalog image model, else the configured default prices it. */
+  model: string | undefined;
+  quality: string;
+  size: string;
+  /** Progress images streamed before the final one; each is billed as a generation. */
+  partialImages: number;
 }
 
 export type WorstCase =

@@ -40,6 +40,8 @@ export interface PriceTable {
   toolCalls: Readonly<Record<PricedTool, bigint>>;
   /** Calls reserved per priced tool a request does not cap (`[billing.tools] reserve_calls`). */
   reserveCalls: number;
+  /** The image generation tool: the image model that prices its calls, and calls reserved uncapped. */
+  imageTool: { model: string; reserveCalls: number };
 }
 
 function usd(text: string): bigint {
@@ -114,7 +116,11 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       web_search: usd(tools.web_search_usd_per_call),
       file_search: usd(tools.file_search_usd_per_call),
       web_fetch: usd(tools.web_fetch_usd_per_call),
+      // A call whose request gave no facts (never from the text path): the dearest generation.
+      image_generation: images.get(tools.image_generation_model)?.auto.auto ?? 0n,
+      code_interpreter: usd(tools.code_interpreter_usd_per_container),
     },
     reserveCalls: tools.reserve_calls,
+    imageTool: { model: tools.image_generation_model, reserveCalls: tools.image_generation_reserve_calls },
   };
 }

@@ -98,7 +98,7 @@ const ZERO: UsageTotals = {
   outputTokens: 0,
   reasoningTokens: 0,
   generations: 0,
-  toolCalls: { web_search: 0, file_search: 0, web_fetch: 0 },
+  toolCalls: { web_search: 0, file_search: 0, web_fetch: 0, image_generation: 0, code_interpreter: 0 },
   costNanos: 0 as UsageTotals["costNanos"],
 };
 

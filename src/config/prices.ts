@@ -20,14 +20,20 @@
 // Unlike the token placeholders, their defaults are the providers' list prices at the time of
 // writing (OpenAI: web search $10 and file search $2.50 per 1,000 calls; Anthropic: web search $10
 // per 1,000 searches, web fetch no charge beyond its tokens), because they do not depend on the
-// model; code interpreter / code execution are billed by container time, which no answer reports,
-// so they are refused unless `allow_unpriced` is set (src/pipeline/forwarding.ts):
+// model; the Responses image generation tool is priced per image it makes from the image price
+// table (`image_generation_model`, at the quality and size the tool asks for); the Responses code
+// interpreter per container (OpenAI: $0.03 for 1 GB, in proportion to `memory_limit`); Anthropic
+// code execution is billed by container hours, which no answer reports, so it is refused unless
+// `allow_unpriced` is set (src/pipeline/forwarding.ts):
 //
 //   [billing.tools]
 //   web_search_usd_per_call = "0.01"     # Responses web_search(_preview) calls, Anthropic web searches
 //   file_search_usd_per_call = "0.0025"  # Responses file_search calls
 //   web_fetch_usd_per_call = "0"         # Anthropic web fetches
+//   code_interpreter_usd_per_container = "0.03"  # Responses code interpreter, per 1 GB container
 //   reserve_calls = 5                    # calls reserved per priced tool without max_tool_calls / max_uses
+//   image_generation_model = "modelx-image-1"  # prices image generation tool calls
+//   image_generation_reserve_calls = 1   # image generation calls reserved without max_tool_calls
 //   allow_unpriced = false               # forward hosted tools with charges the gateway cannot count
 import * as v from "valibot";
 import { MODELS } from "../catalog/models.ts";
@@ -91,11 +97,23 @@ const ToolsSchema = v.strictObject({
   web_search_usd_per_call: v.optional(Usd, "0.01"),
   file_search_usd_per_call: v.optional(Usd, "0.0025"),
   web_fetch_usd_per_call: v.optional(Usd, "0"),
+  /** A Responses code interpreter container of 1 GB; a larger `memory_limit` costs as many times more. */
+  code_interpreter_usd_per_container: v.optional(Usd, "0.03"),
   /**
    * Calls admission reserves for each priced tool in a request that caps them neither by
    * `max_tool_calls` (Responses) nor by the tool's `max_uses` (Anthropic).
    */
   reserve_calls: v.optional(wholeNumber(0, 1000), 5),
+  /**
+   * The image model whose `[billing.images]` prices price the Responses image generation tool when
+   * its definition names no catalog image model (OpenAI's tool defaults to gpt-image-1).
+   */
+  image_generation_model: v.optional(
+    v.picklist(IMAGE_IDS, `expected one of the image models: ${IMAGE_IDS.join(", ")}`),
+    "modelx-image-1",
+  ),
+  /** Image generation calls reserved for a request that does not cap them by `max_tool_calls`. */
+  image_generation_reserve_calls: v.optional(wholeNumber(0, 100), 1),
   /** Forward hosted tools whose charges the gateway cannot count (code interpreter, …) unbilled. */
   allow_unpriced: v.optional(v.boolean(), false),
 });

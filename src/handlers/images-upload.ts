@@ -26,6 +26,26 @@ function bad(message: string, param: string | null = null): GatewayError {
   return new GatewayError("invalid_request", message, { param });
 }
 
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A text field's value as UTF-8, or a 400 naming it (the same rule as a JSON body: bytes that are
+ * not UTF-8 are refused, never replaced). The parser hands a field without a declared charset
+ * over as its raw bytes (`defCharset: "latin1"`, one character per byte); a value holding a
+ * character above U+00FF was decoded by a charset its part declared, and is taken as decoded.
+ */
+export function fieldText(name: string, value: string): string {
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) > 0xff) return value;
+  try {
+    return strictUtf8.decode(Buffer.from(value, "latin1"));
+  } catch {
+    throw bad(
+      `${name} is not valid UTF-8 text: send form fields encoded as UTF-8 (a byte sequence that is not UTF-8 is refused, never replaced)`,
+      name,
+    );
+  }
+}
+
 /** Checks a complete file: a PNG, JPEG or WebP whose header size is acceptable. */
 export function recognise(bytes: Uint8Array, field: string): UploadedImage {
   const info = sniffImage(bytes);
@@ -60,6 +80,8 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
     parser = Busboy({
       headers: { "content-type": contentType },
       isPartAFile: (name) => FILE_FIELDS.has(name ?? ""),
+      // Fields arrive as their bytes, so fieldText can refuse what is not UTF-8.
+      defCharset: "latin1",
       limits: { fileSize: MAX_FILE_BYTES, files: MAX_IMAGES + 1, fieldSize: MAX_FIELD_BYTES, fields: 64 },
     });
   } catch (thrown) {
@@ -75,7 +97,14 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   });
   parser.on("field", (name, value, _nameCut, valueCut) => {
     if (valueCut) fail(bad(`${name}: value longer than ${MAX_FIELD_BYTES} bytes`, name));
-    else upload.fields[name] = value;
+    else {
+      try {
+        upload.fields[name] = fieldText(name, value);
+      } catch (thrown) {
+        if (thrown instanceof GatewayError) fail(thrown);
+        else throw thrown;
+      }
+    }
   });
   parser.on("filesLimit", () => fail(bad(`at most ${MAX_IMAGES} images and one mask are accepted`, "image")));
   // The file part being read: a body that ends inside it is refused naming it.

@@ -7,16 +7,19 @@
 // silently dropped. A channel speaking another protocol receives only what the translation carries.
 //
 // Hosted (server-side) tools in `tools` fall in three classes. Priced per call (web search, file
-// search, web fetch): forwarded, their calls counted from the answer (src/upstream/<kind>/usage.ts)
-// and billed at `[billing.tools]` prices, with a reservation returned for admission. Unpriced
-// (code interpreter / code execution, billed by container time; the image generation tool, billed
-// as images): no answer reports what they cost, so they are refused with 400 naming the tool unless
+// search, web fetch, and the Responses image generation tool, each call priced as the images it
+// makes from the image price table; the Responses code interpreter, per container by its memory):
+// forwarded, their calls counted from the answer (src/upstream/<kind>/usage.ts) and billed at
+// `[billing.tools]` prices, with a reservation returned for admission. Unpriced (Anthropic code
+// execution, billed by container hours): no answer reports what it costs, so it is refused with
+// 400 naming the tool unless
 // the operator sets `[billing.tools] allow_unpriced = true` (then forwarded unbilled, logged at warn
 // once per tool type). Everything else (function, custom, mcp, computer use, shell, apply_patch,
 // tool search, Anthropic bash / text_editor / memory, and types this gateway does not know) is
 // billed in tokens only and passes as before. Like the field rules, this holds whichever channel
 // serves the request; translation toward another protocol still drops hosted tools (not billed).
-import type { ToolReserve } from "../billing/meter.ts";
+import type { ImageToolFacts, ToolReserve } from "../billing/meter.ts";
+import { findModel } from "../catalog/models.ts";
 import type { ToolsConfig } from "../config/prices.ts";
 import { log } from "../log.ts";
 import type { PricedTool } from "../store/usage.ts";
@@ -82,8 +85,8 @@ const CLASSIFY: Record<TextProtocol, (type: string) => ToolClass> = {
   responses: (type) => {
     if (type.startsWith("web_search")) return "web_search";
     if (type === "file_search") return "file_search";
-    if (type === "code_interpreter") return CONTAINER;
-    if (type === "image_generation") return { unpriced: "generated images" };
+    if (type === "code_interpreter") return "code_interpreter";
+    if (type === "image_generation") return "image_generation";
     return undefined;
   },
   messages: (type) => {
@@ -113,6 +116,30 @@ function maxUses(tool: Record<string, unknown>, index: number): number | undefin
   return value;
 }
 
+/** What one call of an image generation tool makes, from its definition (unset values: `auto`). */
+function imageFacts(tool: Record<string, unknown>): ImageToolFacts {
+  const text = (value: unknown) => (typeof value === "string" ? value : "auto");
+  const model = typeof tool.model === "string" ? findModel(tool.model) : undefined;
+  const partials = tool.partial_images;
+  return {
+    model: model?.family === "image" ? model.id : undefined,
+    quality: text(tool.quality),
+    size: text(tool.size),
+    partialImages: typeof partials === "number" && partials > 0 ? Math.min(Math.ceil(partials), 3) : 0,
+  };
+}
+
+/** A code interpreter container's memory in GB: its `memory_limit` (`1g`, `4g`, `16g`, `64g`), else 1. */
+function containerGb(tool: Record<string, unknown>): number {
+  const container = tool.container;
+  const limit =
+    typeof container === "object" && container !== null
+      ? (container as { memory_limit?: unknown }).memory_limit
+      : undefined;
+  const gb = typeof limit === "string" ? /^(\d+)g$/i.exec(limit)?.[1] : undefined;
+  return gb === undefined ? 1 : Math.max(1, Number(gb));
+}
+
 /** The request's hosted tools: unpriced ones refused (or let through), priced ones to reserve for. */
 function hostedTools(
   protocol: TextProtocol,
@@ -127,6 +154,15 @@ function hostedTools(
     const type = typeof tool.type === "string" ? tool.type : "";
     const kind = CLASSIFY[protocol](type);
     if (kind === undefined) return;
+    if (kind === "image_generation") {
+      priced.push({ tool: kind, maxUses: undefined, image: imageFacts(tool) });
+      return;
+    }
+    if (kind === "code_interpreter") {
+      // One container per tool definition; a `memory_limit` of 4g costs four 1 GB containers.
+      priced.push({ tool: kind, maxUses: 1, containerGb: containerGb(tool) });
+      return;
+    }
     if (typeof kind === "string") {
       priced.push({ tool: kind, maxUses: maxUses(tool, index) });
       return;
@@ -134,7 +170,7 @@ function hostedTools(
     if (!config.allow_unpriced) {
       throw new GatewayError(
         "invalid_request",
-        `The hosted tool "${type}" is billed by the upstream by ${kind.unpriced}, which this gateway cannot count or price; remove it from tools, or the operator sets [billing.tools] allow_unpriced = true to forward it unbilled.`,
+        `tools[${index}]: the hosted tool "${type}" is billed by the upstream by ${kind.unpriced}, which this gateway cannot count or price; remove it from tools, or the operator sets [billing.tools] allow_unpriced = true to forward it unbilled.`,
         { param: `tools[${index}]` },
       );
     }

@@ -14,7 +14,7 @@ import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text-call.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { parseJson } from "../wire/json.ts";
+import { parseJsonBody } from "../wire/json.ts";
 import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-form.ts";
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
@@ -22,6 +22,7 @@ import { authenticate } from "./authenticate.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
+import { reservedInputTokens } from "./input-bound.ts";
 import { requireModel } from "./model.ts";
 import { respond } from "./relay/respond.ts";
 
@@ -110,21 +111,18 @@ export function worstOutputTokens(requested: number | undefined, model: ModelInf
 
 /**
  * The forwarded body: in the client's protocol, the client's bytes untouched unless the model id
- * or an override changes; in another protocol, the request translated through the internal form.
+ * or an override changes, or the bytes repeat a key (an upstream keeping the first value would run
+ * another request than the one admitted: what was admitted is sent instead); in another protocol,
+ * the request translated through the internal form.
  */
-function bodyFor(
-  channel: Channel,
-  target: TextProtocol,
-  decoded: DecodedText,
-  raw: Uint8Array,
-  model: ModelInfo,
-): Pick<TextCall, "body" | "json"> {
+function bodyFor(channel: Channel, target: TextProtocol, request: Admitted): Pick<TextCall, "body" | "json"> {
+  const { decoded, raw, model } = request;
   const mapped = channel.upstreamModel(decoded.view.model);
   if (target !== decoded.view.protocol) {
     const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
     return { body: JSON.stringify(json), json };
   }
-  if (mapped === decoded.view.model && decoded.overrides === undefined)
+  if (mapped === decoded.view.model && decoded.overrides === undefined && !request.duplicateKeys)
     return { body: raw, json: decoded.body };
   const json = { ...decoded.body, ...decoded.overrides, model: mapped };
   return { body: JSON.stringify(json), json };
@@ -137,11 +135,19 @@ export async function serveText(
   raw: Uint8Array,
 ): Promise<Response> {
   const principal = authenticate(ctx, gateway);
-  const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
+  const parsed = parseJsonBody(raw);
+  const decoded = endpoint.decode(parsed.json, ctx.request.headers);
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
   const inputTokens = countTokens(view.promptText);
   const model = checkModel(principal, gateway, view, inputTokens);
+  const reserved = reservedInputTokens(gateway, {
+    protocol: view.protocol,
+    model,
+    body: decoded.body,
+    promptTokens: inputTokens,
+    ir: decoded.ir,
+  });
   const { trace } = ctx;
   describeRequest(trace, view, principal);
   const outputCap = worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1);
@@ -157,13 +163,18 @@ export async function serveText(
     endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
     worstCase: {
       kind: "text",
-      inputTokens,
+      inputTokens: reserved,
       maxOutputTokens: outputCap,
       tools,
     },
   };
   return metered(gateway.meter, admit, trace, (tried) =>
-    answerText(ctx, gateway, { decoded, raw, model, inputTokens, outputCap }, tried),
+    answerText(
+      ctx,
+      gateway,
+      { decoded, raw, model, inputTokens, outputCap, duplicateKeys: parsed.duplicateKeys },
+      tried,
+    ),
   );
 }
 
@@ -176,6 +187,8 @@ interface Admitted {
   inputTokens: number;
   /** The output tokens admission reserved for. */
   outputCap: number;
+  /** The body's text repeats a key: it is forwarded re-serialised from what was admitted. */
+  duplicateKeys: boolean;
 }
 
 /**
@@ -189,7 +202,7 @@ async function answerText(
   request: Admitted,
   tried: string[],
 ): Promise<MeteredAnswer> {
-  const { decoded, raw, model } = request;
+  const { decoded, model } = request;
   const { view } = decoded;
   const { trace } = ctx;
   let calledAt: number | undefined;
@@ -199,7 +212,7 @@ async function answerText(
       const target = upstreamProtocol(channel, view.protocol) ?? view.protocol;
       return {
         protocol: target,
-        ...bodyFor(channel, target, decoded, raw, model),
+        ...bodyFor(channel, target, request),
         stream: view.stream,
         anthropicVersion: decoded.anthropicVersion,
         anthropicBeta: decoded.anthropicBeta,

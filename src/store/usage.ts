@@ -26,10 +26,19 @@ export interface SeedFigures {
 
 /**
  * The hosted (server-side) tools whose calls the gateway counts from an upstream's answer and prices
- * per call (`[billing.tools]`): Responses `web_search_call` / `file_search_call` output items,
- * Anthropic `usage.server_tool_use.web_search_requests` / `web_fetch_requests`.
+ * per call (`[billing.tools]`): Responses `web_search_call` / `file_search_call` /
+ * `image_generation_call` output items and the containers of `code_interpreter_call` items,
+ * Anthropic `usage.server_tool_use.web_search_requests` / `web_fetch_requests`. An image
+ * generation call is priced from the image price table by the quality and size its tool asks for,
+ * a code interpreter container by its memory (src/billing/cost.ts rule 7).
  */
-export const PRICED_TOOLS = ["web_search", "file_search", "web_fetch"] as const;
+export const PRICED_TOOLS = [
+  "web_search",
+  "file_search",
+  "web_fetch",
+  "image_generation",
+  "code_interpreter",
+] as const;
 export type PricedTool = (typeof PRICED_TOOLS)[number];
 
 /** Calls of each priced hosted tool; a tool not called is absent. */

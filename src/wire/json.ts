@@ -1,5 +1,6 @@
 // A request body as JSON, parsed exactly once as the first step of decoding: valid UTF-8 only,
-// nesting at most MAX_JSON_DEPTH deep, empty or malformed refused — each a 400 naming the problem.
+// nesting at most MAX_JSON_DEPTH deep, empty or malformed refused — each a 400 naming the problem;
+// a key repeated inside an object is reported, so its bytes are never forwarded as they came.
 import { GatewayError } from "./errors.ts";
 
 /** Accepted JSON bodies nest objects and arrays at most this deep (a documented limit). */
@@ -24,24 +25,56 @@ function closingQuote(bytes: Uint8Array, open: number): number {
   return -1;
 }
 
+const COLON = 0x3a;
+
+/** Whitespace JSON allows between tokens (RFC 8259 §2). */
+function isSpace(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
 /**
- * Whether the JSON text nests objects and arrays deeper than `limit`. Strings are skipped with a
- * native search, so this costs a few microseconds on a 20 KB body; malformed text is left to
- * the parser.
+ * One pass over JSON text: -1 when it nests objects and arrays deeper than `limit`, else the
+ * object keys it writes (strings followed by a colon). Strings are skipped with a native search,
+ * so this costs a few microseconds on a 20 KB body; malformed text is left to the parser.
  */
-export function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
-  if (bytes.byteLength <= limit) return false;
+function scan(bytes: Uint8Array, limit: number): number {
   let depth = 0;
+  let keys = 0;
   for (let i = 0; i < bytes.byteLength; i++) {
     const c = bytes[i];
     if (c === QUOTE) {
       i = closingQuote(bytes, i);
-      if (i === -1) return false;
+      if (i === -1) return keys;
+      let next = i + 1;
+      while (isSpace(bytes[next])) next++;
+      if (bytes[next] === COLON) keys++;
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      if (++depth > limit) return true;
+      if (++depth > limit) return -1;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) depth--;
   }
-  return false;
+  return keys;
+}
+
+/** Whether the JSON text nests objects and arrays deeper than `limit`. */
+export function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
+  return bytes.byteLength > limit && scan(bytes, limit) === -1;
+}
+
+/** The object keys of a parsed JSON value. */
+function keysOf(value: unknown): number {
+  if (typeof value !== "object" || value === null) return 0;
+  let keys = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) if (typeof item === "object") keys += keysOf(item);
+    return keys;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    keys++;
+    const child = record[key];
+    if (typeof child === "object") keys += keysOf(child);
+  }
+  return keys;
 }
 
 /** The 400 of JSON nested deeper than MAX_JSON_DEPTH (`what`: the request body, the frame). */
@@ -82,8 +115,18 @@ function utf8(bytes: Uint8Array): string {
   }
 }
 
-/** Parses the body as JSON; empty, not UTF-8, too deep or malformed → 400 with the reason. */
-export function parseJson(bytes: Uint8Array): unknown {
+/** A parsed body, and whether some object in its text repeats a key (JSON.parse kept the last). */
+export interface ParsedBody {
+  json: unknown;
+  duplicateKeys: boolean;
+}
+
+/**
+ * Parses the body as JSON; empty, not UTF-8, too deep or malformed → 400 with the reason. A
+ * repeated key is found without a second parse: the scan that checks the depth counts the keys
+ * of the text, which differ from the keys of the parsed value exactly when one is repeated.
+ */
+export function parseJsonBody(bytes: Uint8Array): ParsedBody {
   if (bytes.byteLength === 0) {
     throw new GatewayError(
       "invalid_request",
@@ -91,9 +134,11 @@ export function parseJson(bytes: Uint8Array): unknown {
     );
   }
   const text = utf8(bytes);
-  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) throw tooDeep("request body");
+  const keys = scan(bytes, MAX_JSON_DEPTH);
+  if (keys === -1) throw tooDeep("request body");
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch (thrown) {
     const reason = thrown instanceof Error ? thrown.message : String(thrown);
     throw new GatewayError(
@@ -101,4 +146,10 @@ export function parseJson(bytes: Uint8Array): unknown {
       `The request body is not valid JSON (${reason}). Send a JSON object with Content-Type: application/json.`,
     );
   }
+  return { json, duplicateKeys: keys !== keysOf(json) };
+}
+
+/** Parses the body as JSON (see parseJsonBody), for callers that never forward its bytes. */
+export function parseJson(bytes: Uint8Array): unknown {
+  return parseJsonBody(bytes).json;
 }

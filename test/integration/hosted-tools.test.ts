@@ -1,7 +1,9 @@
 // The compiled gateway forwarding hosted (server-side) tools to recording Responses and Anthropic
 // upstreams: the calls the upstream reports are billed at [billing.tools] prices exactly once and
-// stored in the usage record; Codex's `{"type":"web_search"}` is forwarded as sent; an unpriced
-// hosted tool is refused with 400 naming it, and forwarded when the operator allows it.
+// stored in the usage record; Codex's `{"type":"web_search"}` is forwarded as sent; Cline's
+// `web_search` + `image_generation` pass on a default config, each image generation call priced
+// from the image table; an unpriced hosted tool is refused with 400 naming it, and forwarded when
+// the operator allows it.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
@@ -222,20 +224,130 @@ describe("hosted tool calls are billed exactly once", () => {
   });
 });
 
+describe("Cline's Responses request: web_search and image_generation on every request, default config", () => {
+  const image = (id: string) => ({
+    type: "image_generation_call",
+    id,
+    status: "completed",
+    result: Buffer.from("not really a png").toString("base64"),
+  });
+  const cline = {
+    model: RESPONSES_MODEL,
+    input: "Draw a cat.",
+    tools: [{ type: "web_search" }, { type: "image_generation" }],
+  };
+  // 100 × 0.40 + 20 × 1.60 USD/Mtok = 72,000 nano-USD; an image generation at auto: modelx-image-1's
+  // dearest generation, $0.03; a web search $0.01.
+  const TOKENS = 72_000;
+
+  test("a complete answer with one image_generation_call and one web_search_call is billed for both", async () => {
+    upstream.answer(() =>
+      Response.json({
+        id: "resp_3",
+        object: "response",
+        model: "upstream-model",
+        status: "completed",
+        output: [search("ws_1"), image("ig_1"), message],
+        usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      }),
+    );
+    const { res, requestId } = await post("/v1/responses", cline);
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect((upstream.last().json as { tools: unknown }).tools).toEqual(cline.tools);
+    const [record, ...more] = await recordsOf(requestId);
+    expect(more.length).toBe(0);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ web_search: 1, image_generation: 1 });
+    expect(record?.cost_nanos).toBe(TOKENS + 10_000_000 + 30_000_000);
+  });
+
+  test("a stream whose image tool asks for low quality 1024x1024 with 2 progress images: 3 generations of $0.002", async () => {
+    const response = {
+      id: "resp_4",
+      object: "response",
+      model: "upstream-model",
+      status: "in_progress",
+      output: [],
+    };
+    const done = image("ig_2");
+    const events = [
+      event("response.created", { sequence_number: 0, response }),
+      event("response.output_item.done", { sequence_number: 1, output_index: 0, item: done }),
+      event("response.output_item.done", { sequence_number: 2, output_index: 1, item: message }),
+      event("response.completed", {
+        sequence_number: 3,
+        response: {
+          ...response,
+          status: "completed",
+          output: [done, message],
+          usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+        },
+      }),
+    ].join("");
+    upstream.answer(() => ({ chunks: byteSlices(events, 64) }));
+    const tools = [
+      { type: "web_search" },
+      { type: "image_generation", quality: "low", size: "1024x1024", partial_images: 2 },
+    ];
+    const { res, requestId } = await post("/v1/responses", { ...cline, tools, stream: true });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("response.completed");
+    const [record] = await recordsOf(requestId);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ image_generation: 1 });
+    expect(record?.cost_nanos).toBe(TOKENS + 3 * 2_000_000);
+  });
+});
+
+describe("the code interpreter is billed per container, by its memory", () => {
+  const item = (id: string, container: string) => ({
+    type: "code_interpreter_call",
+    id,
+    status: "completed",
+    container_id: container,
+    code: "print(1)",
+    outputs: null,
+  });
+
+  test("three calls in two containers, memory_limit 4g: two containers at 4 × $0.03", async () => {
+    upstream.answer(() =>
+      Response.json({
+        id: "resp_5",
+        object: "response",
+        model: "upstream-model",
+        status: "completed",
+        output: [item("ci_1", "cntr_a"), item("ci_2", "cntr_a"), item("ci_3", "cntr_b"), message],
+        usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      }),
+    );
+    const tools = [{ type: "code_interpreter", container: { type: "auto", memory_limit: "4g" } }];
+    const { res, requestId } = await post("/v1/responses", {
+      model: RESPONSES_MODEL,
+      input: "Plot it.",
+      tools,
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const [record] = await recordsOf(requestId);
+    expect(JSON.parse(record?.tool_calls ?? "null")).toEqual({ code_interpreter: 2 });
+    expect(record?.cost_nanos).toBe(72_000 + 2 * 120_000_000);
+  });
+});
+
 describe("unpriced hosted tools", () => {
   const body = {
-    model: RESPONSES_MODEL,
-    input: "Plot it.",
-    tools: [{ type: "code_interpreter", container: { type: "auto" } }],
+    model: MESSAGES_MODEL,
+    max_tokens: 100,
+    messages: [{ role: "user", content: "Plot it." }],
+    tools: [{ type: "code_execution_20250825", name: "code_execution" }],
   };
 
   test("are refused with 400 naming the tool and the setting, before any upstream call", async () => {
     upstream.clear();
-    const { res } = await post("/v1/responses", body);
+    const { res } = await post("/v1/messages", body);
     expect(res.status).toBe(400);
-    const error = ((await res.json()) as { error: { message: string; param: string } }).error;
-    expect(error.param).toBe("tools[0]");
-    expect(error.message).toContain('"code_interpreter"');
+    const error = ((await res.json()) as { error: { message: string } }).error;
+    expect(error.message).toContain("tools[0]");
+    expect(error.message).toContain('"code_execution_20250825"');
     expect(error.message).toContain("allow_unpriced = true");
     expect(upstream.requests.length).toBe(0);
   });
@@ -243,15 +355,17 @@ describe("unpriced hosted tools", () => {
   test("are forwarded when the operator sets allow_unpriced", async () => {
     upstream.answer(() =>
       Response.json({
-        id: "resp_2",
-        object: "response",
+        id: "msg_2",
+        type: "message",
+        role: "assistant",
         model: "upstream-model",
-        status: "completed",
-        output: [message],
-        usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 },
+        content: [{ type: "text", text: "Done." }],
+        stop_reason: "end_turn",
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 2 },
       }),
     );
-    const { res } = await post("/v1/responses", body, allowing);
+    const { res } = await post("/v1/messages", body, allowing);
     expect(res.status).toBe(200);
     expect((upstream.last().json as { tools: unknown }).tools).toEqual(body.tools);
   });

@@ -94,6 +94,8 @@ describe("modelgate usage export", () => {
       "web_search_calls",
       "file_search_calls",
       "web_fetch_calls",
+      "image_generation_calls",
+      "code_interpreter_calls",
       "cost_usd",
       "cost_nanos",
     ]);

@@ -56,23 +56,24 @@ describe("which hosted tools a request may carry", () => {
     expect(checkForwardable("messages", { tools: anthropic }, TOOLS)).toBeUndefined();
   });
 
-  test.each([
-    ["responses", "code_interpreter", "container time"],
-    ["responses", "image_generation", "generated images"],
-    ["messages", "code_execution_20250825", "container time"],
-  ] as const)("%s %s is refused with 400 naming it and the setting", (protocol, type, by) => {
-    const body = { tools: [{ type: "function", name: "f" }, { type }] };
-    const error = refusal(() => checkForwardable(protocol, body, TOOLS));
-    expect(error?.status).toBe(400);
-    expect(error?.param).toBe("tools[1]");
-    expect(error?.message).toContain(`"${type}"`);
-    expect(error?.message).toContain(by);
-    expect(error?.message).toContain("[billing.tools] allow_unpriced = true");
-  });
+  test.each([["messages", "code_execution_20250825", "container time"]] as const)(
+    "%s %s is refused with 400 naming it and the setting",
+    (protocol, type, by) => {
+      const body = { tools: [{ type: "function", name: "f" }, { type }] };
+      const error = refusal(() => checkForwardable(protocol, body, TOOLS));
+      expect(error?.status).toBe(400);
+      expect(error?.param).toBe("tools[1]");
+      expect(error?.message).toContain(`"${type}"`);
+      expect(error?.message).toContain(by);
+      expect(error?.message).toContain("[billing.tools] allow_unpriced = true");
+    },
+  );
 
   test("allow_unpriced forwards an unpriced tool (unbilled)", () => {
     const allowed = billing({ allow_unpriced: true }).tools;
-    expect(checkForwardable("responses", { tools: [{ type: "code_interpreter" }] }, allowed)).toBeUndefined();
+    expect(
+      checkForwardable("messages", { tools: [{ type: "code_execution_20250825" }] }, allowed),
+    ).toBeUndefined();
   });
 
   test("max_tool_calls and Anthropic max_uses become the caps reserved", () => {
@@ -90,6 +91,35 @@ describe("which hosted tools a request may carry", () => {
     ]);
   });
 
+  test("the image generation tool (Cline sends it on every request) is priced, with what one call makes", () => {
+    const body = {
+      tools: [
+        { type: "web_search" },
+        {
+          type: "image_generation",
+          model: "modelx-image-2",
+          quality: "low",
+          size: "1024x1024",
+          partial_images: 2,
+        },
+        { type: "image_generation", model: "gpt-image-1" },
+      ],
+    };
+    expect(checkForwardable("responses", body, TOOLS)?.tools).toEqual([
+      { tool: "web_search", maxUses: undefined },
+      {
+        tool: "image_generation",
+        maxUses: undefined,
+        image: { model: "modelx-image-2", quality: "low", size: "1024x1024", partialImages: 2 },
+      },
+      {
+        tool: "image_generation",
+        maxUses: undefined,
+        image: { model: undefined, quality: "auto", size: "auto", partialImages: 0 },
+      },
+    ]);
+  });
+
   test("a max_uses that is not a whole number from 1 is refused naming it", () => {
     const at = (max_uses: unknown) =>
       refusal(() =>
@@ -97,6 +127,88 @@ describe("which hosted tools a request may carry", () => {
       );
     expect([at(0)?.status, at(0)?.param]).toEqual([422, "tools[0].max_uses"]);
     expect([at("3")?.status, at("3")?.param]).toEqual([400, "tools[0].max_uses"]);
+  });
+});
+
+describe("image generation tool calls are priced from the image table", () => {
+  const text = { kind: "text", inputTokens: 0, maxOutputTokens: 0 } as const;
+  const cline = checkForwardable(
+    "responses",
+    { tools: [{ type: "web_search" }, { type: "image_generation" }] },
+    TOOLS,
+  );
+
+  test("a call at auto costs the default model's dearest generation; the worst case reserves one such call", () => {
+    // modelx-image-1 is half of modelx-image-2: auto quality = high, auto size = the largest, $0.06 / 2.
+    const cost = pricer().actual(
+      model("modelx-5.4"),
+      { ...text, tools: cline },
+      usage({ toolCalls: { image_generation: 2, web_search: 1 } }),
+      undefined,
+    );
+    expect<number>(cost).toBe(2 * 30_000_000 + 10_000_000);
+    // Reserved: 5 web searches (reserve_calls) and 1 image generation (image_generation_reserve_calls).
+    expect<number>(pricer().worstCase(model("modelx-5.4"), { ...text, tools: cline })).toBe(
+      5 * 10_000_000 + 30_000_000,
+    );
+  });
+
+  test("the tool's model, quality, size and progress images set the price; max_tool_calls caps the reservation", () => {
+    const body = {
+      tools: [
+        {
+          type: "image_generation",
+          model: "modelx-image-2",
+          quality: "low",
+          size: "1024x1024",
+          partial_images: 2,
+        },
+      ],
+      max_tool_calls: 4,
+    };
+    const reserve = checkForwardable("responses", body, TOOLS);
+    // 3 generations (1 + 2 progress images) × $0.004.
+    const cost = pricer().actual(
+      model("modelx-5.4"),
+      { ...text, tools: reserve },
+      usage({ toolCalls: { image_generation: 1 } }),
+      undefined,
+    );
+    expect<number>(cost).toBe(12_000_000);
+    expect<number>(pricer().worstCase(model("modelx-5.4"), { ...text, tools: reserve })).toBe(4 * 12_000_000);
+    const configured = pricer({
+      image_generation_model: "modelx-image-2",
+      image_generation_reserve_calls: 2,
+    });
+    expect<number>(configured.worstCase(model("modelx-5.4"), { ...text, tools: cline })).toBe(
+      5 * 10_000_000 + 2 * 60_000_000,
+    );
+  });
+
+  test("a code interpreter reserves its one container at $0.03 per GB of memory_limit; calls count per container", () => {
+    const reserve = checkForwardable(
+      "responses",
+      { tools: [{ type: "code_interpreter", container: { type: "auto", memory_limit: "16g" } }] },
+      TOOLS,
+    );
+    expect(reserve?.tools).toEqual([{ tool: "code_interpreter", maxUses: 1, containerGb: 16 }]);
+    expect<number>(pricer().worstCase(model("modelx-5.4"), { ...text, tools: reserve })).toBe(
+      16 * 30_000_000,
+    );
+    const item = (id: string, container: string) => ({
+      type: "code_interpreter_call",
+      id,
+      container_id: container,
+    });
+    const counted = answerUsage("responses", {
+      output: [item("a", "c1"), item("b", "c1"), item("c", "c2")],
+      usage: { input_tokens: 1, output_tokens: 1 },
+    });
+    expect(counted?.toolCalls).toEqual({ code_interpreter: 2 });
+  });
+
+  test("an unknown image model in [billing.tools] is refused at config load, naming it", () => {
+    expect(() => billing({ image_generation_model: "gpt-image-1" })).toThrow();
   });
 });
 
@@ -201,6 +313,30 @@ describe("counting calls in answers and streams", () => {
       usage: { ...usage({ inputTokens: 100, outputTokens: 20 }), toolCalls: { web_search: 2 } },
       source: "reported",
     });
+  });
+
+  test("Responses stream: code interpreter items count their distinct containers, once across events and output", () => {
+    const item = (id: string, container: string) => ({
+      type: "code_interpreter_call",
+      id,
+      container_id: container,
+    });
+    const tap = new UsageTap("responses", streamUsage("responses"));
+    for (const [id, container] of [
+      ["a", "c1"],
+      ["b", "c1"],
+      ["c", "c2"],
+    ] as const)
+      tap.onEvent(
+        "response.output_item.done",
+        sse("response.output_item.done", { item: item(id, container) }),
+      );
+    const output = [item("a", "c1"), item("b", "c1"), item("c", "c2"), MESSAGE];
+    tap.onEvent(
+      "response.completed",
+      sse("response.completed", { response: { output, usage: OPENAI_USAGE } }),
+    );
+    expect(tap.usage(0, 4000).usage.toolCalls).toEqual({ code_interpreter: 2 });
   });
 
   test("a Responses stream that breaks after a search still bills it (counted)", () => {

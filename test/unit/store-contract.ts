@@ -249,14 +249,30 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.usage.commit([
         usageRecord(account.id, { requestId: "t1", toolCalls: { web_search: 2 } }),
         usageRecord(account.id, { requestId: "t2", toolCalls: { web_search: 1, web_fetch: 3 } }),
-        usageRecord(account.id, { requestId: "t3", model: "modelz-2" }),
+        usageRecord(account.id, {
+          requestId: "t3",
+          model: "modelz-2",
+          toolCalls: { image_generation: 2, code_interpreter: 0 },
+        }),
       ]);
       const [total] = await store.usage.totals({});
-      expect(total?.toolCalls).toEqual({ web_search: 3, file_search: 0, web_fetch: 3 });
+      expect(total?.toolCalls).toEqual({
+        web_search: 3,
+        file_search: 0,
+        web_fetch: 3,
+        image_generation: 2,
+        code_interpreter: 0,
+      });
       const byModel = await store.usage.totals({}, "model");
       expect(byModel.map((t) => [t.group, t.toolCalls])).toEqual([
-        ["modelx-1", { web_search: 3, file_search: 0, web_fetch: 3 }],
-        ["modelz-2", { web_search: 0, file_search: 0, web_fetch: 0 }],
+        [
+          "modelx-1",
+          { web_search: 3, file_search: 0, web_fetch: 3, image_generation: 0, code_interpreter: 0 },
+        ],
+        [
+          "modelz-2",
+          { web_search: 0, file_search: 0, web_fetch: 0, image_generation: 2, code_interpreter: 0 },
+        ],
       ]);
       await store.close();
     });

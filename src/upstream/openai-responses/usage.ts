@@ -5,7 +5,8 @@
 // usage of a terminal `response` is final. The `response` of `response.created` is kept
 // so a broken stream can end with a `response.failed` (src/pipeline/relay/failure.ts).
 // Hosted tool calls the upstream bills per call (OpenAI's usage has no count of them) are counted
-// from the output items: `web_search_call` and `file_search_call`, in the complete answer's
+// from the output items: `web_search_call`, `file_search_call` and `image_generation_call`, and
+// the distinct containers of `code_interpreter_call` items (billed per container), in the complete answer's
 // `output`, in a stream's `response.output_item.done` events (parsed only when one names such an
 // item) and in the terminal event's `response.output`; the larger count per tool is billed, so an
 // item seen in both is counted once.
@@ -35,16 +36,28 @@ const EVENT_TYPE = /"type"\s*:\s*"(response\.[a-z_.]+|error)"/;
 const TOOL_ITEMS: Readonly<Record<string, PricedTool>> = {
   web_search_call: "web_search",
   file_search_call: "file_search",
+  image_generation_call: "image_generation",
+  code_interpreter_call: "code_interpreter",
 };
 
-/** A cheap test before parsing an `output_item.done`: only hosted search items are counted. */
-const TOOL_ITEM = /"type"\s*:\s*"(?:web|file)_search_call"/;
+/** A cheap test before parsing an `output_item.done`: only priced hosted tool items are counted. */
+const TOOL_ITEM = /"type"\s*:\s*"(?:web_search|file_search|image_generation|code_interpreter)_call"/;
 
-/** Counts the priced hosted tool calls among output items into `into`. */
-function countItems(items: unknown, into: ToolCalls = {}): ToolCalls {
+/**
+ * Counts the priced hosted tool calls among output items into `into`; code interpreter calls
+ * count once per container not yet in `containers` (an item without one is its own container).
+ */
+function countItems(items: unknown, into: ToolCalls = {}, containers = new Set<string>()): ToolCalls {
   if (!Array.isArray(items)) return into;
   for (const item of items) {
-    const tool = TOOL_ITEMS[String(obj(item).type)];
+    const record = obj(item);
+    const tool = TOOL_ITEMS[String(record.type)];
+    if (tool === "code_interpreter") {
+      const container =
+        typeof record.container_id === "string" ? record.container_id : `item:${String(record.id)}`;
+      if (containers.has(container)) continue;
+      containers.add(container);
+    }
     if (tool !== undefined) into[tool] = (into[tool] ?? 0) + 1;
   }
   return into;
@@ -69,6 +82,9 @@ export function responsesAnswerUsage(body: Obj): UsageCounts | undefined {
 }
 
 export class ResponsesStreamUsage extends StreamUsage {
+  /** Code interpreter containers already counted from this stream's items. */
+  readonly #containers = new Set<string>();
+
   /** Every delta event carries its fragment in `delta` (text, reasoning, arguments, refusal). */
   protected override deltaText(event: Obj): string {
     return typeof event.delta === "string" ? event.delta : "";
@@ -81,7 +97,7 @@ export class ResponsesStreamUsage extends StreamUsage {
     else if (type === "response.output_item.done") {
       if (!TOOL_ITEM.test(data)) return false;
       const event = readObject(data);
-      if (event.ok) this.toolCalls = countItems([event.value.item], { ...this.toolCalls });
+      if (event.ok) this.toolCalls = countItems([event.value.item], { ...this.toolCalls }, this.#containers);
     } else if (type === "response.created") {
       const event = readObject(data);
       const response = event.ok ? event.value.response : undefined;
