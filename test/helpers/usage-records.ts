@@ -5,6 +5,7 @@ import type { Database } from "bun:sqlite";
 /**
  * The usage records of `requestId` once at least one is stored, or none after `ms` (polled: the
  * gateway stores a record before its answer's last byte, but the test reads another process's file).
+ * `requestId` is the gateway's own id or the id the test sent (kept as `client_request_id`).
  */
 export async function recordsOf<T>(
   db: Database,
@@ -12,7 +13,9 @@ export async function recordsOf<T>(
   columns = "*",
   ms = 15_000,
 ): Promise<T[]> {
-  const query = db.query(`SELECT ${columns} FROM usage_records WHERE request_id = ?`);
+  const query = db.query(
+    `SELECT ${columns} FROM usage_records WHERE request_id = ?1 OR client_request_id = ?1`,
+  );
   const until = Date.now() + ms;
   for (;;) {
     const rows = query.all(requestId) as T[];

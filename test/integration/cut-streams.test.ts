@@ -338,7 +338,7 @@ describe("property: random scripted streams cut at random points", () => {
       { seed: 25_001, numRuns: 30 },
     );
     const marks = sent.map(() => "?").join(", ");
-    const count = db.query(`SELECT COUNT(*) AS n FROM usage_records WHERE request_id IN (${marks})`);
+    const count = db.query(`SELECT COUNT(*) AS n FROM usage_records WHERE client_request_id IN (${marks})`);
     expect(sent.length).toBe(30);
     expect((count.get(...sent) as { n: number }).n).toBe(30);
   });
