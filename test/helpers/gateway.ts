@@ -51,9 +51,14 @@ export function tempDir(prefix = "modelgate-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** Runs the modelgate CLI with the given arguments. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** Runs the modelgate CLI with the given arguments (in `cwd` when given). */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<CliResult> {
   const proc = Bun.spawn([binary(), ...args], {
+    cwd,
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",
