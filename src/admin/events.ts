@@ -43,9 +43,11 @@ function frame(event: string, data: unknown): Uint8Array {
 
 export const events = adminRoute(async ({ gateway, ctx }) => {
   let unsubscribe = () => {};
+  let unregister = () => {};
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   const stop = () => {
     unsubscribe();
+    unregister();
     if (heartbeat) clearInterval(heartbeat);
   };
   const stream = new ReadableStream<Uint8Array>(
@@ -71,6 +73,12 @@ export const events = adminRoute(async ({ gateway, ctx }) => {
           if ((controller.desiredSize ?? 0) > 0) controller.enqueue(encoder.encode(": keep-alive\n\n"));
         }, HEARTBEAT_MS);
         heartbeat.unref();
+        // A drain ends the feed at its start: it never finishes on its own.
+        unregister = gateway.longLived.add(() => {
+          stop();
+          controller.enqueue(frame("closing", { reason: "server shutting down" }));
+          controller.close();
+        });
       },
       cancel() {
         stop();

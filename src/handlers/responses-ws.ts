@@ -108,7 +108,7 @@ function sendError(
   ctx?: RequestContext,
 ): void {
   send(ws, errorFrame(error), streamId);
-  report(error, ctx, gateway);
+  report(error, ctx, gateway, false);
 }
 
 function closeExpired(gateway: Gateway, ws: Socket): void {
