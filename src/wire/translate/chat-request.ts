@@ -101,7 +101,7 @@ export function viewOfChat(request: ChatRequest): TextView {
     stream: request.stream === true,
     promptText: tools.length === 0 ? joinText(texts) : joinText([...texts, toolsText(tools)]),
     lastUserText: lastUserIndex >= 0 ? (texts[lastUserIndex] ?? "") : "",
-    endsWithToolResult: request.messages.at(-1)?.role === "tool",
+    toolResult: request.messages.at(-1)?.role === "tool" ? (texts.at(-1) ?? "") : undefined,
     tools,
     toolChoice: toolChoiceOf(request.tool_choice),
     outputFormat: formatOf(request.response_format),
