@@ -42,12 +42,10 @@ test("accounts: balance, spent today against the sum of enabled keys' caps, key 
   await shows(ui, "acme");
   const frame = lines(ui);
   expect(frame[1]).toBe(
-    "ACCOUNT          BALANCE      SPENT TODAY  DAILY CAPS   USE    KEYS "
-      .trimEnd()
-      .padEnd(frame[1]?.length ?? 0),
+    "ACCOUNT  BALANCE  SPENT TODAY  DAILY CAPS  USE  KEYS ".trimEnd().padEnd(frame[1]?.length ?? 0),
   );
   const row = (name: string) => frame.find((l) => l.startsWith(`${name} `))?.split(/\s+/);
-  expect(row("default")).toEqual(["default", "$10.00", "$0.5000", "$2.00", "25%", "2"]);
+  expect(row("default")).toEqual(["default", "$10.00", "$0.50", "$2.00", "25%", "2"]);
   expect(row("acme")).toEqual(["acme", "$0.00", "$0.00", "none", "-", "1"]);
   expect(frame.join("\n")).toContain("c credit · a announce");
   expectFits(ui);
