@@ -33,14 +33,19 @@ function sessionAlive(): boolean {
   return run.exitCode === 0;
 }
 
-const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
+const screen = (session = SESSION) => tmux("capture-pane", "-p", "-t", session);
 
 /** Polls the pane until `ok` holds (generous bound: the machine may be loaded); returns the screen. */
-async function waitScreen(what: string, ok: (text: string) => boolean, ms = 30_000): Promise<string> {
+async function waitScreen(
+  what: string,
+  ok: (text: string) => boolean,
+  session = SESSION,
+  ms = 30_000,
+): Promise<string> {
   const deadline = Date.now() + ms;
   let text = "";
   while (Date.now() < deadline) {
-    text = screen();
+    text = screen(session);
     if (ok(text)) {
       await Bun.sleep(150); // let the UI attach the input handlers of what it just drew
       return text;
@@ -59,27 +64,18 @@ async function keys(...names: string[]): Promise<void> {
   }
 }
 
+/** The shell command of `modelgate tui` against the test's gateway. */
+function tuiCommand(): string {
+  // Ink renders only the last frame when it believes it runs in CI (CI=true in the suite's environment).
+  const args = ["env", "-u", "CI", "-u", "CONTINUOUS_INTEGRATION", binary(), "tui"];
+  return [...args, "--url", gw?.url ?? "", "--token", token].map((a) => `'${a}'`).join(" ");
+}
+
 beforeAll(async () => {
   if (!hasTmux) return;
   gw = await startGateway();
   token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
-  // Ink renders only the last frame when it believes it runs in CI (CI=true in the suite's environment).
-  const command = [
-    "env",
-    "-u",
-    "CI",
-    "-u",
-    "CONTINUOUS_INTEGRATION",
-    binary(),
-    "tui",
-    "--url",
-    gw.url,
-    "--token",
-    token,
-  ]
-    .map((a) => `'${a}'`)
-    .join(" ");
-  tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", command);
+  tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", tuiCommand());
 }, 60_000);
 
 afterAll(async () => {
@@ -178,33 +174,8 @@ test.skipIf(!hasTmux)(
   async () => {
     const url = gw?.url ?? "";
     const wide = `${SESSION}-wide`;
-    const command = [
-      "env",
-      "-u",
-      "CI",
-      "-u",
-      "CONTINUOUS_INTEGRATION",
-      binary(),
-      "tui",
-      "--url",
-      url,
-      "--token",
-      token,
-    ]
-      .map((a) => `'${a}'`)
-      .join(" ");
-    tmux("new-session", "-d", "-s", wide, "-x", "100", "-y", "30", command);
-    const capture = () => tmux("capture-pane", "-p", "-t", wide);
-    const waitWide = async (what: string, ok: (text: string) => boolean): Promise<string> => {
-      const deadline = Date.now() + 30_000;
-      let text = "";
-      while (Date.now() < deadline) {
-        text = capture();
-        if (ok(text)) return text;
-        await Bun.sleep(100);
-      }
-      throw new Error(`the TUI never showed ${what}; last screen:\n${text}`);
-    };
+    tmux("new-session", "-d", "-s", wide, "-x", "100", "-y", "30", tuiCommand());
+    const waitWide = (what: string, ok: (text: string) => boolean) => waitScreen(what, ok, wide);
     try {
       await waitWide("the keys table", (s) => /^default\s+sk-/m.test(s));
       tmux("send-keys", "-t", wide, "3");
