@@ -7,7 +7,7 @@ import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
 import { checkSampling, JsonObject, PositiveInt, requireObject, SamplingFields } from "./text-fields.ts";
 
-/** The version SPEC.md names; SDKs send later dates, which are accepted and passed on. */
+/** The version the gateway documents; SDKs send later dates, which are accepted and passed on. */
 export const DEFAULT_VERSION = "2023-06-01";
 const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 

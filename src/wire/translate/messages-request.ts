@@ -3,7 +3,7 @@
 // tool_use / tool_result, thinking blocks with signatures, redacted thinking, custom tools,
 // tool_choice, thinking (enabled budget or adaptive) with output_config.effort, output_config.format,
 // max_tokens, sampling and stop_sequences.
-// Drop rules (README "Translation"): toward another protocol, `metadata`, `context_management`,
+// Drop rules (docs/api.md, "Translation"): toward another protocol, `metadata`, `context_management`,
 // `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks (OpenAI caches prefixes
 // by itself), documents and server tools (tools with a `type` other than `custom`) are dropped.
 // Toward a Messages upstream the body follows what the live API accepts:

@@ -2,7 +2,7 @@
 // and the full form built when a channel speaks another protocol. Reading keeps instructions, message items (text and
 // images), function calls and their outputs, reasoning items (summary text + encrypted_content as
 // the signature), function tools, tool_choice, text.format / response_format, reasoning effort.
-// Drop rules (documented in README "Translation"): tools other than `function` (custom, namespace,
+// Drop rules (documented in docs/api.md, "Translation"): tools other than `function` (custom, namespace,
 // web_search, local_shell, …) and items other than messages, function calls/outputs and
 // reasoning are dropped when the upstream speaks another protocol; `include`, `store`,
 // `client_metadata`, `service_tier`, `text.verbosity` are not forwarded there; `prompt_cache_key`
