@@ -87,7 +87,10 @@ describe("tool-call rule", () => {
     ).toBeUndefined();
   });
   test("after a tool result the answer is text; arguments validate against the tool schema", () => {
-    const after = planAnswer(view({ tools: TOOLS, lastUserText: "alpha", toolResult: "sunny, 21 degrees" }), 1);
+    const after = planAnswer(
+      view({ tools: TOOLS, lastUserText: "alpha", toolResult: "sunny, 21 degrees" }),
+      1,
+    );
     expect(after.toolCall).toBeUndefined();
     expect(after.text.join("")).toContain("The tool returned");
     const call = planAnswer(view({ tools: TOOLS, lastUserText: "alpha" }), 1).toolCall;
