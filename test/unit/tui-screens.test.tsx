@@ -176,6 +176,19 @@ test("a gateway that goes away: status says unreachable, data stays, and it reco
   await shows(ui, "● http://127.0.0.1:9999");
 });
 
+test("a lost feed's long reason is cut at a word on the status line, which stays one line", async () => {
+  const feed = new FakeFeed();
+  const ui = renderApp(new FakeApi(), feed);
+  await shows(ui, "live feed connected");
+  const reason =
+    "Unable to connect. Is the computer able to access the url? The gateway may be restarting after an upgrade";
+  feed.state({ kind: "down", reason, retryInMs: 4000 });
+  const frame = await shows(ui, "reconnecting in 4 s");
+  const status = frame.split("\n").find((l) => l.startsWith("live feed lost"));
+  expect(status).toBe("live feed lost (Unable to connect. Is the computer able…); reconnecting in 4 s");
+  expectFits(ui);
+});
+
 test("a gateway unreachable from the start: every screen says so and none crashes", async () => {
   const api = new FakeApi();
   api.down = true;
