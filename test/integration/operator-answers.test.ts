@@ -72,6 +72,19 @@ describe("a catalog model that no configured channel serves", () => {
     expect(body.error.message).toContain("[[channels]]");
   });
 
+  test("Images: the same for an image model", async () => {
+    const response = await fetch(`${gw.url}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${gw.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "modelx-image-2", prompt: "a lighthouse" }),
+    });
+    expect(response.status).toBe(404);
+    expect(response.headers.get("retry-after")).toBeNull();
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("model_not_served");
+    expect(body.error.message).toContain("[[channels]]");
+  });
+
   test("a model its channel serves still answers", async () => {
     const response = await fetch(`${gw.url}/v1/chat/completions`, {
       method: "POST",
