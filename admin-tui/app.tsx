@@ -65,8 +65,12 @@ export function App({ api, feed, initial = "keys", columns = 80, rows = 24, prob
         </Text>
       </Box>
       <Box flexDirection="column" height={body} overflow="hidden">
-        {screen === "keys" ? <KeysScreen api={api} onModal={setModal} height={body - 3} /> : null}
-        {screen === "accounts" ? <AccountsScreen api={api} onModal={setModal} height={body - 3} /> : null}
+        {screen === "keys" ? (
+          <KeysScreen api={api} onModal={setModal} height={body - 3} width={columns} />
+        ) : null}
+        {screen === "accounts" ? (
+          <AccountsScreen api={api} onModal={setModal} height={body - 3} width={columns} />
+        ) : null}
         {screen === "usage" ? <UsageScreen api={api} height={body} width={columns} /> : null}
         {/* The log stays mounted so it keeps collecting while another screen is shown. */}
         <Box display={screen === "log" ? "flex" : "none"} flexDirection="column">
@@ -80,21 +84,39 @@ export function App({ api, feed, initial = "keys", columns = 80, rows = 24, prob
           />
         </Box>
       </Box>
-      <Text color={feedState.kind === "live" ? "green" : "yellow"}>{feedLine(feedState)}</Text>
+      <Text color={feedState.kind === "live" ? "green" : "yellow"}>{feedLine(feedState, columns - 1)}</Text>
       <Text dimColor>
-        {modal ? "form: Enter next/submit · Esc cancel" : `${HELP[screen]} · 1-4 screens · q quit`}
+        {clip(
+          modal
+            ? "form: Enter next/submit · Esc cancel · a question: y or any other key"
+            : `${HELP[screen]} · 1-4 screens · q quit`,
+          columns - 1,
+        )}
       </Text>
     </Box>
   );
 }
 
-function feedLine(state: FeedState): string {
+/** The feed's state in at most `width` columns; a long reason is cut at a word, marked `…`. */
+function feedLine(state: FeedState, width: number): string {
   switch (state.kind) {
     case "live":
       return "live feed connected";
     case "connecting":
       return "connecting to the live feed…";
-    case "down":
-      return `live feed lost (${state.reason.slice(0, 40)}); reconnecting in ${Math.ceil(state.retryInMs / 1000)} s`;
+    case "down": {
+      const after = `; reconnecting in ${Math.ceil(state.retryInMs / 1000)} s`;
+      const room = width - "live feed lost ()".length - after.length;
+      return `live feed lost (${clip(state.reason, room)})${after}`;
+    }
   }
+}
+
+/** `text` in at most `width` columns: cut after the last whole word that fits, marked `…`. */
+export function clip(text: string, width: number): string {
+  if (text.length <= width) return text;
+  if (width <= 1) return "…".slice(0, Math.max(0, width));
+  const head = text.slice(0, width - 1);
+  const space = head.lastIndexOf(" ");
+  return `${(space > 0 ? head.slice(0, space) : head).trimEnd()}…`;
 }

@@ -65,6 +65,7 @@ export class HttpFeed implements FeedSource {
               const parsed = v.safeParse(RequestEventSchema, JSON.parse(frame.data));
               if (parsed.success) onEvent(parsed.output);
             } else if (frame.event === "dropped") reason = "dropped by the gateway (reader too slow)";
+            else if (frame.event === "closing") reason = "the gateway is shutting down";
           }
         } catch (error) {
           reason = error instanceof Error ? error.message : String(error);

@@ -46,19 +46,25 @@ export function Form({ title, fields, onSubmit, onCancel, error }: Props) {
     }
     if (input && !key.ctrl && !key.meta) typed(input);
   });
-  /** Text, where a pasted or fast-typed carriage return acts as Enter. */
+  /**
+   * Text as it arrives in one read: a paste, or keys typed faster than a render. Every key of it
+   * counts, in order — a carriage return acts as Enter and a Backspace (DEL or BS) deletes, since
+   * a burst reaches the handler as one string, not as one key each.
+   */
   const typed = (input: string) => {
-    const parts = input.split(/\r\n?|\n/);
-    parts.forEach((part, i) => {
+    const keys = input.replace(/\r\n/g, "\r");
+    for (const char of keys) {
       const { values, focus } = state.current;
       const field = fields[focus];
       if (!field) return;
-      if (part) update({ ...values, [field.name]: (values[field.name] ?? "") + part }, focus);
-      if (i < parts.length - 1) {
-        if (focus === fields.length - 1) onSubmit(state.current.values);
-        else update(state.current.values, focus + 1);
-      }
-    });
+      const value = values[field.name] ?? "";
+      if (char === "\r" || char === "\n") {
+        if (focus === fields.length - 1) return onSubmit(values);
+        update(values, focus + 1);
+      } else if (char === "\x7f" || char === "\b")
+        update({ ...values, [field.name]: value.slice(0, -1) }, focus);
+      else if (char >= " ") update({ ...values, [field.name]: value + char }, focus);
+    }
   };
   const { values, focus } = state.current;
   return (

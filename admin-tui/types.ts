@@ -1,5 +1,6 @@
 // What the terminal UI reads from the admin API, as valibot schemas (the API is external input).
 import * as v from "valibot";
+import { formatUsd } from "../src/base/money.ts";
 
 const nullableString = v.nullable(v.string());
 
@@ -67,15 +68,10 @@ export const ListOf = <S extends v.GenericSchema>(item: S) => v.object({ data: v
 export const ApiError = v.object({ error: v.object({ message: v.string() }) });
 
 /**
- * Money for display: nano-USD as dollars with 2 decimals from $1, 4 below, and below $0.01 as many
- * as two significant digits need (`$0.000021`), so a real small cost never shows as `$0.0000`.
+ * Money for display, one format everywhere: the exact nano-USD amount in dollars, at least two
+ * decimals and as many more as it has (`$10.00`, `$0.50`, `$9.9999862`, `$0.000046`), as the
+ * admin API's `*_usd` fields write it: small spending is never rounded away.
  */
 export function usd(nanos: number | null): string {
-  if (nanos === null) return "-";
-  const dollars = nanos / 1e9;
-  const size = Math.abs(dollars);
-  if (size >= 1 || dollars === 0) return `$${dollars.toFixed(2)}`;
-  if (size >= 0.01) return `$${dollars.toFixed(4)}`;
-  const decimals = Math.min(9, 1 - Math.floor(Math.log10(size)));
-  return `$${dollars.toFixed(decimals).replace(/(\.\d*?[1-9])0+$/, "$1")}`;
+  return nanos === null ? "-" : `$${formatUsd(nanos)}`;
 }

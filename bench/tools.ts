@@ -46,16 +46,30 @@ async function ensurePeers(say: (line: string) => void): Promise<void> {
     throw new Error(`npm ci in bench/peers failed (exit ${out.code}): ${out.stderr.slice(-800)}`);
 }
 
+const SYSTEM_TOOLS = [
+  ["nginx", "nginx"],
+  ["wrk", "wrk"],
+  ["taskset", "util-linux"],
+] as const;
+
+/**
+ * What the benchmark would have to install before it can run (system tools, node, the peers),
+ * without installing anything: the test suite runs the bench smoke only when this is empty.
+ */
+export function missingTools(): string[] {
+  const missing: string[] = SYSTEM_TOOLS.filter(([tool]) => !onPath(tool)).map(([tool]) => tool);
+  for (const tool of ["node", "npm"]) if (!onPath(tool)) missing.push(tool);
+  if (!existsSync(join(PEERS_DIR, "node_modules/@portkey-ai/gateway/build/start-server.js")))
+    missing.push("bench/peers (Portkey)");
+  return missing;
+}
+
 /** Checks for every tool, installing what is missing; throws with the fix when it cannot. */
 export async function ensureTools(say: (line: string) => void): Promise<void> {
-  const missing = [
-    ["nginx", "nginx"],
-    ["wrk", "wrk"],
-    ["taskset", "util-linux"],
-  ].filter(([tool]) => !onPath(tool ?? ""));
+  const missing = SYSTEM_TOOLS.filter(([tool]) => !onPath(tool));
   if (missing.length > 0)
     await aptInstall(
-      missing.map(([, pkg]) => pkg ?? ""),
+      missing.map(([, pkg]) => pkg),
       say,
     );
   for (const tool of ["nginx", "wrk", "taskset"]) {

@@ -3,6 +3,7 @@
 import pkg from "../package.json";
 import { KeyCache } from "./auth/keys.ts";
 import { CidrList } from "./base/ip.ts";
+import { LongLived } from "./base/long-lived.ts";
 import type { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
 import { type Billing, startBilling } from "./billing/start.ts";
@@ -36,6 +37,8 @@ export interface Gateway {
   traffic: TrafficMetrics;
   /** Request traces; undefined when `[telemetry]` is off (nothing of OpenTelemetry loaded). */
   tracer: Tracer | undefined;
+  /** Feeds that never end on their own (the admin event stream), ended when a drain starts. */
+  longLived: LongLived;
 }
 
 export interface GatewayOptions {
@@ -74,6 +77,7 @@ export async function startGateway(
     worker: options.worker,
     traffic,
     tracer: await openTracer(config.telemetry, VERSION, billing.feed),
+    longLived: new LongLived(),
   };
 }
 

@@ -27,24 +27,54 @@ commands:
   tui        the terminal UI (--url, --token or MODELGATE_ADMIN_URL / MODELGATE_ADMIN_TOKEN)
 
 Every store command takes --db URL (sqlite://PATH or postgres://...) or --config FILE and works
-while serve runs.
-Run \`modelgate COMMAND\` without arguments for its usage.`;
+while serve runs; it never creates a database (only serve does).
+Run \`modelgate COMMAND --help\` for its usage.`;
 
 type Command = (args: string[]) => Promise<void>;
+/** A command: what runs it and its usage, printed for --help / -h. */
+type CommandModule = { run: Command; usage: string };
 
-const COMMANDS: Record<string, () => Promise<Command>> = {
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   serve: async () => {
     (await import("./base/reexec.ts")).liftFetchCap();
-    return (await import("./cli/serve.ts")).serveCommand;
+    const { serveCommand, USAGE } = await import("./cli/serve.ts");
+    return { run: serveCommand, usage: USAGE };
   },
-  sim: async () => (await import("./cli/sim.ts")).simCommand,
-  accounts: async () => (await import("./cli/accounts.ts")).accountsCommand,
-  groups: async () => (await import("./cli/groups.ts")).groupsCommand,
-  keys: async () => (await import("./cli/keys.ts")).keysCommand,
-  usage: async () => (await import("./cli/usage.ts")).usageCommand,
-  admin: async () => (await import("./cli/admin.ts")).adminCommand,
-  tui: async () => (await import("./cli/tui.ts")).tuiCommand,
+  sim: async () => {
+    const { simCommand, USAGE } = await import("./cli/sim.ts");
+    return { run: simCommand, usage: USAGE };
+  },
+  accounts: async () => {
+    const { accountsCommand, USAGE } = await import("./cli/accounts.ts");
+    return { run: accountsCommand, usage: USAGE };
+  },
+  groups: async () => {
+    const { groupsCommand, USAGE } = await import("./cli/groups.ts");
+    return { run: groupsCommand, usage: USAGE };
+  },
+  keys: async () => {
+    const { keysCommand, USAGE } = await import("./cli/keys.ts");
+    return { run: keysCommand, usage: USAGE };
+  },
+  usage: async () => {
+    const { usageCommand, USAGE } = await import("./cli/usage.ts");
+    return { run: usageCommand, usage: USAGE };
+  },
+  admin: async () => {
+    const { adminCommand, USAGE } = await import("./cli/admin.ts");
+    return { run: adminCommand, usage: USAGE };
+  },
+  tui: async () => {
+    const { tuiCommand, USAGE } = await import("./cli/tui.ts");
+    return { run: tuiCommand, usage: USAGE };
+  },
 };
+
+/** --help or -h anywhere before a `--` asks for the command's usage (subcommands share it). */
+function asksForHelp(args: readonly string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
+}
 
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
@@ -58,7 +88,12 @@ async function main(argv: string[]): Promise<void> {
   }
   const load = COMMANDS[command];
   if (!load) throw new (await import("./cli/args.ts")).UsageError(`unknown command "${command}"\n\n${HELP}`);
-  await (await load())(args);
+  const module = await load();
+  if (asksForHelp(args)) {
+    console.log(module.usage);
+    return;
+  }
+  await module.run(args);
 }
 
 if (Bun.isMainThread) {

@@ -102,7 +102,7 @@ export function createApp(gateway: Gateway): App {
       ctx === undefined
         ? errorResponse(failure, protocolOfPath(new URL(request.url).pathname), newRequestId())
         : finish(ctx, gateway, errorResponse(failure, ctx.protocol, ctx.requestId), meter, failure);
-    report(failure, ctx, gateway);
+    report(failure, ctx, gateway, ctx !== undefined);
     return response;
   });
   // Before `derive`: a socket is not a request the edge times and counts.
@@ -136,14 +136,14 @@ export function createApp(gateway: Gateway): App {
 
 /** 404, or 405 with `Allow` when the path is served under other methods: in the path's protocol. */
 function unrouted(app: Elysia, request: Request): Response {
-  const pathname = new URL(request.url).pathname;
+  const { pathname, origin } = new URL(request.url);
   const allowed = app.routes
     .filter((r) => r.method !== "WS" && pathMatches(r.path, pathname))
     .map((r) => r.method);
   const error =
     allowed.length > 0
       ? methodNotAllowedError(request.method, pathname, allowed)
-      : notFoundError(request.method, pathname);
+      : notFoundError(request.method, pathname, origin);
   const requestId = newRequestId();
   const clientRequestId = clientRequestIdOf(request);
   const response = errorResponse(error, protocolOfPath(pathname), requestId);

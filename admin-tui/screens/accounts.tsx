@@ -12,6 +12,8 @@ interface Props {
   api: AdminApi;
   onModal: (open: boolean) => void;
   height: number;
+  /** Terminal columns the table must fit in. */
+  width: number;
 }
 
 interface Row extends AccountView {
@@ -20,21 +22,16 @@ interface Row extends AccountView {
 }
 
 const COLUMNS: Column<Row>[] = [
-  { title: "ACCOUNT", width: 16, cell: (a) => a.name },
+  { title: "ACCOUNT", min: 8, cell: (a) => a.name },
   {
     title: "BALANCE",
-    width: 12,
     cell: (a) => usd(a.balance_nanos),
     color: (a) => (a.balance_nanos <= 0 ? "red" : undefined),
   },
-  { title: "SPENT TODAY", width: 12, cell: (a) => usd(a.spent_today_nanos) },
-  { title: "DAILY CAPS", width: 12, cell: (a) => (a.caps === null ? "none" : usd(a.caps)) },
-  {
-    title: "USE",
-    width: 6,
-    cell: (a) => (a.caps ? `${Math.round((a.spent_today_nanos / a.caps) * 100)}%` : "-"),
-  },
-  { title: "KEYS", width: 5, cell: (a) => String(a.keys) },
+  { title: "SPENT TODAY", cell: (a) => usd(a.spent_today_nanos) },
+  { title: "DAILY CAPS", cell: (a) => (a.caps === null ? "none" : usd(a.caps)) },
+  { title: "USE", cell: (a) => (a.caps ? `${Math.round((a.spent_today_nanos / a.caps) * 100)}%` : "-") },
+  { title: "KEYS", cell: (a) => String(a.keys) },
 ];
 
 function rowsOf(accounts: AccountView[], keys: KeyView[]): Row[] {
@@ -46,7 +43,7 @@ function rowsOf(accounts: AccountView[], keys: KeyView[]): Row[] {
   });
 }
 
-export function AccountsScreen({ api, onModal, height }: Props) {
+export function AccountsScreen({ api, onModal, height, width }: Props) {
   const data = usePoll(async () => rowsOf(await api.listAccounts(), await api.listKeys()));
   const [selected, setSelected] = useState(0);
   const [mode, setMode] = useState<"list" | "credit" | "announce">("list");
@@ -113,7 +110,14 @@ export function AccountsScreen({ api, onModal, height }: Props) {
   }
   return (
     <Box flexDirection="column">
-      <Table columns={COLUMNS} rows={rows} selected={selected} height={height} empty="no accounts" />
+      <Table
+        columns={COLUMNS}
+        rows={rows}
+        selected={selected}
+        height={height}
+        width={width}
+        empty="no accounts"
+      />
       {note ? <Text color="cyan">{note}</Text> : null}
       {data.error && data.data === undefined ? <Text color="red">{data.error}</Text> : null}
     </Box>

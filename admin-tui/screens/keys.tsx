@@ -1,5 +1,5 @@
 // Keys screen: the key table; n creates a key through a form (the secret is shown once, with a
-// copy hint), r revokes, e enables, l edits limits, allowlist, expiry and group.
+// copy hint), r revokes after a confirmation (y), e enables, l edits limits, allowlist, expiry and group.
 import { Box, Text, useInput } from "ink";
 import { useState } from "react";
 import type { AdminApi } from "../api.ts";
@@ -12,21 +12,18 @@ interface Props {
   api: AdminApi;
   onModal: (open: boolean) => void;
   height: number;
+  /** Terminal columns the table must fit in. */
+  width: number;
 }
 
 const COLUMNS: Column<KeyView>[] = [
-  { title: "NAME", width: 12, cell: (k) => k.name || "-" },
-  { title: "PREFIX", width: 11, cell: (k) => k.prefix },
-  { title: "ACCOUNT", width: 9, cell: (k) => k.account },
-  {
-    title: "STATUS",
-    width: 8,
-    cell: (k) => k.status,
-    color: (k) => (k.status === "enabled" ? "green" : "red"),
-  },
-  { title: "TODAY/CAP", width: 15, cell: (k) => `${usd(k.spent_today_nanos)}/${usd(k.daily_cap_nanos)}` },
-  { title: "RPM", width: 4, cell: (k) => String(k.rpm ?? "-") },
-  { title: "ALLOW", width: 14, cell: (k) => (k.allow_ips.length ? k.allow_ips.join(",") : "any") },
+  { title: "NAME", min: 8, cell: (k) => k.name || "-" },
+  { title: "PREFIX", cell: (k) => k.prefix },
+  { title: "ACCOUNT", min: 7, cell: (k) => k.account },
+  { title: "STATUS", cell: (k) => k.status, color: (k) => (k.status === "enabled" ? "green" : "red") },
+  { title: "TODAY/CAP", cell: (k) => `${usd(k.spent_today_nanos)}/${usd(k.daily_cap_nanos)}` },
+  { title: "RPM", cell: (k) => String(k.rpm ?? "-") },
+  { title: "ALLOW", min: 5, cell: (k) => (k.allow_ips.length ? k.allow_ips.join(",") : "any") },
 ];
 
 const CREATE: Field[] = [
@@ -53,13 +50,15 @@ function editFields(k: KeyView): Field[] {
   ];
 }
 
-export function KeysScreen({ api, onModal, height }: Props) {
+export function KeysScreen({ api, onModal, height, width }: Props) {
   const keys = usePoll(() => api.listKeys());
   const [selected, setSelected] = useState(0);
   const [mode, setMode] = useState<"list" | "create" | "edit">("list");
   const [secret, setSecret] = useState<string>();
   const [error, setError] = useState<string>();
   const [note, setNote] = useState<string>();
+  /** The key `r` asked to revoke, until y confirms or another key cancels. */
+  const [revoking, setRevoking] = useState<KeyView>();
   const rows = keys.data ?? [];
   const current = rows[Math.min(selected, rows.length - 1)];
 
@@ -80,13 +79,23 @@ export function KeysScreen({ api, onModal, height }: Props) {
   useInput(
     (input, key) => {
       if (secret !== undefined) return setSecret(undefined);
+      if (revoking !== undefined) {
+        // Revoking cuts off every client using the key at once: only an explicit y does it.
+        onModal(false);
+        setRevoking(undefined);
+        if (input === "y") void act(api.setKeyStatus(revoking.id, "revoked"), `revoked ${revoking.prefix}…`);
+        else setNote("revoke cancelled");
+        return;
+      }
       if (key.upArrow) setSelected((i) => Math.max(0, i - 1));
       else if (key.downArrow) setSelected((i) => Math.min(rows.length - 1, i + 1));
       else if (input === "n") open("create");
       else if (input === "l" && current) open("edit");
-      else if (input === "r" && current)
-        void act(api.setKeyStatus(current.id, "revoked"), `revoked ${current.prefix}…`);
-      else if (input === "e" && current)
+      else if (input === "r" && current && current.status !== "revoked") {
+        // Modal: the screen keys (1-4, q) wait until the question is answered.
+        onModal(true);
+        setRevoking(current);
+      } else if (input === "e" && current)
         void act(api.setKeyStatus(current.id, "enabled"), `enabled ${current.prefix}…`);
     },
     { isActive: mode === "list" },
@@ -169,9 +178,16 @@ export function KeysScreen({ api, onModal, height }: Props) {
         rows={rows}
         selected={selected}
         height={height - (secret ? 4 : 0)}
+        width={width}
         empty="no keys yet: press n"
       />
-      {note ? <Text color="cyan">{note}</Text> : null}
+      {revoking ? (
+        <Text color="yellow" bold>
+          Revoke {revoking.name || revoking.id} ({revoking.prefix}…)? y revokes, any other key cancels.
+        </Text>
+      ) : note ? (
+        <Text color="cyan">{note}</Text>
+      ) : null}
       {keys.error && keys.data === undefined ? <Text color="red">{keys.error}</Text> : null}
     </Box>
   );

@@ -1,5 +1,6 @@
 // Live request log: tails the admin event feed — every API request, refusals marked `✗` with their
-// error code; columns sized to the terminal so endpoint and model are never cut. f sets filters
+// error code; columns sized to the terminal so a row never wraps: tokens, cost and error codes are
+// whole, and when the row is too wide the key name, then the model, then the endpoint are cut. f sets filters
 // (key, model, status), x clears them, p pauses (new requests are kept, not shown), ↑/↓ scroll back.
 import { Box, Text, useInput } from "ink";
 import { useEffect, useState } from "react";
@@ -49,8 +50,9 @@ export function endpointName(path: string): string {
 export const refused = (e: RequestEvent): boolean => (e.error_code ?? null) !== null && e.status >= 400;
 
 /**
- * Column widths for the rows shown: endpoint, model, tokens, cost and error codes whole; the key
- * name takes what is left of the width (cut with `…`).
+ * Column widths for the rows shown: tokens, cost and error codes whole; endpoint, key and model as
+ * wide as their widest cell while the row fits, else cut (with `…`) in that order of sacrifice:
+ * the key name down to 3, the model down to 10, the endpoint down to 6.
  */
 export interface Layout {
   endpoint: number;
@@ -77,17 +79,28 @@ const latencyOf = (ms: number): string => (ms < 10_000 ? `${ms}ms` : `${(ms / 10
 export function layout(events: readonly RequestEvent[], width: number): Layout {
   const widest = (min: number, cell: (e: RequestEvent) => string) =>
     events.reduce((w, e) => Math.max(w, cell(e).length), min);
-  const endpoint = widest(8, (e) => endpointName(e.endpoint));
   const tokens = widest(6, (e) => (refused(e) ? "" : tokensOf(e)));
   const codes = widest(0, (e) => (refused(e) ? (e.error_code ?? "") : ""));
   const cost = Math.max(
     widest(5, (e) => (refused(e) ? "" : usd(e.cost_nanos))),
     codes - tokens - 1,
   );
-  const keyWanted = widest(3, (e) => e.key_name || e.key_id || "-");
-  const room = width - FIXED - endpoint - tokens - cost;
-  const model = widest(5, (e) => e.model || "-");
-  return { endpoint, key: Math.max(1, Math.min(keyWanted, room - model)), model, tokens, cost };
+  const cells = {
+    endpoint: widest(8, (e) => endpointName(e.endpoint)),
+    key: widest(3, (e) => e.key_name || e.key_id || "-"),
+    model: widest(5, (e) => e.model || "-"),
+  };
+  let excess = FIXED + tokens + cost + cells.endpoint + cells.key + cells.model - width;
+  for (const [column, min] of [
+    ["key", 3],
+    ["model", 10],
+    ["endpoint", 6],
+  ] as const) {
+    const cut = Math.max(0, Math.min(excess, cells[column] - min));
+    cells[column] -= cut;
+    excess -= cut;
+  }
+  return { ...cells, tokens, cost };
 }
 
 /** Cuts a cell to its width, marking the cut with `…`. */

@@ -46,11 +46,13 @@ function frame(event: string, data: unknown): Uint8Array {
 
 export const events = adminRoute(async ({ gateway, ctx }) => {
   let unsubscribe = () => {};
+  let unregister = () => {};
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   let release = () => {};
   const stop = () => {
     release();
     unsubscribe();
+    unregister();
     if (heartbeat) clearInterval(heartbeat);
   };
   const stream = new ReadableStream<Uint8Array>(
@@ -79,6 +81,12 @@ export const events = adminRoute(async ({ gateway, ctx }) => {
         release = holdSession(gateway, ctx, () => {
           stop();
           controller.enqueue(frame("revoked", { reason: "admin token revoked" }));
+          controller.close();
+        });
+        // A drain ends the feed at its start: it never finishes on its own.
+        unregister = gateway.longLived.add(() => {
+          stop();
+          controller.enqueue(frame("closing", { reason: "server shutting down" }));
           controller.close();
         });
       },

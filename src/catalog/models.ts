@@ -1,4 +1,4 @@
-// The model catalog: exactly the fifteen public ids of SPEC.md, their families and sizes.
+// The model catalog: exactly the fifteen public ids (docs/api.md), their families and sizes.
 // Anything not listed here (older ids, undated aliases, dotted messages ids) is "model not found".
 import type { ModelId } from "../types.ts";
 
@@ -91,7 +91,7 @@ function image(id: string, displayName: string, created: string): ModelInfo {
   };
 }
 
-/** The catalog in the order SPEC.md lists it. Context sizes are ours: SPEC.md does not show them. */
+/** The catalog in its published order (docs/api.md). Context sizes are ours: the ids come without them. */
 export const MODELS: readonly ModelInfo[] = [
   text("modelx-5.5", "ModelX 5.5", "2026-04-23", 1_050_000, 128_000),
   text("modelx-5.4", "ModelX 5.4", "2026-03-05", 1_050_000, 128_000),

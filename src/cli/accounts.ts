@@ -3,7 +3,7 @@ import { formatUsd } from "../base/money.ts";
 import type { Account } from "../store/store.ts";
 import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
 
-const USAGE = `usage:
+export const USAGE = `usage:
   modelgate accounts create NAME [--balance USD]
   modelgate accounts credit NAME USD [--note TEXT]
   modelgate accounts list [--json]

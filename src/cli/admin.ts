@@ -3,7 +3,7 @@
 import { createAdminToken, revokeAdminToken } from "../admin/tokens.ts";
 import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
 
-const USAGE = `usage:
+export const USAGE = `usage:
   modelgate admin token create [--name NAME]   prints a new admin token (shown only once)
   modelgate admin token list [--json]
   modelgate admin token revoke ID              refuses the token from its next request on

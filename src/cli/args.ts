@@ -1,4 +1,5 @@
 // Command-line parsing on node:util parseArgs, with valibot checking what the values mean.
+import { existsSync } from "node:fs";
 import { type ParseArgsConfig, parseArgs } from "node:util";
 import * as v from "valibot";
 import { parseUsd } from "../base/money.ts";
@@ -7,7 +8,7 @@ import { STORE_BATCH } from "../billing/ledger-meter.ts";
 import { checkName } from "../config/blocks.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
-import { openStore, usageJournalPath } from "../store/open.ts";
+import { isPostgresUrl, openStore, sqlitePathOf, usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
 
@@ -60,11 +61,25 @@ export async function storeFrom(values: {
  * its usage journal (src/billing/journal.ts), so balances and usage include every durable record.
  */
 export async function openStoreCaughtUp(config: Config): Promise<Store> {
+  refuseMissingDatabase(config.store.url);
   const store = await openStore(config.store.url, config.store.journal);
   const journal = usageJournalPath(config.store.url, config.store.journal);
   const stored = await catchUpJournal(journal, store.usage, STORE_BATCH);
   if (stored) console.error(`stored ${stored} usage records left in the usage journal by a stopped server`);
   return store;
+}
+
+/**
+ * Only `serve` creates a database. A store command run in another folder would otherwise open a
+ * new empty `modelgate.db` there and print empty tables as if the install had no data.
+ */
+function refuseMissingDatabase(url: string): void {
+  if (isPostgresUrl(url)) return; // a missing PostgreSQL database is refused when opened
+  const path = sqlitePathOf(url);
+  if (path === ":memory:" || existsSync(path)) return;
+  throw new UsageError(
+    `no database at ${path} (store.url ${url}); only \`modelgate serve\` creates one. Point this command at the gateway's database with --db sqlite://PATH, the MODELGATE_DB variable, or --config FILE (its store.url), or run it in the folder where serve runs`,
+  );
 }
 
 export function usd(text: string, flag: string): Nanos {

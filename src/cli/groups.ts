@@ -2,7 +2,7 @@
 import { checkModelPattern } from "../catalog/groups.ts";
 import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
 
-const USAGE = `usage:
+export const USAGE = `usage:
   modelgate groups set NAME --models PATTERN[,PATTERN...]   (exact ids or a prefix ending in *)
   modelgate groups list [--json]
 common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;

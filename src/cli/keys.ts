@@ -5,7 +5,7 @@ import { checkCidr } from "../base/ip.ts";
 import { formatUsd } from "../base/money.ts";
 import { parse, positiveInt, printableName, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
 
-const USAGE = `usage:
+export const USAGE = `usage:
   modelgate keys create --account NAME [--group G] [--name N] [--expires-at RFC3339]
                         [--allow-ip CIDR]... [--daily-cap USD] [--rpm N] [--concurrency N]
   modelgate keys list [--json]

@@ -11,6 +11,24 @@ import { parse, UsageError } from "./args.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
 
+export const USAGE = `usage: modelgate serve [options]
+  --config FILE              the TOML configuration (or MODELGATE_CONFIG)
+  --listen HOST:PORT         where to listen (MODELGATE_LISTEN; default 127.0.0.1:8080)
+  --db URL                   sqlite://PATH or postgres://USER@HOST:PORT/DB (MODELGATE_DB; default sqlite://modelgate.db)
+  --journal PATH             the usage journal (MODELGATE_JOURNAL; default beside the SQLite file)
+  --redis-url URL            share limits with other nodes through Redis (MODELGATE_REDIS_URL)
+  --redis-prefix TEXT        the key prefix on Redis (MODELGATE_REDIS_PREFIX)
+  --tls-cert FILE --tls-key FILE   serve HTTPS (MODELGATE_TLS_CERT, MODELGATE_TLS_KEY)
+  --trusted-proxy CIDR       a proxy whose X-Forwarded-For is believed; repeatable (MODELGATE_TRUSTED_PROXIES)
+  --shutdown-deadline S      seconds a drain waits for requests in flight (MODELGATE_SHUTDOWN_DEADLINE; default 30)
+  --workers N                worker processes sharing the port (MODELGATE_WORKERS; default 1)
+  --log-format auto|text|json (MODELGATE_LOG_FORMAT)   --log-level debug|info|warn|error (MODELGATE_LOG_LEVEL)
+  --no-bootstrap             do not create the first account, key and admin token on an empty store
+  --seed N                   the built-in simulator's seed (MODELGATE_SIM_SEED)
+  --otlp-endpoint URL        export traces over OTLP/HTTP (MODELGATE_OTLP_ENDPOINT)
+  --otlp-sampling-ratio R    the share of requests traced, 0..1 (MODELGATE_OTLP_SAMPLING_RATIO)
+A flag wins over its variable, which wins over the file.`;
+
 const FLAGS = {
   config: { type: "string" },
   listen: { type: "string" },

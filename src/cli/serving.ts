@@ -26,6 +26,8 @@ export async function drainAndStop(
     signal,
     deadline_ms: deadlineMs,
   });
+  // An open console's live feed is no request in flight: it ends now, not at the deadline.
+  gateway.longLived.closeAll();
   const result = await listener.drain(deadlineMs);
   await stopGateway(gateway);
   log("info", "stopped", { drained: result.drained, closed_in_flight: result.remaining });

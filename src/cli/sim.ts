@@ -10,6 +10,13 @@ import { startSimServer } from "../sim/server.ts";
 import { describeIssues } from "../validation.ts";
 import { parse, UsageError } from "./args.ts";
 
+export const USAGE = `usage: modelgate sim [--listen HOST:PORT] [--seed N] [--profile FILE.toml] [--fault KEY=VALUE]...
+  runs the upstream simulator on its own (OpenAI Responses, Chat Completions, Anthropic Messages, Images)
+  --listen   where to listen (default 127.0.0.1:8081); without arguments it starts there
+  --seed     the seed of its answers (default 0)
+  --profile  a TOML file of fault fields (rate_500, rate_429, ...), see docs/simulator.md
+  --fault    one fault field, overriding the profile, e.g. --fault rate_500=0.5`;
+
 /** The profile from an optional TOML file and `KEY=VALUE` overrides (numbers, true/false). */
 export function profileFrom(file: string | undefined, faults: readonly string[]): FaultProfile {
   const fields: Record<string, unknown> =

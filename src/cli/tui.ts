@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { parse, UsageError } from "./args.ts";
 
-const USAGE = `usage: modelgate tui [--url URL] [--token TOKEN]
+export const USAGE = `usage: modelgate tui [--url URL] [--token TOKEN]
   --url    the gateway, e.g. http://127.0.0.1:8080 (or MODELGATE_ADMIN_URL; default http://127.0.0.1:8080)
   --token  an admin token mga-... (or MODELGATE_ADMIN_TOKEN); \`modelgate admin token create\` mints one`;
 

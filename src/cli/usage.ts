@@ -9,7 +9,7 @@ import { describeIssues } from "../validation.ts";
 import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
 import { DIMENSIONS, type Dimension, groupedTotals, toCsv } from "./usage-groups.ts";
 
-const USAGE = `usage:
+export const USAGE = `usage:
   modelgate usage [--key ID] [--account NAME] [--since T] [--until T]
                   [--group-by key,account,model,day] [--format table|csv|json] [--json]
 --group-by takes one dimension or several separated by commas (e.g. account,day,model); --json is

@@ -10,7 +10,7 @@ import { coerceFormFields, EditFieldsSchema, toImageOptions } from "../wire/imag
 import { type ImageEndpoint, serveImages, unknownFields } from "./images.ts";
 import { type ImageUpload, readImageUpload } from "./images-upload.ts";
 
-/** The mask rules of SPEC.md, answered with 400: a PNG with an alpha channel, the image's size. */
+/** The mask rules, answered with 400: a PNG with an alpha channel, the image's size. */
 export function checkMask(mask: UploadedImage, image: UploadedImage): void {
   const bad = (message: string) => new GatewayError("invalid_request", message, { param: "mask" });
   if (mask.info.format !== "png") {

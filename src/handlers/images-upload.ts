@@ -9,9 +9,9 @@ import { GatewayError } from "../wire/errors.ts";
 import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";
 import { structureProblem } from "../wire/images-structure.ts";
 
-/** Per uploaded file (image and mask counted separately). SPEC.md: 20 MB. */
+/** Per uploaded file (image and mask counted separately): 20 MB (docs/api.md). */
 export const MAX_FILE_BYTES = 20_000_000;
-/** At most this many reference images (WIRE.md: up to 16). */
+/** At most this many reference images (the Images API takes up to 16). */
 export const MAX_IMAGES = 16;
 const MAX_FIELD_BYTES = 256 * 1024;
 const FILE_FIELDS = new Set(["image", "image[]", "mask"]);

@@ -22,8 +22,8 @@ const ENDPOINT: TextEndpoint = {
   path: "/v1/messages",
   decode(json, headers) {
     const anthropicVersion = requireVersion(headers);
-    const request = decodeMessagesRequest(json);
     const beta = headers.get("anthropic-beta");
+    const request = decodeMessagesRequest(json, beta);
     const overrides = systemOverrides(request);
     return {
       view: viewOfMessages(request),

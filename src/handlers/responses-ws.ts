@@ -1,4 +1,4 @@
-// The Responses WebSocket mode (WIRE.md §1.7, §7.3): `GET /v1/responses` with an Upgrade. Each
+// The Responses WebSocket mode (docs/api.md): `GET /v1/responses` with an Upgrade. Each
 // `response.create` text frame carries a Responses body; it runs through exactly the HTTP path
 // (authentication re-checked, limits, billing, routing, translation) as one streamed request, and
 // every SSE event of the answer goes back as one text frame with the same JSON. The connection
@@ -162,7 +162,7 @@ function sendError(
   ctx?: RequestContext,
 ): void {
   send(ws, errorFrame(error), streamId);
-  report(error, ctx, gateway);
+  report(error, ctx, gateway, false);
 }
 
 function closeExpired(gateway: Gateway, ws: Socket): void {

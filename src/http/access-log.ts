@@ -1,6 +1,7 @@
 // The access log: one line per request (the gateway's id and the client's, method, path, status, error code, key name, model,
 // upstream channels, latency, tokens; the cause of an upstream failure), and every API request
-// that was not billed (refusals, listings) on the live feed beside the settled ones.
+// that was not billed (refusals, listings) on the live feed beside the settled ones. Admin API
+// requests are written at `debug`: an open console polls every second and would drown the rest.
 //
 // A request's facts arrive from three places: authentication (the key, on the request's context),
 // the meter (the model, and whether it was admitted; kept by request id from admission to the
@@ -14,6 +15,8 @@ import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import { asGatewayError } from "../wire/errors.ts";
 import type { RequestContext } from "./context.ts";
+
+const ADMIN_PATHS = "/admin/";
 
 /** What the edge knows when it hands the response over. */
 interface Ended {
@@ -46,6 +49,11 @@ let writing = true;
 
 export function setAccessLog(on: boolean): void {
   writing = on;
+}
+
+/** Whether requests get a line (an error's report then only adds detail at `debug`). */
+export function accessLogWrites(): boolean {
+  return writing;
 }
 
 /** Requests noted by the meter whose line is not written yet (tests check none is left behind). */
@@ -171,7 +179,9 @@ function write(
   if (!writing) return;
   const settled = note?.settled;
   const usage = settled?.usage;
-  log(ended.status >= 500 ? "warn" : "info", "request", {
+  // The admin API's lines (an open console polls it every second) only at --log-level debug.
+  const level = ended.path.startsWith(ADMIN_PATHS) ? "debug" : ended.status >= 500 ? "warn" : "info";
+  log(level, "request", {
     request_id: requestId,
     client_request_id: ended.clientRequestId,
     method: ended.method,

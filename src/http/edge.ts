@@ -9,7 +9,7 @@ import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
-import { pathOf, requestEnded } from "./access-log.ts";
+import { accessLogWrites, pathOf, requestEnded } from "./access-log.ts";
 import { buildContext, type RequestContext, stampIds } from "./context.ts";
 import { protocolOfPath } from "./paths.ts";
 
@@ -89,12 +89,20 @@ export function failureOf(thrown: unknown, ctx: RequestContext | undefined): Gat
 }
 
 /**
- * The one report of an error answer (HTTP or WebSocket): logged at its error-table level with its
- * cause, counted by kind. Called after the answer's access-log line (`finish`, which also marks
- * the trace).
+ * The one report of an error answer (HTTP or WebSocket): counted by kind, and logged with its
+ * cause. Called after the answer's access-log line (`finish`, which also marks the trace). When
+ * that line was written (`lined`) it already says the status and code: the report is then a
+ * `debug` line (the detail of a refusal), so a refused request writes one line at `info`; a
+ * gateway bug (`internal`) keeps its level for its stack, and a WebSocket frame has no line.
  */
-export function report(error: GatewayError, ctx: RequestContext | undefined, gateway: Gateway): void {
-  log(error.level, error.kind === "internal" ? "handler failed" : "request refused", {
+export function report(
+  error: GatewayError,
+  ctx: RequestContext | undefined,
+  gateway: Gateway,
+  lined: boolean,
+): void {
+  const level = lined && accessLogWrites() && error.kind !== "internal" ? "debug" : error.level;
+  log(level, error.kind === "internal" ? "handler failed" : "request refused", {
     request_id: ctx?.requestId,
     path: ctx === undefined ? undefined : pathOf(ctx.request.url),
     kind: error.kind,

@@ -11,19 +11,22 @@ const API_PATHS = [
   "/completions",
 ];
 
-/** The 404 for an unknown path, explaining the `/v1` base-URL rule when that is the likely mistake. */
-export function notFoundError(method: string, pathname: string): GatewayError {
+/**
+ * The 404 for an unknown path, explaining the `/v1` base-URL rule when that is the likely mistake;
+ * `base` is this gateway's address as the client reached it (`http://host:port`).
+ */
+export function notFoundError(method: string, pathname: string, base: string): GatewayError {
   if (pathname.startsWith("/v1/v1/")) {
     const fixed = pathname.slice(3);
     return new GatewayError(
       "not_found",
-      `Unknown path ${pathname}: it has /v1 twice. Your base URL probably already ends in /v1 and the client adds another. Use {base_url}/v1 for SDK clients (the path becomes ${fixed}), or {base_url} without /v1 for command-line clients that add /v1 themselves.`,
+      `Unknown path ${pathname}: it has /v1 twice. Your base URL probably already ends in /v1 and the client adds another. Use ${base}/v1 for SDK clients (the path becomes ${fixed}), or ${base} without /v1 for command-line clients that add /v1 themselves.`,
     );
   }
   if (!pathname.startsWith("/v1/") && API_PATHS.some((p) => pathname === p || pathname.startsWith(p))) {
     return new GatewayError(
       "not_found",
-      `Unknown path ${pathname}: API paths start with /v1 (this one is /v1${pathname}). Set your client's base URL to {base_url}/v1; command-line coding clients configured by environment variable take {base_url} without /v1.`,
+      `Unknown path ${pathname}: API paths start with /v1 (this one is /v1${pathname}). Set your client's base URL to ${base}/v1; command-line coding clients configured by environment variable take ${base} without /v1.`,
     );
   }
   return new GatewayError(

@@ -30,7 +30,10 @@ export function upstreamProtocol(channel: Channel, client: TextProtocol): TextPr
   }
 }
 
-/** The channels that can serve `model` for a `protocol` client, native speakers first; 503 when none. */
+/**
+ * The channels that can serve `model` for a `protocol` client, native speakers first. None
+ * configured is the operator's configuration, not an outage: 404 `model_not_served`, no retry.
+ */
 export function textChannelsFor(gateway: Gateway, model: ModelInfo, protocol: TextProtocol): Channel[] {
   const native: Channel[] = [];
   const translated: Channel[] = [];
@@ -41,9 +44,10 @@ export function textChannelsFor(gateway: Gateway, model: ModelInfo, protocol: Te
   }
   if (translated.length === 0 && native.length > 0) return native;
   if (native.length + translated.length > 0) return native.concat(translated);
-  throw new GatewayError(
-    "no_channel",
-    `No upstream channel can serve \`${model.id}\` right now: no configured text channel serves it.`,
-    { retryAfterSeconds: 30 },
-  );
+  throw new GatewayError("model_not_served", notServed(model.id, "text"));
+}
+
+/** What the operator changes when no configured channel serves a catalog model. */
+export function notServed(model: string, family: "text" | "images"): string {
+  return `The model \`${model}\` is in the catalog but no ${family} channel of this gateway's configuration serves it: add it to the \`models\` of a [[channels]] entry in the gateway's configuration file (or choose another model).`;
 }

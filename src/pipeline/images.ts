@@ -21,6 +21,7 @@ import { type Attempt, failover } from "../upstream/retry.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
 import { timeoutsOf, upstreamEnv } from "./call.ts";
+import { notServed } from "./channels.ts";
 import { ImageTally } from "./images-tally.ts";
 
 export interface ImageRequest {
@@ -82,10 +83,7 @@ async function open(
 ): Promise<Opened> {
   const channels = gateway.channels.forModel(request.model.id).filter(servesImages);
   if (channels.length === 0) {
-    throw new GatewayError(
-      "no_channel",
-      `no upstream channel serves ${request.model.id}; add one to the configuration`,
-    );
+    throw new GatewayError("model_not_served", notServed(request.model.id, "images"));
   }
   const won = await failover(channels, (lease) => attemptImages(gateway, request, lease, signal), {
     policy: gateway.config.routing,

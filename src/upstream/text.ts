@@ -19,6 +19,8 @@ export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Pr
       // In-process: the same handler `modelgate sim` serves, without a socket.
       const request = new Request(`http://sim.internal${TEXT_PATHS[call.protocol]}`, {
         method: "POST",
+        // The beta list decides what a Messages request may ask (an interleaved thinking budget).
+        headers: call.anthropicBeta ? { "anthropic-beta": call.anthropicBeta } : {},
         body: call.body,
         signal: call.signal,
       });

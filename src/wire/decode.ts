@@ -1,6 +1,6 @@
 // The one decode step of request bodies, text and images alike: a valibot schema's issues become
 // a GatewayError naming the first bad field. One rule for the status: a number outside its range
-// (a `minValue` / `maxValue` issue) is 422 (DESIGN.md: "a numeric field outside its range"), any
+// (a `minValue` / `maxValue` issue) is 422 (docs/design.md: "a number outside its range"), any
 // other violation (missing field, wrong type, bad enum value, too long) is 400. Range checks that
 // need more than one field (temperature, top_p, Chat `n`, thinking budgets) run after this step and
 // follow the same rule.

@@ -159,6 +159,15 @@ const KINDS = {
     level: "warn",
     retryable: true,
   },
+  model_not_served: {
+    // A permanent state of the gateway's configuration, not an outage: nothing to retry.
+    status: 404,
+    openaiType: "invalid_request_error",
+    anthropicType: "not_found_error",
+    code: "model_not_served",
+    level: "warn",
+    retryable: false,
+  },
   no_channel: {
     status: 503,
     openaiType: "server_error",

@@ -1,6 +1,6 @@
 // Image results and stream events on the wire. Out to clients: the result object
 // `{created, data: [{b64_json}], usage}` and SSE events named `image.partial_image` /
-// `image.completed` (SPEC.md) whose data also carries every field of the official API's
+// `image.completed` (the gateway's own, docs/api.md) whose data also carries every field of the official API's
 // `image_generation.*` / `image_edit.*` events, so the openai SDKs read them too. In from an
 // OpenAI-style upstream: its `ImagesResponse` and those official events, parsed by valibot.
 import * as v from "valibot";
@@ -120,17 +120,17 @@ function described(meta: StreamMeta, b64: string, createdAt: number): Record<str
 }
 
 /*
- * One frame per event serves both readers. The SSE `event:` line carries SPEC.md's name
- * (`image.partial_image`, `image.completed`); the JSON carries SPEC.md's fields (`index`,
+ * One frame per event serves both readers. The SSE `event:` line carries the gateway's name
+ * (`image.partial_image`, `image.completed`); the JSON carries the gateway's fields (`index`,
  * `b64_json`, `created_at`; `data`, `usage`) and the official event's (`type`
  * `image_generation.*` / `image_edit.*`, top-level `b64_json`, `size`, `quality`, `background`,
  * `output_format`, `partial_image_index`). The openai SDKs never look at the `event:` line of
  * these streams: they yield each `data` object as it is and callers switch on its `type`, so
  * `type` is the official name. A progress image travels once (both shapes name it `b64_json`).
- * The final image is the one place the two shapes cannot share bytes: SPEC.md wants it in
+ * The final image is the one place the two shapes cannot share bytes: the gateway's shape has it in
  * `data[].b64_json`, the SDK at the top level. Measured on the wire with the simulator's images,
- * partial_images 2, one image: 1024x1024 low PNG — SPEC-only stream 29,233 bytes, this merged
- * stream 41,749 (+43%: the final image twice), SPEC events plus separate official events 58,786
+ * partial_images 2, one image: 1024x1024 low PNG — gateway-shape-only stream 29,233 bytes, this merged
+ * stream 41,749 (+43%: the final image twice), gateway events plus separate official events 58,786
  * (+101%: every image twice); 1024x1536 high JPEG — 202,049 / 283,159 (+40%) / 404,424 (+100%). Choosing the shape by the client (for example the SDK's
  * `x-stainless-*` headers) would save the copy but give one request two wire formats; the
  * merged frame is the smallest stream that every client reads in full.
@@ -151,7 +151,7 @@ export function partialImageFrame(
   });
 }
 
-/** The final event: SPEC.md's `data` and `usage`, and the official fields with the first image. */
+/** The final event: the gateway's `data` and `usage`, and the official fields with the first image. */
 export function completedFrame(meta: StreamMeta, result: ImageResult): Uint8Array {
   return sseEvent("image.completed", {
     type: upstreamEventName(meta.kind, "completed"),

@@ -1,12 +1,12 @@
 // The Images wire: request fields of POST /v1/images/generations and /v1/images/edits, parsed by
 // valibot into one domain shape (`ImageOptions`). Field errors name the field; a numeric value
-// outside its range is 422 (DESIGN.md), any other violation 400 (the one decode step, decode.ts).
+// outside its range is 422 (docs/design.md), any other violation 400 (the one decode step, decode.ts).
 import * as v from "valibot";
 import { GatewayError } from "./errors.ts";
 
 export const MAX_PROMPT_CHARS = 32_000;
 export const STANDARD_SIZES = ["1024x1024", "1536x1024", "1024x1536"] as const;
-/** Lenient `WxH` sizes: each side within these bounds (SPEC.md: output size not guaranteed). */
+/** Lenient `WxH` sizes: each side within these bounds (the output size is not guaranteed). */
 export const MIN_SIDE = 16;
 export const MAX_SIDE = 4096;
 
@@ -31,7 +31,7 @@ const Prompt = v.pipe(
   ),
 );
 
-/** Characters as SPEC.md counts them: Unicode code points (an emoji is one, not two UTF-16 units). */
+/** Characters as the prompt limit counts them: Unicode code points (an emoji is one, not two UTF-16 units). */
 export function codePoints(text: string): number {
   let count = text.length;
   for (let i = 0; i < text.length - 1; i++) {
@@ -86,7 +86,7 @@ const common = {
   stream: v.optional(v.boolean("must be true or false"), false),
   partial_images: v.optional(intIn(0, 3), 0),
   user: v.optional(v.string("must be a string")),
-  // Ignored whatever its value (SPEC.md): image models always answer b64_json.
+  // Ignored whatever its value: image models always answer b64_json (docs/api.md).
   response_format: v.optional(v.unknown()),
 };
 

@@ -7,7 +7,7 @@ import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
 import { checkSampling, JsonObject, PositiveInt, requireObject, SamplingFields } from "./text-fields.ts";
 
-/** The version SPEC.md names; SDKs send later dates, which are accepted and passed on. */
+/** The version the gateway documents; SDKs send later dates, which are accepted and passed on. */
 export const DEFAULT_VERSION = "2023-06-01";
 const VERSION_FORMAT = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -75,16 +75,30 @@ export const CountTokensRequestSchema = v.looseObject(Common);
 export type MessagesRequest = v.InferOutput<typeof MessagesRequestSchema>;
 export type CountTokensRequest = v.InferOutput<typeof CountTokensRequestSchema>;
 
-/** Checks a parsed body: shape (400), thinking budget (400), sampling ranges (422). */
-export function decodeMessagesRequest(json: unknown): MessagesRequest {
+/** The beta that lets thinking continue between tool calls (its budget then spans the whole turn). */
+export const INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14";
+
+/** Whether an `anthropic-beta` header value lists `beta` (the header is a comma-separated list). */
+export function hasBeta(header: string | null | undefined, beta: string): boolean {
+  return (header ?? "").split(",").some((part) => part.trim() === beta);
+}
+
+/**
+ * Checks a parsed body: shape (400), thinking budget (400), sampling ranges (422). The budget rule
+ * is the provider's: at least 1024, and below `max_tokens` — except with interleaved thinking
+ * (its beta, and tools to think between), where the budget is the whole turn's across several
+ * answers and may exceed one answer's `max_tokens`.
+ */
+export function decodeMessagesRequest(json: unknown, anthropicBeta?: string | null): MessagesRequest {
   const request = parseOrThrow(MessagesRequestSchema, requireObject(json));
   const thinking = request.thinking;
   if (thinking?.type === "enabled") {
     const budget = thinking.budget_tokens as number;
-    if (budget < 1024 || budget >= request.max_tokens) {
+    const interleaved = hasBeta(anthropicBeta, INTERLEAVED_THINKING_BETA) && (request.tools?.length ?? 0) > 0;
+    if (budget < 1024 || (budget >= request.max_tokens && !interleaved)) {
       throw new GatewayError(
         "invalid_request",
-        `thinking.budget_tokens must be at least 1024 and less than max_tokens (${request.max_tokens}), got ${budget}`,
+        `thinking.budget_tokens must be at least 1024 and less than max_tokens (${request.max_tokens}), got ${budget}${budget < 1024 ? "" : `; with tools and the anthropic-beta ${INTERLEAVED_THINKING_BETA} it may exceed max_tokens`}`,
         { param: "thinking.budget_tokens" },
       );
     }

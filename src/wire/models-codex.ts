@@ -23,7 +23,7 @@ export const CODEX_INSTRUCTIONS = [
   "and end with a short account of what you changed, how you checked it, and anything left to do.",
 ].join(" ");
 
-/** Reasoning efforts the Responses models take (SPEC.md: low, medium, high, xhigh). */
+/** Reasoning efforts the Responses models take: low, medium, high, xhigh. */
 const EFFORTS = [
   { effort: "low", description: "Quick answers with light reasoning" },
   { effort: "medium", description: "Balanced reasoning for everyday work" },

@@ -12,7 +12,7 @@ export const JsonObject = v.custom<JsonSchema>(
   "expected a JSON object",
 );
 
-/** SPEC.md's `response_format` (Chat's, and accepted on Responses too): text, json_object or json_schema. */
+/** `response_format` (Chat's, and accepted on Responses too): text, json_object or json_schema. */
 export const ResponseFormat = v.optional(
   v.nullable(
     v.looseObject({
@@ -28,7 +28,7 @@ export const SamplingFields = {
 };
 export const PositiveInt = v.pipe(v.number(), v.integer("expected a whole number"), v.minValue(1));
 
-/** Reasoning effort values the OpenAI protocols know (SPEC names low … xhigh; SDKs send the rest). */
+/** Reasoning effort values the OpenAI protocols know (the docs name low … xhigh; SDKs send the rest). */
 export const Effort = v.picklist(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
 /** A numeric field outside its range is a 422 naming it: `temperature must be between 0 and 2, got 3`. */
@@ -40,7 +40,7 @@ export function checkRange(field: string, value: number | null | undefined, min:
   });
 }
 
-/** The sampling ranges every text endpoint enforces (SPEC: temperature 0–2, top_p 0–1). */
+/** The sampling ranges every text endpoint enforces (docs/api.md: temperature 0–2, top_p 0–1). */
 export function checkSampling(body: {
   temperature?: number | null | undefined;
   top_p?: number | null | undefined;
@@ -51,7 +51,7 @@ export function checkSampling(body: {
 
 /**
  * The decode of an OpenAI text body: an object, without the other OpenAI protocol's reasoning
- * field (400 upstream_error, SPEC rule), valid for `schema` (400/422), sampling in range (422).
+ * field (400 upstream_error, docs/api.md), valid for `schema` (400/422), sampling in range (422).
  */
 export function decodeOpenAIText<S extends v.GenericSchema>(
   schema: S,
@@ -65,7 +65,7 @@ export function decodeOpenAIText<S extends v.GenericSchema>(
   return request;
 }
 
-/** A field that belongs to another protocol: 400 with code `upstream_error` (SPEC rule). */
+/** A field that belongs to another protocol: 400 with code `upstream_error` (docs/api.md). */
 export function rejectMisplaced(body: unknown, field: string, hint: string): void {
   if (typeof body === "object" && body !== null && field in body) {
     throw new GatewayError("misplaced_field", `\`${field}\` is not accepted on this endpoint: ${hint}`, {

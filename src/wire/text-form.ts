@@ -102,8 +102,8 @@ export interface TextView {
   promptText: string;
   /** The text of the last user turn (directives and tool mentions are read from here). */
   lastUserText: string;
-  /** True when the conversation ends with a tool result sent back by the client. */
-  endsWithToolResult: boolean;
+  /** The text of the tool result(s) the conversation ends with, sent back by the client; else undefined. */
+  toolResult: string | undefined;
   tools: Pick<IrTool, "name" | "parameters">[];
   toolChoice: IrToolChoice;
   outputFormat: IrFormat | undefined;

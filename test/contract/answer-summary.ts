@@ -3,7 +3,7 @@
 // Built from a complete answer object or from the events of a streamed one, so the answer matrix
 // can say what crossed a translation without caring which protocol carried it.
 
-import { openReasoning } from "../../src/wire/translate/reasoning-seal.ts";
+import { openReasoning, openRedacted } from "../../src/wire/translate/reasoning-seal.ts";
 import type { Protocol } from "./answer-fixtures.ts";
 
 type Obj = Record<string, unknown>;
@@ -57,7 +57,9 @@ function fromResponse(r: Obj): Summary {
       const text = arr(item.summary)
         .map((p) => str(obj(p).text))
         .join("\n\n");
-      if (text === "" && str(item.encrypted_content) !== "") s.redacted.push(str(item.encrypted_content));
+      // Anthropic's redacted data reaches a Responses client marked (reasoning-seal.ts): compare the data.
+      const encrypted = str(item.encrypted_content);
+      if (text === "" && encrypted !== "") s.redacted.push(openRedacted(encrypted) ?? encrypted);
       else {
         s.thinking += text;
         s.signature += str(item.encrypted_content);

@@ -165,7 +165,7 @@ const officialFields = {
   output_format: v.picklist(FORMAT),
 };
 
-/** A progress event: the official partial event plus SPEC.md's `index`. */
+/** A progress event: the official partial event plus the gateway's `index`. */
 export const PartialEventSchema = v.looseObject({
   type: v.picklist(["image_generation.partial_image", "image_edit.partial_image"]),
   ...officialFields,
@@ -173,7 +173,7 @@ export const PartialEventSchema = v.looseObject({
   index: v.pipe(v.number(), v.integer(), v.minValue(0)),
 });
 
-/** The final event: the official completed event plus SPEC.md's `data` and `usage`. */
+/** The final event: the official completed event plus the gateway's `data` and `usage`. */
 export const CompletedEventSchema = v.pipe(
   v.looseObject({
     type: v.picklist(["image_generation.completed", "image_edit.completed"]),

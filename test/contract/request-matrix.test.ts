@@ -187,10 +187,13 @@ describe("what the writers choose, seen upstream", () => {
     expect((request.json as Obj).temperature).toBeUndefined();
   });
 
-  test("json_object toward Messages becomes an instruction to answer in JSON", async () => {
+  test("json_object toward Messages becomes a forced answer tool whose input is any object", async () => {
     const body = await sent("chat", "messages", "json_object output");
     expect(body.output_config).toBeUndefined();
-    expect(String(body.system)).toContain("JSON");
+    expect(body.tools).toEqual([
+      expect.objectContaining({ name: "modelgate_json_answer", input_schema: { type: "object" } }),
+    ]);
+    expect(body.tool_choice).toEqual({ type: "tool", name: "modelgate_json_answer" });
   });
 
   test("assistant history reaches a Responses upstream as string content; reasoning with its id", async () => {

@@ -51,9 +51,14 @@ export function tempDir(prefix = "modelgate-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** Runs the modelgate CLI with the given arguments. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** Runs the modelgate CLI with the given arguments (in `cwd` when given). */
+export async function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+): Promise<CliResult> {
   const proc = Bun.spawn([binary(), ...args], {
+    cwd,
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",
@@ -109,7 +114,11 @@ export async function startGateway(options: GatewayOptions = {}): Promise<Runnin
     const match = /"msg":"modelgate listening","url":"([^"]+)"/.exec(stderr);
     if (match) url = match[1];
     else if (proc.exitCode !== null || Date.now() > deadline) {
+      if (proc.exitCode === null) proc.kill("SIGKILL");
+      await proc.exited;
       await pump.catch(() => undefined);
+      // A start that failed leaves nothing behind: the folder made for it goes too.
+      if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
       throw new Error(`gateway did not start (exit ${proc.exitCode}):\n${stderr}`);
     } else await Bun.sleep(10);
   }

@@ -1,5 +1,6 @@
 // Runs once before the tests: compiles the executable that integration tests start, into a
 // path private to this test run (so parallel runs never overwrite each other's binary).
+import { afterAll } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeVocabulary } from "../../scripts/vocabulary.ts";
@@ -29,4 +30,6 @@ if (build.exitCode !== 0) {
   );
 }
 process.env.MODELGATE_TEST_BIN = outfile;
-process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+// A preload's afterAll runs once after every file's tests (bun test emits no process "exit" to a
+// preload's handler, which left this 125 MB binary behind after each run).
+afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -172,7 +172,7 @@ describe("accounts", () => {
   test("create and credit with a note; the balance shows it", async () => {
     const made = await admin("/accounts", { json: { name: "acme", balance_usd: "1" } });
     expect(made.status).toBe(201);
-    // The balance endpoint of SPEC.md, called with a key of the account.
+    // The balance endpoint, called with a key of the account.
     const key = (await (await admin("/keys", { json: { account: "acme", name: "acme-app" } })).json()) as {
       secret: string;
     };

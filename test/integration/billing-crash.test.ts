@@ -5,6 +5,7 @@
 // it could not commit: the gateway answers meanwhile, and the restart replays them exactly once.
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
 
@@ -12,8 +13,11 @@ const START_NANOS = 100_000_000_000; // bootstrap.balance_usd = 100
 const CONFIG = `[bootstrap]\nbalance_usd = "100"\n[sim]\nseed = 3\n`;
 
 const gateways: RunningGateway[] = [];
+const dirs: string[] = [];
 afterAll(async () => {
   for (const gw of gateways) await gw.dispose();
+  // Each store is given to two starts (the killed one and its restart): removed once both stopped.
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function one(url: string, key: string, stream: boolean, i: number): Promise<string | undefined> {
@@ -103,6 +107,7 @@ async function expectExactlyOnce(second: RunningGateway, key: string, completed:
 /** A gateway on a fresh store with its bootstrap key, under load from `clients` clients. */
 async function startUnderLoad(clients: number) {
   const dir = tempDir();
+  dirs.push(dir);
   const first = await startGateway({ dir, config: CONFIG });
   gateways.push(first);
   const key = first.key;

@@ -1,14 +1,69 @@
 // The operator CLI contract: commands, their output forms, and errors that name the problem.
-import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { openStore } from "../../src/store/open.ts";
 import { runCli, tempDir } from "../helpers/gateway.ts";
 
 const dir = tempDir();
 const db = `sqlite://${join(dir, "cli.db")}`;
 const cli = (...args: string[]) => runCli([...args, "--db", db]);
 
+// Only `serve` creates a database; the commands below work on one it made.
+beforeAll(async () => (await openStore(db)).close());
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("help and a missing database", () => {
+  const COMMANDS: [string[], string][] = [
+    [["serve"], "modelgate serve"],
+    [["sim"], "modelgate sim"],
+    [["accounts"], "modelgate accounts create"],
+    [["accounts", "credit"], "modelgate accounts credit"],
+    [["groups", "set"], "modelgate groups set"],
+    [["keys", "create"], "modelgate keys create"],
+    [["usage"], "modelgate usage"],
+    [["admin", "token", "create"], "modelgate admin token create"],
+    [["tui"], "modelgate tui"],
+  ];
+
+  test("--help and -h print the usage of every command and subcommand, exit 0", async () => {
+    for (const [command, expected] of COMMANDS) {
+      for (const flag of ["--help", "-h"]) {
+        const result = await runCli([...command, flag]);
+        expect({ command, flag, code: result.code, usage: result.stdout.includes(expected) }).toEqual({
+          command,
+          flag,
+          code: 0,
+          usage: true,
+        });
+      }
+    }
+    const top = await runCli(["--help"]);
+    expect(top.stdout).toContain("modelgate COMMAND --help");
+  });
+
+  test("a store command never creates a database: exit 2 naming the path and the fix", async () => {
+    const empty = tempDir("modelgate-nodb-");
+    try {
+      for (const args of [["keys", "list"], ["accounts", "list"], ["usage"], ["admin", "token", "list"]]) {
+        const result = await runCli(args, {}, empty);
+        expect(result.code).toBe(2);
+        expect(result.stderr).toContain(join(empty, "modelgate.db"));
+        expect(result.stderr).toContain("--db");
+        expect(result.stderr).toContain("MODELGATE_DB");
+        expect(result.stderr).toContain("--config");
+        expect(result.stdout).toBe("");
+      }
+      const named = await runCli(["accounts", "create", "x", "--db", `sqlite://${join(empty, "other.db")}`]);
+      expect(named.code).toBe(2);
+      expect(named.stderr).toContain(join(empty, "other.db"));
+      expect(readdirSync(empty)).toEqual([]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+    expect(existsSync(join(dir, "cli.db"))).toBe(true);
+  });
+});
 
 describe("modelgate CLI", () => {
   test("the help names every admin subcommand and usage's output formats", async () => {

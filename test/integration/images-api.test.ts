@@ -114,7 +114,7 @@ describe("POST /v1/images/generations", () => {
       for (const [i, e] of events.entries()) {
         const schema = e.event === "image.completed" ? CompletedEventSchema : PartialEventSchema;
         expect(v.safeParse(schema, e.data).issues?.map((issue) => issue.message) ?? []).toEqual([]);
-        // The JSON names the official event (what the openai SDKs switch on), the event line SPEC.md's.
+        // The JSON names the official event (what the openai SDKs switch on), the event line the gateway's own.
         expect(e.data.type).toBe(e.event.replace("image.", "image_generation."));
         if (e.event === "image.partial_image") {
           expect(e.data.index).toBe(i);
@@ -215,7 +215,7 @@ describe("POST /v1/images/edits", () => {
     expect(mask).toMatchObject({ status: 413, param: "mask" });
   }, 60_000);
 
-  test("mask of other dimensions or without alpha is 400 (SPEC.md allows 400 or 422; we answer 400)", async () => {
+  test("mask of other dimensions or without alpha is 400 (not 422)", async () => {
     const size = await errorOf(await edit({}, { image: flatPng(64, 64), mask: halfMask(32, 64) }));
     expect(size).toMatchObject({ status: 400, param: "mask" });
     expect(size.message).toContain("32x64");

@@ -3,14 +3,17 @@
 // the next serve start stores none of them twice.
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
 
 const CONFIG = `[bootstrap]\nbalance_usd = "100"\n[sim]\nseed = 5\n`;
 const gateways: RunningGateway[] = [];
+const dirs: string[] = [];
 afterAll(async () => {
   for (const gw of gateways) await gw.dispose();
+  // Both starts share one folder (given by the test, so dispose leaves it): removed here.
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function chat(url: string, key: string, i: number): Promise<boolean> {
@@ -78,6 +81,7 @@ function appendPending(dir: string): void {
 
 test("kill -9: usage and balances from the CLI include journaled records, stored once", async () => {
   const dir = tempDir();
+  dirs.push(dir);
   const gw = await startGateway({ dir, config: CONFIG });
   gateways.push(gw);
   const key = gw.key ?? "";

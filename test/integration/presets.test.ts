@@ -6,7 +6,7 @@
 
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PRESETS } from "../../src/config/presets.ts";
 import { type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
@@ -252,6 +252,7 @@ describe("start-up and billing", () => {
     );
     const db = `sqlite://${join(dir, "modelgate.db")}`;
     const result = await runCli(["serve", "--listen", "127.0.0.1:0", "--db", db, "--config", file]);
+    rmSync(dir, { recursive: true, force: true });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('channels[0].base_url: "localhost:11434/v1" is not an http(s) URL');
     expect(result.stderr).toContain("http://localhost:11434/v1");

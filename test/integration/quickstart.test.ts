@@ -5,7 +5,15 @@
 // (Dependencies are the installed ones, linked in: `npm install` itself is not re-run.)
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { tempDir } from "../helpers/gateway.ts";
@@ -204,6 +212,8 @@ test.skipIf(!hasTmux)(
     const key = made.stdout.trim().split("\n").at(-1) ?? ""; // after npm's build output
     expect(key).toMatch(/^sk-[A-Za-z0-9_-]{40,}$/);
     expect(made.stderr).toContain("for account default, group default");
+    // The executable carries its source maps inside: the build leaves nothing else in dist/.
+    expect(readdirSync(join(clone, "dist"))).toEqual(["modelgate"]);
 
     // The console, in an 80×24 pane, on the live log.
     const tui = local(TUI).replace("mga-...", token);

@@ -129,6 +129,33 @@ describe("graceful shutdown", () => {
     expect(gw.logs()).toContain('"msg":"stopped","drained":true');
     await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
   });
+
+  test("an open admin event stream (a console's live log) ends at the start of the drain", async () => {
+    // The deadline is long: were the feed counted as in flight, the drain would end at it, not drained.
+    const gw = await startGateway({ dir: dir(), args: ["--shutdown-deadline", "60"] });
+    const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+    const feed = await fetch(`${gw.url}/admin/v1/events`, { headers: { authorization: `Bearer ${token}` } });
+    expect(feed.status).toBe(200);
+    const body = feed.body;
+    if (body === null) throw new Error("no event stream");
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await reader.read()).value);
+    expect(text).toContain("event: ready");
+    const startedAt = Date.now();
+    gw.proc.kill("SIGTERM");
+    expect(await gw.proc.exited).toBe(0);
+    const tookMs = Date.now() - startedAt;
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) break;
+      text += decoder.decode(value);
+    }
+    expect(text).toContain("event: closing");
+    expect(gw.logs()).toContain('"msg":"stopped","drained":true,"closed_in_flight":0');
+    expect(gw.logs()).not.toContain("shutdown deadline reached");
+    console.log(`SIGTERM with an open event stream: exited in ${tookMs} ms`);
+  }, 90_000);
 });
 
 test("the executable prints its version and help", async () => {

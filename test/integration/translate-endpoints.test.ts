@@ -1,5 +1,5 @@
 // Which model on which endpoint: every text model on all three text endpoints by default, an
-// operator restriction per model in [endpoints.models], SPEC rules holding on every endpoint
+// operator restriction per model in [endpoints.models], the API rules holding on every endpoint
 // (unknown model, misplaced reasoning fields), and count_tokens for any text model.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
@@ -55,7 +55,7 @@ test("a restricted model is refused elsewhere with a 400 naming where it is serv
   ).toBe(200);
 });
 
-test("SPEC rules keep holding on every endpoint; count_tokens answers for any text model", async () => {
+test("the API rules keep holding on every endpoint; count_tokens answers for any text model", async () => {
   const misplaced = await post(gw, "/v1/responses", {
     model: "modelz-sonnet-4-6",
     input: "hi",

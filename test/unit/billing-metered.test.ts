@@ -169,7 +169,7 @@ describe("metered", () => {
 });
 
 describe("the text run inside the layer", () => {
-  test("routing is inside: a model no text channel serves is admitted, then settled once as a 503", async () => {
+  test("routing is inside: a model no text channel serves is admitted, then settled once as a 404", async () => {
     const config = v.parse(ConfigSchema, {
       channels: [
         { kind: "openai-images", name: "images-only", base_url: "http://127.0.0.1:9/v1", models: ["*"] },
@@ -194,8 +194,8 @@ describe("the text run inside the layer", () => {
     );
     await tick();
     meter.release();
-    expect(await answer).toMatchObject({ kind: "no_channel", status: 503, headers: RATE });
+    expect(await answer).toMatchObject({ kind: "model_not_served", status: 404, headers: RATE });
     expect(meter.admitted).toHaveLength(1);
-    expect(meter.settled).toEqual([{ status: 503, usage: NO_USAGE, source: "none", channels: [] }]);
+    expect(meter.settled).toEqual([{ status: 404, usage: NO_USAGE, source: "none", channels: [] }]);
   });
 });

@@ -1,13 +1,18 @@
-import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../../src/cli/args.ts";
 import { profileFrom } from "../../src/cli/sim.ts";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { tempDir } from "../helpers/gateway.ts";
 
+// Every file of this test in one folder, removed at the end.
+const dir = tempDir("modelgate-config-");
+let files = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 function withFile(toml: string): string {
-  const file = join(tempDir("modelgate-config-"), "modelgate.toml");
+  const file = join(dir, `modelgate-${++files}.toml`);
   writeFileSync(file, toml);
   return file;
 }
@@ -122,7 +127,7 @@ describe("configuration", () => {
   });
 
   test("the config file and sim --profile name an unreadable or non-TOML file alike", () => {
-    const missing = join(tempDir("modelgate-config-"), "absent.toml");
+    const missing = join(dir, "absent.toml");
     expect(errorOf(() => loadConfig({ file: missing, env: {}, flags: {} }))).toStartWith(
       `cannot read config file ${missing}: `,
     );

@@ -9,7 +9,10 @@ import { type ErrorKind, errorFrame, errorResponse, GatewayError } from "../../s
 
 afterEach(() => setLogLevel("info"));
 
-function reported(error: GatewayError): { lines: Record<string, unknown>[]; counted: unknown[][] } {
+function reported(
+  error: GatewayError,
+  lined = false,
+): { lines: Record<string, unknown>[]; counted: unknown[][] } {
   const counted: unknown[][] = [];
   const gateway = {
     traffic: { error: (...args: unknown[]) => counted.push(args) },
@@ -20,7 +23,7 @@ function reported(error: GatewayError): { lines: Record<string, unknown>[]; coun
     return true;
   });
   try {
-    report(error, undefined, gateway);
+    report(error, undefined, gateway, lined);
   } finally {
     spy.mockRestore();
   }
@@ -45,6 +48,23 @@ test("each kind is logged at its table level and counted by kind", () => {
     expect(lines[0]).toMatchObject({ level, kind, status: error.status });
     expect(counted).toEqual([[kind, error.status, error.code]]);
   }
+});
+
+test("after the request's access line, a refusal's report is debug detail; a gateway bug keeps its level", () => {
+  setLogFormat("json");
+  setLogLevel("debug");
+  for (const kind of [
+    "invalid_api_key",
+    "ip_not_allowed",
+    "upstream_failed",
+    "limiter_unavailable",
+  ] as const) {
+    const { lines, counted } = reported(new GatewayError(kind, `a ${kind}`), true);
+    expect(lines).toEqual([expect.objectContaining({ level: "debug", kind })]);
+    expect(counted).toHaveLength(1);
+  }
+  const bug = reported(new GatewayError("internal", "a bug"), true);
+  expect(bug.lines).toEqual([expect.objectContaining({ level: "error", kind: "internal" })]);
 });
 
 test("an unexpected failure is logged at error with its cause chain; the client sees none of it", async () => {

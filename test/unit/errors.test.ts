@@ -44,8 +44,18 @@ describe("error rendering", () => {
   });
 
   test("404 hints explain the /v1 base-URL rule", () => {
-    expect(notFoundError("GET", "/v1/v1/models").message).toContain("/v1 twice");
-    expect(notFoundError("POST", "/chat/completions").message).toContain("/v1/chat/completions");
-    expect(notFoundError("GET", "/nothing").message).toContain("Unknown path GET /nothing");
+    expect(notFoundError("GET", "/v1/v1/models", "http://gw.example:8080").message).toContain("/v1 twice");
+    expect(notFoundError("POST", "/chat/completions", "http://gw.example:8080").message).toContain(
+      "/v1/chat/completions",
+    );
+    // The hint names the gateway's real address, never a placeholder.
+    for (const path of ["/chat/completions", "/v1/v1/models"]) {
+      const message = notFoundError("POST", path, "http://gw.example:8080").message;
+      expect(message).toContain("http://gw.example:8080/v1");
+      expect(message).not.toContain("{base_url}");
+    }
+    expect(notFoundError("GET", "/nothing", "http://gw.example:8080").message).toContain(
+      "Unknown path GET /nothing",
+    );
   });
 });

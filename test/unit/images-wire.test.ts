@@ -25,7 +25,7 @@ function refusal(body: Record<string, unknown>): GatewayError {
 const ok = { model: "modelx-image-2", prompt: "a red fox" };
 
 describe("generation body", () => {
-  test("defaults follow SPEC.md", () => {
+  test("defaults follow docs/api.md", () => {
     const o = toImageOptions(parseOrThrow(GenerationBodySchema, ok));
     expect(o).toMatchObject({ size: "auto", quality: "auto", background: "auto", outputFormat: "png" });
     expect(o).toMatchObject({

@@ -14,7 +14,7 @@ const view: TextView = {
   stream: false,
   promptText: "tell me about otters",
   lastUserText: "tell me about otters",
-  endsWithToolResult: false,
+  toolResult: undefined,
   tools: [],
   toolChoice: { mode: "auto" },
   outputFormat: undefined,

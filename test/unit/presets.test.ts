@@ -1,8 +1,8 @@
 // Upstream presets in the configuration (defaults filled, overrides kept, unknown names refused),
 // base_url validation, the start-up warning for unset credential variables, and the Chat dialect
 // rewrite each preset's quirks make (src/upstream/openai-chat/dialects.ts).
-import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
@@ -12,8 +12,13 @@ import { configWarnings } from "../../src/config/warnings.ts";
 import { applyDialect } from "../../src/upstream/openai-chat/dialects.ts";
 import { tempDir } from "../helpers/gateway.ts";
 
+// Every file of this test in one folder, removed at the end.
+const dir = tempDir("modelgate-presets-");
+let files = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
 function load(toml: string) {
-  const file = join(tempDir("modelgate-presets-"), "modelgate.toml");
+  const file = join(dir, `modelgate-${++files}.toml`);
   writeFileSync(file, toml);
   return loadConfig({ file, env: {}, flags: {} });
 }

@@ -45,7 +45,7 @@ function view(over: Partial<TextView>): TextView {
     stream: false,
     promptText: "hello",
     lastUserText: "hello",
-    endsWithToolResult: false,
+    toolResult: undefined,
     tools: [],
     toolChoice: { mode: "auto" },
     outputFormat: undefined,
@@ -87,7 +87,10 @@ describe("tool-call rule", () => {
     ).toBeUndefined();
   });
   test("after a tool result the answer is text; arguments validate against the tool schema", () => {
-    const after = planAnswer(view({ tools: TOOLS, lastUserText: "alpha", endsWithToolResult: true }), 1);
+    const after = planAnswer(
+      view({ tools: TOOLS, lastUserText: "alpha", toolResult: "sunny, 21 degrees" }),
+      1,
+    );
     expect(after.toolCall).toBeUndefined();
     expect(after.text.join("")).toContain("The tool returned");
     const call = planAnswer(view({ tools: TOOLS, lastUserText: "alpha" }), 1).toolCall;

@@ -103,13 +103,22 @@ test("an API error keeps the form open and shows the message; Esc cancels", asyn
   expect(api.keys).toEqual([]);
 });
 
-test("r revokes and e enables the selected key; ↓ moves the selection", async () => {
+test("r asks before revoking (any key but y cancels), e enables; ↓ moves the selection", async () => {
   const api = new FakeApi();
   api.keys = [keyView("first"), keyView("second")];
   const ui = renderApp(api, new FakeFeed());
   await shows(ui, "second");
   await press(ui, KEYS.down);
+  // The selection is drawn in inverse video, which the test's frames do not carry: no text to wait on.
+  await Bun.sleep(100);
   await press(ui, "r");
+  await shows(ui, "Revoke second (sk-secoabc…)?");
+  await press(ui, "n");
+  await shows(ui, "revoke cancelled");
+  expect(api.calls.filter((c) => c.startsWith("setKeyStatus"))).toEqual([]);
+  await press(ui, "r");
+  await shows(ui, "y revokes");
+  await press(ui, "y");
   await shows(ui, "revoked sk-secoabc");
   await until(
     ui,
@@ -123,6 +132,29 @@ test("r revokes and e enables the selected key; ↓ moves the selection", async 
   await shows(ui, "enabled sk-secoabc");
   expect(api.calls).toContain("setKeyStatus key_second revoked");
   expect(api.calls).toContain("setKeyStatus key_second enabled");
+});
+
+test("a burst of keys in one read is applied whole: four Backspaces, then new text", async () => {
+  const api = new FakeApi();
+  api.keys = [keyView("default")];
+  const ui = renderApp(api, new FakeFeed());
+  await shows(ui, "default");
+  await press(ui, "n");
+  await shows(ui, "New API key");
+  await press(ui, KEYS.enter); // → account, prefilled "default"
+  ui.stdin.write("\x7f\x7f\x7f\x7facme"); // one read: "def" is left, then "acme" after it
+  await shows(ui, "› Account         defacme ");
+  await press(ui, KEYS.enter);
+  await shows(ui, "› Group");
+});
+
+test("spending is shown to the nano-dollar in one money format, and the cap column is never cut", async () => {
+  const api = new FakeApi();
+  api.keys = [keyView("tiny", { spent_today_nanos: 46_000, daily_cap_nanos: 500_000_000 })];
+  const ui = renderApp(api, new FakeFeed());
+  await shows(ui, "tiny");
+  expect(lines(ui).find((l) => l.startsWith("tiny"))).toContain("$0.000046/$0.50");
+  expectFits(ui);
 });
 
 test("l edits limits, allowlist, expiry and group of the selected key", async () => {

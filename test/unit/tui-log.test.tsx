@@ -45,10 +45,11 @@ test("each request is a line: time, status, endpoint, key, model, tokens, cost, 
   expect(frame).toContain("LIVE");
   expect(frame).not.toContain("refused");
   const header = lines(ui).find((l) => l.startsWith("TIME"));
-  expect(header).toBe("TIME     ST   ENDPOINT         KEY     MODEL          IN/OUT    COST    LAT");
+  expect(header).toBe("TIME     ST   ENDPOINT         KEY     MODEL          IN/OUT     COST    LAT");
   const [chat, image] = rows(ui);
-  expect(chat).toBe("10:01:07 200  chat/completions ci-bot  modelx-5.5      12/34 $0.0013   42ms");
-  expect(image).toBe("10:01:08 200  images           default modelx-image-2  4 img $0.1600    3ms");
+  // Money is exact: $0.00125, not rounded to $0.0013.
+  expect(chat).toBe("10:01:07 200  chat/completions ci-bot  modelx-5.5      12/34 $0.00125   42ms");
+  expect(image).toBe("10:01:08 200  images           default modelx-image-2  4 img    $0.16    3ms");
   expectFits(ui);
 });
 
@@ -128,6 +129,30 @@ test("at 80 columns the longest endpoint and model are whole, and small costs ke
   expect(images).toContain("$0.00000005");
   expect(balance).toContain(" balance ");
   expect(lines(ui).join("\n")).not.toContain("$0.0000 ");
+  expectFits(ui);
+});
+
+test("at 80 columns a long model and key are cut so that every row stays one line", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  feed.push(
+    requestEvent({
+      at: "2026-11-21T10:04:00.000Z",
+      key_name: "nightly-build-runner",
+      model: "modelz-haiku-4-5-20251001",
+      input_tokens: 123456,
+      output_tokens: 78901,
+      cost_nanos: 9_999_986_200,
+      latency_ms: 12345,
+    }),
+  );
+  feed.push(requestEvent({ at: "2026-11-21T10:04:01.000Z", status: 429, error_code: "rate_limit_exceeded" }));
+  await shows(ui, "2 request(s)");
+  const [row] = rows(ui);
+  // Tokens, cost and latency whole at the end of the row; the key name is cut first, then the model.
+  expect(row).toEndWith(" 123k/79k $9.9999862  12.3s");
+  expect(row).toContain("chat/completions");
+  expect(row).toMatch(/ ni… modelz-haiku-4-5-… /);
   expectFits(ui);
 });
 

@@ -42,12 +42,10 @@ test("accounts: balance, spent today against the sum of enabled keys' caps, key 
   await shows(ui, "acme");
   const frame = lines(ui);
   expect(frame[1]).toBe(
-    "ACCOUNT          BALANCE      SPENT TODAY  DAILY CAPS   USE    KEYS "
-      .trimEnd()
-      .padEnd(frame[1]?.length ?? 0),
+    "ACCOUNT  BALANCE  SPENT TODAY  DAILY CAPS  USE  KEYS ".trimEnd().padEnd(frame[1]?.length ?? 0),
   );
   const row = (name: string) => frame.find((l) => l.startsWith(`${name} `))?.split(/\s+/);
-  expect(row("default")).toEqual(["default", "$10.00", "$0.5000", "$2.00", "25%", "2"]);
+  expect(row("default")).toEqual(["default", "$10.00", "$0.50", "$2.00", "25%", "2"]);
   expect(row("acme")).toEqual(["acme", "$0.00", "$0.00", "none", "-", "1"]);
   expect(frame.join("\n")).toContain("c credit · a announce");
   expectFits(ui);
@@ -176,6 +174,19 @@ test("a gateway that goes away: status says unreachable, data stays, and it reco
   expectFits(ui);
   api.down = false;
   await shows(ui, "● http://127.0.0.1:9999");
+});
+
+test("a lost feed's long reason is cut at a word on the status line, which stays one line", async () => {
+  const feed = new FakeFeed();
+  const ui = renderApp(new FakeApi(), feed);
+  await shows(ui, "live feed connected");
+  const reason =
+    "Unable to connect. Is the computer able to access the url? The gateway may be restarting after an upgrade";
+  feed.state({ kind: "down", reason, retryInMs: 4000 });
+  const frame = await shows(ui, "reconnecting in 4 s");
+  const status = frame.split("\n").find((l) => l.startsWith("live feed lost"));
+  expect(status).toBe("live feed lost (Unable to connect. Is the computer able…); reconnecting in 4 s");
+  expectFits(ui);
 });
 
 test("a gateway unreachable from the start: every screen says so and none crashes", async () => {

@@ -1,4 +1,4 @@
-// The simulator's Images API over HTTP, shaped like the real one (WIRE.md §5): JSON results with
+// The simulator's Images API over HTTP, shaped like the real one: JSON results with
 // `b64_json`, and streams of `image_generation.*` / `image_edit.*` events, so the gateway's
 // OpenAI-style images adapter is exercised over the wire.
 

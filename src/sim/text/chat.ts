@@ -1,5 +1,5 @@
 // The simulator's Chat Completions answers: the completion object and the chunk stream of
-// WIRE.md §2.3 (role chunk, content or tool-call chunks, finish chunk, usage chunk, [DONE]).
+// the Chat Completions stream (role chunk, content or tool-call chunks, finish chunk, usage chunk, [DONE]).
 import type { ChatRequest } from "../../wire/chat.ts";
 import type { SimEvent } from "./pace.ts";
 import { endReason, type SimPlan } from "./plan.ts";

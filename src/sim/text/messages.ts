@@ -1,4 +1,4 @@
-// The simulator's Messages answers: the message object and the event sequence of WIRE.md §3.4
+// The simulator's Messages answers: the message object and the event sequence of the Messages API
 // (message_start, content blocks with their deltas, message_delta with usage, message_stop).
 import type { MessagesRequest } from "../../wire/messages.ts";
 import type { SimEvent } from "./pace.ts";

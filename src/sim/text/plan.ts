@@ -11,7 +11,7 @@
 //     else no tool.
 // One call per request; its arguments are JSON valid against the tool's schema, holding only the
 // required properties (as real models leave optional knobs out; coding CLIs reject odd values there). After a tool
-// result the simulator always answers with text that quotes the start of the result.
+// result the simulator always answers with text that quotes the start of that result.
 import { countTokens, tokenPieces } from "../../catalog/tokenizer.ts";
 import type { TextView } from "../../wire/text-form.ts";
 import { hashString, Rng } from "../random.ts";
@@ -71,7 +71,8 @@ function prose(seed: number, key: string, count: number): string[] {
 }
 
 function chooseTool(view: TextView): TextView["tools"][number] | undefined {
-  if (view.tools.length === 0 || view.toolChoice.mode === "none" || view.endsWithToolResult) return undefined;
+  if (view.tools.length === 0 || view.toolChoice.mode === "none" || view.toolResult !== undefined)
+    return undefined;
   const choice = view.toolChoice;
   if (choice.mode === "named") return view.tools.find((t) => t.name === choice.name);
   const mentioned = view.tools.find((t) =>
@@ -97,9 +98,8 @@ function answerText(view: TextView, seed: number, key: string, rng: Rng): string
   if (format?.kind === "json_schema") return JSON.stringify(jsonForSchema(format.schema, rng));
   if (format?.kind === "json_object") return JSON.stringify({ answer: simulateText({ seed, key }).text });
   const text = simulateText({ seed, key }).text;
-  if (!view.endsWithToolResult) return text;
-  const tail = view.promptText.slice(-400).split("\n").at(-1) ?? "";
-  return `The tool returned ${JSON.stringify(tail.slice(0, 60))}. ${text}`;
+  if (view.toolResult === undefined) return text;
+  return `The tool returned ${JSON.stringify(view.toolResult.slice(0, 60))}. ${text}`;
 }
 
 /** The output format as it enters the seed: kind and schema only, so names and strictness do not move answers. */

@@ -1,5 +1,5 @@
 // The simulator's Responses answers: the full response object and the exact SSE event sequence
-// of WIRE.md §1.5 (created, in_progress, items with their parts and deltas, completed/incomplete).
+// of the Responses API (created, in_progress, items with their parts and deltas, completed/incomplete).
 import type { ResponsesRequest } from "../../wire/responses.ts";
 import type { SimEvent } from "./pace.ts";
 import type { SimPlan } from "./plan.ts";

@@ -31,7 +31,7 @@ interface Rendered {
   events(plan: SimPlan): SimEvent[];
 }
 
-function render(protocol: TextProtocol, body: unknown): Rendered {
+function render(protocol: TextProtocol, body: unknown, headers: Headers): Rendered {
   const now = Math.floor(Date.now() / 1000);
   switch (protocol) {
     case "responses": {
@@ -51,7 +51,7 @@ function render(protocol: TextProtocol, body: unknown): Rendered {
       };
     }
     case "messages": {
-      const req = decodeMessagesRequest(body);
+      const req = decodeMessagesRequest(body, headers.get("anthropic-beta"));
       return {
         view: viewOfMessages(req),
         json: (plan) => messageObject(req, plan),
@@ -73,7 +73,7 @@ export async function simTextAnswer(
 ): Promise<Response> {
   let rendered: Rendered;
   try {
-    rendered = render(protocol, JSON.parse(await request.text()));
+    rendered = render(protocol, JSON.parse(await request.text()), request.headers);
   } catch (thrown) {
     const message =
       thrown instanceof GatewayError ? thrown.message : `malformed JSON body: ${String(thrown)}`;

@@ -121,7 +121,7 @@ async function* fromStream(body: ReadableStream<Uint8Array>): AsyncGenerator<Ima
   for await (const message of sseMessages(body)) {
     if (message.data === "[DONE]") return;
     const parsed = v.safeParse(UpstreamEventSchema, upstreamJson(message.data, "stream event"));
-    if (!parsed.success) continue; // an event type we do not know: tolerated (WIRE.md)
+    if (!parsed.success) continue; // an event type we do not know: tolerated (the API adds event types)
     const event = parsed.output;
     switch (event.type) {
       case "error":

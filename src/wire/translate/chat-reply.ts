@@ -2,7 +2,7 @@
 // stream, and writing the completion object and chunk stream a Chat client expects (role chunk,
 // content / refusal / tool_call chunks, finish chunk, usage chunk, `data: [DONE]`).
 // `message.refusal` and delta `refusal` are read as a refusal part and written back as themselves.
-// Drop rule (README "Translation"): Chat has no thinking in its answer; thinking text and
+// Drop rule (docs/api.md, "Translation"): Chat has no thinking in its answer; thinking text and
 // signatures from another protocol are dropped (reasoning tokens still appear in
 // completion_tokens_details). A non-standard `reasoning_content` from an upstream is read as thinking.
 // Hold rule: a Chat stream may interleave its parts (arguments of call 0 after call 1 started, text

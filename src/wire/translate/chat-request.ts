@@ -2,7 +2,7 @@
 // and the full form built when a channel speaks another protocol. Reading keeps system/developer messages, user
 // text and images, assistant text and tool_calls, tool messages, function tools, tool_choice,
 // response_format, max_completion_tokens / max_tokens, reasoning_effort, stop.
-// Drop rules (README "Translation"): thinking blocks and reasoning items have no place in a Chat
+// Drop rules (docs/api.md, "Translation"): thinking blocks and reasoning items have no place in a Chat
 // request and are dropped when the upstream speaks Chat (their signatures cannot be sent back);
 // audio, files, `n`, `logprobs`, `seed`, penalties are not forwarded to other protocols.
 // A refusal in an assistant message is history text (the internal form has no refusal in
@@ -101,7 +101,7 @@ export function viewOfChat(request: ChatRequest): TextView {
     stream: request.stream === true,
     promptText: tools.length === 0 ? joinText(texts) : joinText([...texts, toolsText(tools)]),
     lastUserText: lastUserIndex >= 0 ? (texts[lastUserIndex] ?? "") : "",
-    endsWithToolResult: request.messages.at(-1)?.role === "tool",
+    toolResult: request.messages.at(-1)?.role === "tool" ? (texts.at(-1) ?? "") : undefined,
     tools,
     toolChoice: toolChoiceOf(request.tool_choice),
     outputFormat: formatOf(request.response_format),

@@ -1,7 +1,8 @@
 // Messages answers ↔ the internal form: reading an upstream's message object and event stream
 // (message_start, content blocks, message_delta, message_stop), and writing them for a Messages
 // client. Thinking blocks carry their signature both ways. Server-tool blocks (web search
-// results, …) have no counterpart elsewhere and are dropped when read.
+// results, …) have no counterpart elsewhere and are dropped when read. A call of the json_object
+// answer tool (json-answer.ts) is read as the answer's text, and its `tool_use` stop as the end.
 // Writing: every object carries the fields the official Message, Usage and event types declare
 // (unknown ones null). A refusal part (OpenAI) becomes a text block and the stop reason
 // `refusal`, Messages' own way of saying it; redacted thinking stays a redacted_thinking block.
@@ -18,6 +19,7 @@ import {
   usageFromAnthropic,
   usageToAnthropic,
 } from "./finish.ts";
+import { JSON_ANSWER_TOOL } from "./json-answer.ts";
 import { argumentsObject, argumentsText, arr, count, newId, type Obj, obj, str } from "./narrow.ts";
 
 function partOf(block: Obj): IrPart | undefined {
@@ -29,6 +31,7 @@ function partOf(block: Obj): IrPart | undefined {
     case "redacted_thinking":
       return { type: "redacted_thinking", data: str(block.data) ?? "" };
     case "tool_use":
+      if (block.name === JSON_ANSWER_TOOL) return { type: "text", text: argumentsText(block.input) };
       return {
         type: "tool_call",
         id: String(block.id),
@@ -42,14 +45,21 @@ function partOf(block: Obj): IrPart | undefined {
 
 /** A complete Messages answer in the internal form. */
 export function readMessagesReply(json: Obj): IrReply {
+  const blocks = arr(json.content).map(obj);
+  const answered = blocks.some((b) => b.type === "tool_use" && b.name === JSON_ANSWER_TOOL);
   return {
     id: str(json.id) ?? "",
     model: str(json.model) ?? "",
-    parts: arr(json.content).flatMap((b) => partOf(obj(b)) ?? []),
-    stop: stopFromMessages(json.stop_reason),
+    parts: blocks.flatMap((b) => partOf(b) ?? []),
+    stop: answerStop(stopFromMessages(json.stop_reason), answered),
     stopSequence: str(json.stop_sequence),
     usage: usageFromAnthropic(json.usage),
   };
+}
+
+/** The answer tool's call is the answer: its `tool_use` stop is the end of a complete answer. */
+function answerStop(stop: IrStop, answered: boolean): IrStop {
+  return answered && stop === "tool" ? "end" : stop;
 }
 
 function startOf(block: Obj): IrPartStart | undefined {
@@ -60,6 +70,7 @@ function startOf(block: Obj): IrPartStart | undefined {
     case "redacted_thinking":
       return { type: "redacted_thinking", data: str(block.data) ?? "" };
     case "tool_use":
+      if (block.name === JSON_ANSWER_TOOL) return { type: "text" };
       return { type: "tool_call", id: String(block.id), name: String(block.name) };
     default:
       return undefined;
@@ -69,6 +80,8 @@ function startOf(block: Obj): IrPartStart | undefined {
 /** Reads a Messages SSE stream into internal events. */
 export class MessagesReader extends JsonReplyReader {
   readonly #blocks = new Map<number, number>();
+  /** Parts that are the json_object answer tool's call, read as text. */
+  readonly #answers = new Set<number>();
   #next = 0;
   #usage: Obj = {};
   #stop: IrStop = "end";
@@ -101,7 +114,7 @@ export class MessagesReader extends JsonReplyReader {
         return [
           {
             type: "finish",
-            stop: this.#stop,
+            stop: answerStop(this.#stop, this.#answers.size > 0),
             stopSequence: this.#stopSequence,
             usage: usageFromAnthropic(this.#usage),
           },
@@ -120,6 +133,7 @@ export class MessagesReader extends JsonReplyReader {
     if (part === undefined) return [];
     const index = this.#next++;
     this.#blocks.set(count(e.index), index);
+    if (block.type === "tool_use" && block.name === JSON_ANSWER_TOOL) this.#answers.add(index);
     const out: IrEvent[] = [{ type: "part_start", index, part }];
     const text = str(block.text);
     if (part.type === "text" && text) out.push({ type: "text", index, text });
@@ -139,7 +153,10 @@ export class MessagesReader extends JsonReplyReader {
         return [{ type: "signature", index, signature: str(d.signature) ?? "" }];
       case "input_json_delta": {
         const json = str(d.partial_json) ?? "";
-        return json === "" ? [] : [{ type: "arguments", index, json }];
+        if (json === "") return [];
+        return [
+          this.#answers.has(index) ? { type: "text", index, text: json } : { type: "arguments", index, json },
+        ];
       }
       default:
         return [];

@@ -3,7 +3,7 @@
 // tool_use / tool_result, thinking blocks with signatures, redacted thinking, custom tools,
 // tool_choice, thinking (enabled budget or adaptive) with output_config.effort, output_config.format,
 // max_tokens, sampling and stop_sequences.
-// Drop rules (README "Translation"): toward another protocol, `metadata`, `context_management`,
+// Drop rules (docs/api.md, "Translation"): toward another protocol, `metadata`, `context_management`,
 // `top_k`, `service_tier`, `container`, `mcp_servers`, cache_control marks (OpenAI caches prefixes
 // by itself), documents and server tools (tools with a `type` other than `custom`) are dropped.
 // Toward a Messages upstream the body follows what the live API accepts:
@@ -14,10 +14,12 @@
 // - thinking in the model's form (catalog `thinking`: adaptive with effort, or a budget), and off
 //   when tool_choice forces a tool (the forced choice is the client's explicit instruction, so it
 //   wins) or when the assistant turn a tool result answers has no thinking block to send back;
-// - `json_object` becomes an instruction in `system` to answer with one JSON object (no schema:
-//   `{"type":"object"}` is refused, and closed with additionalProperties:false it would allow only
-//   `{}`); a json_schema whose objects cannot be closed without changing its meaning (objects open
-//   to any key) becomes the same instruction with the schema quoted;
+// - `json_object` without tools of the client's becomes a forced tool whose input is the answer
+//   (json-answer.ts; thinking is then off, as for any forced tool); with the client's tools, an
+//   instruction in `system` to answer with one JSON object (no schema: `{"type":"object"}` is
+//   refused, and closed with additionalProperties:false it would allow only `{}`); a json_schema
+//   whose objects cannot be closed without changing its meaning (objects open to any key) becomes
+//   an instruction with the schema quoted;
 // - an OpenAI `prompt_cache_key` becomes a cache breakpoint on the system prompt.
 import { findModel } from "../../catalog/models.ts";
 import type { CountTokensRequest } from "../messages.ts";
@@ -31,6 +33,7 @@ import type {
   IrToolChoice,
   TextView,
 } from "../text-form.ts";
+import { jsonAnswerFields } from "./json-answer.ts";
 import { anthropicSchema } from "./json-schema.ts";
 import { appendParts, contentParts, dataUrl, textOf } from "./messages-ir.ts";
 import { sampling, thinkingBarred, thinkingFields } from "./messages-thinking.ts";
@@ -101,8 +104,11 @@ function formatOf(request: AnyMessagesRequest): IrFormat | undefined {
     : undefined;
 }
 
-function isToolResult(message: AnyMessagesRequest["messages"][number] | undefined): boolean {
-  return Array.isArray(message?.content) && message.content.some((b) => b.type === "tool_result");
+/** The text of the tool results a (last) message carries; undefined when it carries none. */
+function toolResultOf(message: AnyMessagesRequest["messages"][number] | undefined): string | undefined {
+  if (!Array.isArray(message?.content)) return undefined;
+  const results = message.content.filter((b) => b.type === "tool_result");
+  return results.length === 0 ? undefined : joinText(results.map((b) => contentText(b.content)));
 }
 
 /** The head of a Messages request (count_tokens requests have no max_tokens). */
@@ -117,7 +123,7 @@ export function viewOfMessages(request: AnyMessagesRequest): TextView {
     stream: request.stream === true,
     promptText: joinText([contentText(request.system), ...texts, toolsText(tools)]),
     lastUserText: lastUser >= 0 ? (texts[lastUser] ?? "") : "",
-    endsWithToolResult: isToolResult(request.messages.at(-1)),
+    toolResult: toolResultOf(request.messages.at(-1)),
     tools,
     toolChoice: toolChoiceOf(request.tool_choice),
     outputFormat: formatOf(request),
@@ -264,9 +270,11 @@ export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTok
   const messages = messagesOut(ir, system);
   const maxTokens = ir.maxTokens ?? defaultMaxTokens;
   const body: Obj = { model, max_tokens: maxTokens, messages, stream: ir.stream };
-  Object.assign(body, toolFields(ir));
+  const tools = toolFields(ir);
+  const jsonAnswer = ir.format?.kind === "json_object" && tools.tools === undefined;
+  Object.assign(body, jsonAnswer ? jsonAnswerFields() : tools);
   const output: Obj = {};
-  if (ir.format !== undefined) {
+  if (ir.format !== undefined && !jsonAnswer) {
     const { schema, instruction } = formatFields(ir.format);
     if (schema !== undefined) output.format = { type: "json_schema", schema };
     if (instruction !== undefined) system.push(instruction);
@@ -274,7 +282,7 @@ export function writeMessagesRequest(ir: IrRequest, model: string, defaultMaxTok
   if (system.length > 0) body.system = systemField(system, ir.promptCacheKey);
   if (ir.stop.length > 0) body.stop_sequences = ir.stop;
   const thinking =
-    ir.reasoning === undefined || thinkingBarred(ir, messages)
+    ir.reasoning === undefined || jsonAnswer || thinkingBarred(ir, messages)
       ? {}
       : thinkingFields(ir.reasoning, maxTokens, form);
   if (thinking.thinking !== undefined) body.thinking = thinking.thinking;

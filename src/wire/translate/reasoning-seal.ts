@@ -4,6 +4,9 @@
 // redacted block one, `data`). So the reader seals `id` and `encrypted_content` into that field;
 // when the client sends the block back, the Responses request writer opens it into the item again,
 // and the Anthropic writer drops it (an OpenAI seal is no Anthropic signature and would be refused).
+// The other way, Anthropic's redacted thinking reaches a Responses client as a reasoning item whose
+// encrypted_content is the block's `data`, marked, so the item sent back becomes redacted_thinking
+// again (unmarked, it would read as a thinking block whose signature is that data: refused).
 
 const PREFIX = "mg-rs1.";
 
@@ -21,4 +24,16 @@ export function openReasoning(signature: string | undefined): { id: string; encr
   const dot = signature.indexOf(".", PREFIX.length);
   if (dot <= PREFIX.length) return undefined;
   return { id: signature.slice(PREFIX.length, dot), encrypted: signature.slice(dot + 1) };
+}
+
+const REDACTED = "mg-rd1.";
+
+/** The encrypted_content a Responses client receives for an Anthropic redacted_thinking block. */
+export function sealRedacted(data: string): string {
+  return `${REDACTED}${data}`;
+}
+
+/** The redacted_thinking `data` of a reasoning item's encrypted_content, when it is one. */
+export function openRedacted(encrypted: string | undefined): string | undefined {
+  return encrypted?.startsWith(REDACTED) ? encrypted.slice(REDACTED.length) : undefined;
 }

@@ -2,7 +2,7 @@
 // and the full form built when a channel speaks another protocol. Reading keeps instructions, message items (text and
 // images), function calls and their outputs, reasoning items (summary text + encrypted_content as
 // the signature), function tools, tool_choice, text.format / response_format, reasoning effort.
-// Drop rules (documented in README "Translation"): tools other than `function` (custom, namespace,
+// Drop rules (documented in docs/api.md, "Translation"): tools other than `function` (custom, namespace,
 // web_search, local_shell, …) and items other than messages, function calls/outputs and
 // reasoning are dropped when the upstream speaks another protocol; `include`, `store`,
 // `client_metadata`, `service_tier`, `text.verbosity` are not forwarded there; `prompt_cache_key`
@@ -17,7 +17,7 @@ import { isStrictCompatible } from "./json-schema.ts";
 import { appendParts, contentParts, textOf } from "./messages-ir.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
 import { contentText, joinText, toolsText } from "./prompt-text.ts";
-import { openReasoning } from "./reasoning-seal.ts";
+import { openReasoning, openRedacted } from "./reasoning-seal.ts";
 
 function toolsOf(tools: ResponsesRequest["tools"]): IrTool[] {
   const out: IrTool[] = [];
@@ -65,6 +65,8 @@ function formatOf(request: ResponsesRequest): IrFormat | undefined {
 }
 
 function reasoningPart(item: Obj): IrPart {
+  const redacted = openRedacted(str(item.encrypted_content));
+  if (redacted !== undefined) return { type: "redacted_thinking", data: redacted };
   const summary = arr(item.summary).map((s) => str(obj(s).text) ?? "");
   const content = arr(item.content).map((s) => str(obj(s).text) ?? "");
   const text = (summary.length > 0 ? summary : content).join("\n\n");
@@ -114,12 +116,12 @@ function reasoningOf(request: ResponsesRequest): IrRequest["reasoning"] {
 interface Turns {
   text: string[];
   lastUser: string;
-  endsWithToolResult: boolean;
+  toolResult: string | undefined;
 }
 
 function turnsOf(input: ResponsesRequest["input"]): Turns {
-  if (typeof input === "string") return { text: [input], lastUser: input, endsWithToolResult: false };
-  const turns: Turns = { text: [], lastUser: "", endsWithToolResult: false };
+  if (typeof input === "string") return { text: [input], lastUser: input, toolResult: undefined };
+  const turns: Turns = { text: [], lastUser: "", toolResult: undefined };
   for (const item of input) {
     const record = item as Record<string, unknown>;
     let text = "";
@@ -129,7 +131,7 @@ function turnsOf(input: ResponsesRequest["input"]): Turns {
     } else text = contentText(record.summary);
     turns.text.push(text);
     if (record.role === "user") turns.lastUser = text;
-    turns.endsWithToolResult = record.type === "function_call_output";
+    turns.toolResult = record.type === "function_call_output" ? text : undefined;
   }
   return turns;
 }
@@ -144,7 +146,7 @@ export function viewOfResponses(request: ResponsesRequest): TextView {
     stream: request.stream === true,
     promptText: joinText([request.instructions ?? undefined, ...turns.text, toolsText(tools)]),
     lastUserText: turns.lastUser,
-    endsWithToolResult: turns.endsWithToolResult,
+    toolResult: turns.toolResult,
     tools,
     toolChoice: toolChoiceOf(request.tool_choice),
     outputFormat: formatOf(request),

@@ -4,12 +4,14 @@
 // for a non-stream answer. Every object carries every field the official schema marks required
 // (see responseShell). Every item gets its `response.output_item.done` (Codex keeps history from
 // those). Text becomes an `output_text` part and a refusal a `refusal` part, each in its own
-// message item; redacted thinking becomes a reasoning item carrying only encrypted_content.
+// message item; redacted thinking becomes a reasoning item carrying only encrypted_content (its data,
+// marked so that the item sent back is redacted thinking again: reasoning-seal.ts).
 import { sseJson } from "../sse.ts";
 import type { IrEvent, IrPartStart, IrStop, IrUsage } from "../text-form.ts";
 import type { ReplyWriter } from "./convert.ts";
 import { usageToResponses } from "./finish.ts";
 import { newId, type Obj } from "./narrow.ts";
+import { sealRedacted } from "./reasoning-seal.ts";
 
 /**
  * A Responses `response` object with every required field. Request parameters the gateway does
@@ -89,7 +91,12 @@ function startItem(part: IrPartStart): Obj {
     case "thinking":
       return { type: "reasoning", id: `rs_${newId()}`, summary: [] };
     case "redacted_thinking":
-      return { type: "reasoning", id: `rs_${newId()}`, summary: [], encrypted_content: part.data };
+      return {
+        type: "reasoning",
+        id: `rs_${newId()}`,
+        summary: [],
+        encrypted_content: sealRedacted(part.data),
+      };
   }
 }
 
