@@ -1,5 +1,8 @@
 // Turns one run's results into the Markdown table (absolute figures, ratios computed within the
-// run, modelgate against the issue's targets, every client path native and translated) and the LiteLLM figures quoted beside them.
+// run, modelgate against the issue's targets, every client path native and translated), the field's
+// figures (field-report.ts) and the LiteLLM figures quoted beside them.
+import type { FieldFigures } from "./field.ts";
+import { renderField } from "./field-report.ts";
 import type { TargetFigures } from "./measure.ts";
 import { overNative, type PathResult, type PathsReport } from "./paths.ts";
 import type { Plan } from "./plan.ts";
@@ -17,6 +20,10 @@ export interface TargetResult {
   /** modelgate-1p / modelgate-2p: the several-processes comparison (scaling.ts). */
   scaling?: ScalingFigures;
   soak?: SoakFigures;
+  /** RSS over a short window after start, before the first proxied request (memory section). */
+  idleRssBeforeFirstRequest?: number;
+  /** The field's figures (field.ts), by section. */
+  field?: FieldFigures;
 }
 
 export interface RunInfo {
@@ -224,15 +231,20 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[], paths?: P
     `- Upstream: ${info.upstreamCapacity}`,
     `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
     "",
-    "Added figures are the target minus direct, measured in this run.",
-    "",
-    ...figuresTable(results, direct),
-    "",
-    "Ratios, computed within this run:",
-    "",
-    ...ratiosTable(results),
-    "",
-    ...scalingSection(results, direct),
+    ...(p.sections.includes("classic")
+      ? [
+          "Added figures are the target minus direct, measured in this run.",
+          "",
+          ...figuresTable(results, direct),
+          "",
+          "Ratios, computed within this run:",
+          "",
+          ...ratiosTable(results),
+          "",
+          ...scalingSection(results, direct),
+        ]
+      : []),
+    ...renderField(results, p),
     ...pathsSection(paths, p),
     LITELLM,
     "",
