@@ -228,6 +228,8 @@ function sweepsSection(rows: FieldRow[]): string[] {
   return out;
 }
 
+const withTitle = (title: string, table: string[]) => (table.length > 0 ? [title, "", ...table, ""] : []);
+
 export function renderField(rows: FieldRow[], plan: Plan): string[] {
   const measured = rows.filter((r) => r.field);
   if (measured.length === 0) return [];
@@ -240,10 +242,10 @@ export function renderField(rows: FieldRow[], plan: Plan): string[] {
     "",
     ...figuresTable(measured, direct),
     "",
-    "modelgate against the baselines, ratios within this run:",
-    "",
-    ...againstBaselines(measured, direct),
-    "",
+    ...withTitle(
+      "modelgate against the baselines, ratios within this run:",
+      againstBaselines(measured, direct),
+    ),
     ...sweepsSection(measured),
   ];
 }

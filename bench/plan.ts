@@ -1,5 +1,6 @@
 // How long and how hard each phase runs: the full run, the smoke mode, the sections chosen, and the
 // small sizes (`--small`) that check every measurement works in seconds.
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { PATH_NAMES, type PathName } from "./paths.ts";
 import { TARGET_NAMES, type TargetName } from "./targets.ts";
@@ -202,5 +203,6 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
     pathStreams: small ? 4 : 24,
     pathRounds: number("path-rounds", values["path-rounds"], 1),
   };
-  return { plan, bin: values.bin, out: values.out };
+  // The executable runs from each target's own folder: a relative path must not depend on it.
+  return { plan, bin: values.bin === undefined ? undefined : resolve(values.bin), out: values.out };
 }

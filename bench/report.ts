@@ -217,7 +217,7 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[], paths?: P
   const direct = results.find((r) => r.name === "direct")?.figures;
   const p = info.plan;
   return [
-    `# modelgate benchmark (${p.mode})`,
+    `# modelgate benchmark (${p.mode}${p.small && p.mode === "full" ? ", small sizes" : ""})`,
     "",
     `- Date: ${info.date}`,
     `- Command: \`${info.command}\``,
@@ -229,7 +229,11 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[], paths?: P
     `- Load average: ${info.loadAverage}`,
     `- Wall time of the run: ${info.wallSeconds} s`,
     `- Upstream: ${info.upstreamCapacity}`,
-    `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
+    ...(p.sections.includes("classic")
+      ? [
+          `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
+        ]
+      : []),
     "",
     ...(p.sections.includes("classic")
       ? [

@@ -36,5 +36,11 @@ export async function sustainedThroughput(
   seconds: number,
 ): Promise<SustainedFigures> {
   const rungs = await concurrencySweep(request, levels, seconds);
+  // A target that dropped the request's `user` reached an upstream that answered at once.
+  const quick = rungs.find((r) => r.requests > 0 && r.p50Us < SUSTAINED_DELAY_MS * 1000);
+  if (quick)
+    throw new Error(
+      `p50 ${(quick.p50Us / 1000).toFixed(1)} ms at c=${quick.concurrency} is under the upstream's ${SUSTAINED_DELAY_MS} ms: the target did not pass on "user": "bench-delay-${SUSTAINED_DELAY_MS}"`,
+    );
   return { delayMs: SUSTAINED_DELAY_MS, rungs, reading: sustainedReading(rungs) };
 }
