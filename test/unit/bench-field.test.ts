@@ -1,13 +1,14 @@
 // The pure parts of the bench's field sections: reading the throughput frontier and the sustained
 // figure off one concurrency sweep, the frame clock (frames split across chunks, `[DONE]` not a
 // frame), inter-frame statistics, the added-latency arithmetic, the stall verdict, and the steady
-// memory level.
+// memory level; the flags that choose sections and sizes.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { addedFrames, addedLatency } from "../../bench/added.ts";
 import { FrameClock } from "../../bench/frame-clock.ts";
 import { frameStats } from "../../bench/frames.ts";
 import { steadyLevel } from "../../bench/memory-phases.ts";
+import { parseOptions, SECTION_NAMES } from "../../bench/plan.ts";
 import { mostStreamsWithoutStall, STALL_MS, type StallStep, stepClean } from "../../bench/stalls.ts";
 import { sustainedReading } from "../../bench/sustained.ts";
 import { FRONTIER_BOUNDS_US, frontierAt, frontierReadings, type Rung } from "../../bench/sweep.ts";
@@ -202,5 +203,24 @@ describe("stalls and memory", () => {
     expect(level.growthBytesPerMinute).toBeCloseTo(60, 6);
     // Samples after the load (the recovery window) do not count.
     expect(steadyLevel([...samples, { t: 12, rssBytes: 10 }], 10).steadyBytes).toBe(102);
+  });
+});
+
+describe("choosing sections and sizes", () => {
+  test("--sections picks sections, --small shrinks them, the rung lists are read, bad names are refused", () => {
+    const all = parseOptions([], 20_000).plan;
+    expect(all.sections).toEqual([...SECTION_NAMES]);
+    expect(all.field.stallSteps).toEqual([100, 250, 500, 1000, 2000, 4000]);
+    const small = parseOptions(["--small", "--sections", "sweep,stalls", "--sweep", "1,8"], 20_000).plan;
+    expect(small.sections).toEqual(["sweep", "stalls"]);
+    expect(small.field.sweepLevels).toEqual([1, 8]);
+    expect(small.field.stallSteps).toEqual([10, 50]);
+    expect(small.soakSeconds).toBe(10);
+    // Steps a proxy cannot hold within the open-file limit (two sockets a stream) are dropped.
+    expect(parseOptions([], 2400).plan.field.stallSteps).toEqual([100, 250, 500, 1000]);
+    expect(() => parseOptions(["--sections", "sweep,nope"], 20_000)).toThrow(
+      /--sections: unknown section "nope"/,
+    );
+    expect(() => parseOptions(["--sweep", "1,x"], 20_000)).toThrow(/--sweep: expected a whole number/);
   });
 });
