@@ -215,11 +215,11 @@ function sweepsSection(rows: FieldRow[]): string[] {
       out.push(
         `Concurrent streams, ${r.name} (a stall is a gap over ${STALL_MS} ms):`,
         "",
-        "| streams | completed | failed | stalled | max gap ms | TTFF p99 ms | frames/s | seconds |",
-        "|---|---|---|---|---|---|---|---|",
+        "| streams | completed | failed | stalled | max gap ms | at s | streams with their longest gap then | TTFF p99 ms | frames/s | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         ...f.stalls.steps.map(
           (s) =>
-            `| ${s.streams} | ${s.completed} | ${s.failed} | ${s.stalled} | ${fixed(s.maxGapMs, 1)} | ${fixed(s.ttffP99Ms, 1)} | ${int(s.framesPerSecond)} | ${fixed(s.seconds, 1)} |`,
+            `| ${s.streams} | ${s.completed} | ${s.failed} | ${s.stalled} | ${fixed(s.maxGapMs, 1)} | ${fixed(s.maxGapAtS, 2)} | ${s.maxGapShared} | ${fixed(s.ttffP99Ms, 1)} | ${int(s.framesPerSecond)} | ${fixed(s.seconds, 1)} |`,
         ),
         "",
       );
@@ -241,6 +241,8 @@ export function renderField(rows: FieldRow[], plan: Plan): string[] {
     `Every figure is defined in bench/README.md ("The field's method"). Added figures are the target's percentile minus direct's, both measured in this run. Sizes: concurrency 1 for ${f.latencySeconds} s; sweep rungs ${f.sweepLevels.join(", ")} of ${f.sweepSeconds} s each (a reading counts a rung with p99 under the bound and no errors; "≥" marks the sweep's last rung, where the target may carry more); sustained rungs ${f.sustainedLevels.join(", ")} of ${f.sustainedSeconds} s against the ${SUSTAINED_DELAY_MS} ms upstream (p99 < 1 s, < 0.1 % errors); ${f.frameStreams} streams one at a time for frame timing; stall steps ${f.stallSteps.join(", ")}; memory: idle over ${f.idleMs} ms before the first request, steady under ${f.memoryRate} req/s for ${f.memorySeconds} s, recovered ${f.recoverSeconds} s after.${plan.small ? " **Small sizes (--small): these figures only show the measurements work.**" : ""}`,
     "",
     ...figuresTable(measured, direct),
+    "",
+    "direct's row is the rig's own reach (the upstream, wrk and the stream clients share core 0): a target at direct's figure for the frontier, the sustained req/s or the streams without a stall is bounded by the rig, not by itself.",
     "",
     ...withTitle(
       "modelgate against the baselines, ratios within this run:",

@@ -48,11 +48,18 @@ export class FrameClock {
     return this.stamps.slice(1).map((t, i) => t - (this.stamps[i] ?? t));
   }
 
+  /** The longest gap between consecutive frames (ms) and the stamp of the frame it follows. */
+  longestGap(): { ms: number; after: number } {
+    let longest = { ms: 0, after: this.stamps[0] ?? 0 };
+    for (let i = 1; i < this.stamps.length; i++) {
+      const ms = (this.stamps[i] ?? 0) - (this.stamps[i - 1] ?? 0);
+      if (ms > longest.ms) longest = { ms, after: this.stamps[i - 1] ?? 0 };
+    }
+    return longest;
+  }
+
   /** The longest gap between consecutive frames, ms (0 for fewer than two frames). */
   maxGap(): number {
-    let max = 0;
-    for (let i = 1; i < this.stamps.length; i++)
-      max = Math.max(max, (this.stamps[i] ?? 0) - (this.stamps[i - 1] ?? 0));
-    return max;
+    return this.longestGap().ms;
   }
 }

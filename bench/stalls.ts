@@ -23,6 +23,11 @@ export interface StallStep {
   /** Completed streams with a gap over STALL_MS. */
   stalled: number;
   maxGapMs: number;
+  /** Seconds from the step's start to the frame the longest gap followed (streams stalled at one
+   * moment point to a pause of the whole process rather than of one stream). */
+  maxGapAtS: number;
+  /** Completed streams whose longest gap began within 50 ms of that moment. */
+  maxGapShared: number;
   /** p99 over streams of the time from sending the request to the first frame. */
   ttffP99Ms: number;
   /** Frames of the step ÷ the step's wall time. */
@@ -117,13 +122,18 @@ async function runStep(target: StreamTarget, count: number, timeoutMs: number): 
   for (const socket of sockets) socket.terminate();
   const whole = tracked.filter((t) => t.status === "ok" && t.clock.ended && t.clock.frames >= STREAM_EVENTS);
   const stalled = whole.filter((t) => t.clock.maxGap() > STALL_MS).length;
+  const longest = whole
+    .map((t) => t.clock.longestGap())
+    .reduce((a, b) => (b.ms > a.ms ? b : a), { ms: 0, after: began });
   const frames = tracked.reduce((sum, t) => sum + t.clock.frames, 0);
   return {
     streams: count,
     completed: whole.length,
     failed: count - whole.length,
     stalled,
-    maxGapMs: Math.max(0, ...whole.map((t) => t.clock.maxGap())),
+    maxGapMs: longest.ms,
+    maxGapAtS: (longest.after - began) / 1000,
+    maxGapShared: whole.filter((t) => Math.abs(t.clock.longestGap().after - longest.after) <= 50).length,
     ttffP99Ms: percentile(
       whole.map((t) => (t.clock.stamps[0] ?? t.started) - t.started),
       99,

@@ -96,6 +96,7 @@ describe("frame clock", () => {
     expect(clock.stamps).toEqual([10, 30, 30, 50]);
     expect(clock.gaps()).toEqual([20, 0, 20]);
     expect(clock.maxGap()).toBe(20);
+    expect(clock.longestGap()).toEqual({ ms: 20, after: 10 });
     expect(clock.ended).toBe(true);
   });
 
@@ -172,6 +173,8 @@ describe("stalls and memory", () => {
     failed: 0,
     stalled: 0,
     maxGapMs: 25,
+    maxGapAtS: 0.5,
+    maxGapShared: 1,
     ttffP99Ms: 3,
     framesPerSecond: 1000,
     seconds: 1.4,
