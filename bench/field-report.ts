@@ -118,7 +118,7 @@ const FIGURES: Figure[] = [
           : bound === 5_000
             ? {
                 text: "≥ 0.5× bun-proxy",
-                met: (m, b) => (b["bun-proxy"] === undefined ? undefined : m >= 0.5 * b["bun-proxy"]),
+                met: (m, b) => (b["bun-proxy"] ? m >= 0.5 * b["bun-proxy"] : undefined),
               }
             : undefined,
     }),

@@ -30,6 +30,8 @@ export const FIELD_SECTIONS: readonly Section[] = SECTION_NAMES.filter((s) => s 
 export interface FieldRequests {
   plain: WrkRequest;
   delayed: WrkRequest;
+  /** The upstream's GET /stats. */
+  upstreamStats: string;
 }
 
 /** The memory phase: a fixed load after the idle figure taken at start (run first, on a fresh target). */
@@ -79,6 +81,7 @@ export async function measureFieldSections(
           requests.delayed,
           f.sustainedLevels,
           f.sustainedSeconds,
+          requests.upstreamStats,
         );
       },
     ],

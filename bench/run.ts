@@ -146,7 +146,11 @@ async function measureOne(
   if (plan.sections.includes("classic"))
     result.figures = await measureTarget(target, io.request, plan, io.upstreamStats, say);
   if (FIELD_SECTIONS.some((s) => s !== "memory" && plan.sections.includes(s))) {
-    const requests = { plain: io.request, delayed: { ...io.request, bodyFile: io.delayBodyFile } };
+    const requests = {
+      plain: io.request,
+      delayed: { ...io.request, bodyFile: io.delayBodyFile },
+      upstreamStats: io.upstreamStats,
+    };
     problems.push(...(await measureFieldSections(target, requests, plan, field, say)));
   }
   if (Object.keys(field).length > 0) result.field = field;

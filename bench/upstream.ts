@@ -27,6 +27,8 @@ const CHUNKS: Readonly<Record<Protocol, Uint8Array[]>> = {
 
 /** Streams in flight: GET /stats reports it, so the bench can see whether targets cancel upstream. */
 let activeStreams = 0;
+/** Answers sent late for `bench-delay-MS`: GET /stats reports it, so the bench sees the marker arrived. */
+let delayedAnswers = 0;
 
 /** A stream that sends chunk 0 now and each next one `gapMs(i)` after the previous. */
 function sseStream(chunks: Uint8Array[], gapMs: (index: number) => number): ReadableStream<Uint8Array> {
@@ -69,7 +71,9 @@ export function handle(body: string, path = "/v1/chat/completions"): Response | 
   if (!STREAMING.test(body)) {
     const answer = () => new Response(ANSWERS[protocol].answer, { headers: JSON_HEADERS });
     const delay = DELAY.exec(body)?.[1];
-    return delay === undefined ? answer() : Bun.sleep(Number(delay)).then(answer);
+    if (delay === undefined) return answer();
+    delayedAnswers++;
+    return Bun.sleep(Number(delay)).then(answer);
   }
   const hold = HOLD.exec(body);
   const holdMs = hold?.[1] === undefined ? undefined : Number(hold[1]);
@@ -84,7 +88,8 @@ if (import.meta.main) {
     port,
     idleTimeout: 0,
     async fetch(request) {
-      if (request.method !== "POST") return Response.json({ active_streams: activeStreams });
+      if (request.method !== "POST")
+        return Response.json({ active_streams: activeStreams, delayed_answers: delayedAnswers });
       const url = request.url;
       const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
       return handle(await request.text(), path);
