@@ -1,10 +1,51 @@
-// How long and how hard each phase runs: the full run (under 15 minutes) and the smoke mode.
+// How long and how hard each phase runs: the full run, the smoke mode, the sections chosen, and the
+// small sizes (`--small`) that check every measurement works in seconds.
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { PATH_NAMES, type PathName } from "./paths.ts";
 import { TARGET_NAMES, type TargetName } from "./targets.ts";
 
+/** The measurement sections: the bench's own per-target figures, and the field's (field.ts). */
+export type Section = "classic" | "latency" | "sweep" | "sustained" | "frames" | "stalls" | "memory";
+export const SECTION_NAMES: readonly Section[] = [
+  "classic",
+  "latency",
+  "sweep",
+  "sustained",
+  "frames",
+  "stalls",
+  "memory",
+];
+
+/** Sizes of the field's sections (field.ts). */
+export interface FieldPlan {
+  /** Concurrency 1 phase, seconds (after a 1 s warm-up). */
+  latencySeconds: number;
+  /** The concurrency sweep's rungs, and each rung's length in seconds. */
+  sweepLevels: number[];
+  sweepSeconds: number;
+  /** The sustained sweep against the 20 ms upstream. */
+  sustainedLevels: number[];
+  sustainedSeconds: number;
+  /** Streams timed one at a time for time to first frame and inter-frame gaps. */
+  frameStreams: number;
+  /** Concurrent-stream steps for the most streams without a stall. */
+  stallSteps: number[];
+  /** Idle window before the first request (RSS sampled every 100 ms, median). */
+  idleMs: number;
+  /** The fixed load of the memory phase, its length, and the quiet window after it. */
+  memoryRate: number;
+  memorySeconds: number;
+  recoverSeconds: number;
+}
+
 export interface Plan {
   mode: "full" | "smoke";
+  /** Sections measured per target (every one by default). */
+  sections: Section[];
+  /** `--small`: every phase at a size that only checks it works; figures are not meaningful. */
+  small: boolean;
+  field: FieldPlan;
   targets: TargetName[];
   warmupSeconds: number;
   latencySeconds: number;
@@ -36,9 +77,16 @@ export interface Plan {
 }
 
 export const USAGE = `usage: bun bench/run.ts [--smoke] [--soak-seconds N] [--max-streams N] [--targets a,b,...]
-                       [--paths a,b,...|none] [--path-rounds N]
+                       [--paths a,b,...|none] [--path-rounds N] [--sections a,b,...] [--small]
+                       [--sweep c,c,...] [--sustained c,c,...] [--stall-steps n,n,...]
                        [--bin PATH] [--out DIR]
   --smoke          every target started and answering once (a few seconds), no figures
+  --sections       subset of ${SECTION_NAMES.join(",")} (default all); classic is the
+                   bench's own table (with the soak), the others the field's method
+  --small          every phase at a size that checks it works (seconds, not figures)
+  --sweep          the concurrency sweep's rungs (default 1,2,4,...,256)
+  --sustained      the 20 ms upstream sweep's rungs (default 8,32,128,512,1024)
+  --stall-steps    concurrent streams per step (default 100,250,500,1000,2000,4000)
   --soak-seconds   soak length (default 300)
   --max-streams    most concurrent streams tried per target (default 10000, capped by the open-file limit)
   --targets        subset of ${TARGET_NAMES.join(",")}
@@ -75,6 +123,11 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
       targets: { type: "string" },
       paths: { type: "string" },
       "path-rounds": { type: "string" },
+      sections: { type: "string" },
+      small: { type: "boolean" },
+      sweep: { type: "string" },
+      sustained: { type: "string" },
+      "stall-steps": { type: "string" },
       bin: { type: "string" },
       out: { type: "string" },
     },
@@ -99,28 +152,57 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
     if (!PATH_NAMES.includes(p as PathName))
       throw new Error(`--paths: unknown path "${p}"; known: ${PATH_NAMES.join(", ")}, or none`);
   }
-  const maxStreams = streamCap(fileLimit, number("max-streams", values["max-streams"], 10_000));
+  const sections = (values.sections?.split(",") ?? [...SECTION_NAMES]).map((s) => s.trim());
+  for (const s of sections) {
+    if (!SECTION_NAMES.includes(s as Section))
+      throw new Error(`--sections: unknown section "${s}"; known: ${SECTION_NAMES.join(", ")}`);
+  }
+  const list = (name: string, text: string | undefined, fallback: number[]): number[] =>
+    text === undefined ? fallback : text.split(",").map((n) => number(name, n.trim(), 0));
+  const small = values.small === true;
+  const maxStreams = streamCap(fileLimit, number("max-streams", values["max-streams"], small ? 50 : 10_000));
+  // Each sustained connection is a socket at wrk, two at a proxy; each stall stream the same.
+  const capped = (steps: number[]) => steps.filter((n) => n <= streamCap(fileLimit, n));
+  const field: FieldPlan = {
+    latencySeconds: small ? 1 : 10,
+    sweepLevels: list("sweep", values.sweep, small ? [1, 4, 16] : [1, 2, 4, 8, 16, 32, 64, 128, 256]),
+    sweepSeconds: small ? 1 : 3,
+    sustainedLevels: capped(list("sustained", values.sustained, small ? [8, 64] : [8, 32, 128, 512, 1024])),
+    sustainedSeconds: small ? 1 : 3,
+    frameStreams: small ? 3 : 16,
+    stallSteps: capped(
+      list("stall-steps", values["stall-steps"], small ? [10, 50] : [100, 250, 500, 1000, 2000, 4000]),
+    ),
+    idleMs: small ? 500 : 2000,
+    memoryRate: small ? 100 : 250,
+    memorySeconds: small ? 2 : 10,
+    recoverSeconds: small ? 1 : 10,
+  };
   const plan: Plan = {
     mode: values.smoke ? "smoke" : "full",
+    sections: sections as Section[],
+    small,
+    field,
     targets: targets as TargetName[],
-    warmupSeconds: 2,
-    latencySeconds: 6,
-    closedSeconds: 6,
+    warmupSeconds: small ? 1 : 2,
+    latencySeconds: small ? 1 : 6,
+    closedSeconds: small ? 1 : 6,
     closedConnections: 32,
-    frontierSteps: 6,
-    frontierSeconds: 3,
-    streamCount: 48,
-    streamParallel: 8,
+    frontierSteps: small ? 2 : 6,
+    frontierSeconds: small ? 1 : 3,
+    streamCount: small ? 4 : 48,
+    streamParallel: small ? 2 : 8,
     holdSteps: holdSteps(maxStreams),
     holdMs: 45_000,
-    drainMs: 5000,
-    soakSeconds: number("soak-seconds", values["soak-seconds"], 300),
+    drainMs: small ? 2000 : 5000,
+    soakSeconds: number("soak-seconds", values["soak-seconds"], small ? 10 : 300),
     soakRate: 250,
-    soakStreams: 4,
+    soakStreams: small ? 2 : 4,
     paths: paths as PathName[],
-    pathSeconds: 3,
-    pathStreams: 24,
+    pathSeconds: small ? 1 : 3,
+    pathStreams: small ? 4 : 24,
     pathRounds: number("path-rounds", values["path-rounds"], 1),
   };
-  return { plan, bin: values.bin, out: values.out };
+  // The executable runs from each target's own folder: a relative path must not depend on it.
+  return { plan, bin: values.bin === undefined ? undefined : resolve(values.bin), out: values.out };
 }

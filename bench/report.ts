@@ -1,5 +1,8 @@
 // Turns one run's results into the Markdown table (absolute figures, ratios computed within the
-// run, modelgate against the issue's targets, every client path native and translated) and the LiteLLM figures quoted beside them.
+// run, modelgate against the issue's targets, every client path native and translated), the field's
+// figures (field-report.ts) and the LiteLLM figures quoted beside them.
+import type { FieldFigures } from "./field.ts";
+import { renderField } from "./field-report.ts";
 import type { TargetFigures } from "./measure.ts";
 import { overNative, type PathResult, type PathsReport } from "./paths.ts";
 import type { Plan } from "./plan.ts";
@@ -17,6 +20,10 @@ export interface TargetResult {
   /** modelgate-1p / modelgate-2p: the several-processes comparison (scaling.ts). */
   scaling?: ScalingFigures;
   soak?: SoakFigures;
+  /** RSS over a short window after start, before the first proxied request (memory section). */
+  idleRssBeforeFirstRequest?: number;
+  /** The field's figures (field.ts), by section. */
+  field?: FieldFigures;
 }
 
 export interface RunInfo {
@@ -210,7 +217,7 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[], paths?: P
   const direct = results.find((r) => r.name === "direct")?.figures;
   const p = info.plan;
   return [
-    `# modelgate benchmark (${p.mode})`,
+    `# modelgate benchmark (${p.mode}${p.small && p.mode === "full" ? ", small sizes" : ""})`,
     "",
     `- Date: ${info.date}`,
     `- Command: \`${info.command}\``,
@@ -222,17 +229,26 @@ export function renderMarkdown(info: RunInfo, results: TargetResult[], paths?: P
     `- Load average: ${info.loadAverage}`,
     `- Wall time of the run: ${info.wallSeconds} s`,
     `- Upstream: ${info.upstreamCapacity}`,
-    `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
+    ...(p.sections.includes("classic")
+      ? [
+          `- Phases per target: warm-up ${p.warmupSeconds} s; concurrency 1 for ${p.latencySeconds} s; closed loop at ${p.closedConnections} connections for ${p.closedSeconds} s (CPU time of the proxy's processes from /proc/<pid>/stat, utime + stime, over this run); fixed-rate frontier by binary search, ${p.frontierSteps} steps of ${p.frontierSeconds} s (a rate counts when p99 < 5 ms, no errors, ≥ 95 % of the rate achieved); ${p.streamCount} streams of 64 events 20 ms apart, ${p.streamParallel} at a time; concurrent streams held in steps ${p.holdSteps.join(", ")}; soak of all targets at once for ${p.soakSeconds} s at ${p.soakRate} req/s plus ${p.soakStreams} streams each (growth = RSS at the end minus RSS after the first fifth).`,
+        ]
+      : []),
     "",
-    "Added figures are the target minus direct, measured in this run.",
-    "",
-    ...figuresTable(results, direct),
-    "",
-    "Ratios, computed within this run:",
-    "",
-    ...ratiosTable(results),
-    "",
-    ...scalingSection(results, direct),
+    ...(p.sections.includes("classic")
+      ? [
+          "Added figures are the target minus direct, measured in this run.",
+          "",
+          ...figuresTable(results, direct),
+          "",
+          "Ratios, computed within this run:",
+          "",
+          ...ratiosTable(results),
+          "",
+          ...scalingSection(results, direct),
+        ]
+      : []),
+    ...renderField(results, p),
     ...pathsSection(paths, p),
     LITELLM,
     "",

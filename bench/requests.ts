@@ -25,6 +25,11 @@ export function holdBody(holdMs: number): string {
   });
 }
 
+/** A non-stream request the upstream answers after `delayMs` (for the sustained-throughput figure). */
+export function delayBody(delayMs: number): string {
+  return JSON.stringify({ model: MODEL, messages: MESSAGES, max_tokens: 64, user: `bench-delay-${delayMs}` });
+}
+
 /** The same question in each client protocol, stream or not. */
 export function clientBody(protocol: Protocol, stream: boolean): string {
   const system = MESSAGES[0]?.content ?? "";

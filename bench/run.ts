@@ -1,12 +1,15 @@
 // The benchmark's one entry point: `bun bench/run.ts [--smoke]`. Builds the modelgate executable,
 // starts the fixed upstream and every target on 127.0.0.1 pinned to cores, measures them side by
-// side, soaks them, writes bench/results/<stamp>.{md,json} (and latest.*), and stops only what it
-// started. `--smoke` starts every target and has each answer once (plus a 1 s wrk run).
+// side (the bench's own figures and the field's, by section), soaks them, writes
+// bench/results/<stamp>.{md,json} (and latest.*), and stops only what it started. `--smoke` starts
+// every target and has each answer once (plus a 1 s wrk run).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { writeVocabulary } from "../scripts/vocabulary.ts";
+import { FIELD_SECTIONS, type FieldFigures, measureFieldSections, measureMemory } from "./field.ts";
 import { measureTarget } from "./measure.ts";
+import { idleRss } from "./memory-phases.ts";
 import { measurePaths, type PathsReport } from "./paths.ts";
 import { type Options, parseOptions, USAGE } from "./plan.ts";
 import { BOTH_CORES, LOAD_CORE, loadAverage, type Proc, pinSelf, runBounded, TARGET_CORE } from "./procs.ts";
@@ -14,6 +17,7 @@ import { type RunInfo, renderMarkdown, type TargetResult } from "./report.ts";
 import { probe, writeBodyFile } from "./requests.ts";
 import { measureScaling } from "./scaling.ts";
 import { soak } from "./soak.ts";
+import { writeDelayBodyFile } from "./sustained.ts";
 import {
   type BenchContext,
   type RunningTarget,
@@ -23,7 +27,7 @@ import {
   Unavailable,
 } from "./targets.ts";
 import { ensureTools, fileLimit, PEERS_DIR } from "./tools.ts";
-import { wrk } from "./wrk.ts";
+import { type WrkRequest, wrk } from "./wrk.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const startedAt = performance.now();
@@ -72,12 +76,22 @@ async function versions(): Promise<Record<string, string>> {
   };
 }
 
-/** Starts a target and checks it answers one non-stream and one stream request. */
-async function bringUp(name: RunningTarget["name"], ctx: BenchContext, running: RunningTarget[]) {
+/**
+ * Starts a target and checks it answers one non-stream and one stream request; with the memory
+ * section, its idle RSS is taken first, before that first request.
+ */
+async function bringUp(
+  name: RunningTarget["name"],
+  ctx: BenchContext,
+  running: RunningTarget[],
+  plan: Options["plan"],
+) {
   const result: TargetResult = { name, status: "ok" };
   try {
     const target = await startTarget(name, ctx);
     running.push(target);
+    if (plan.mode === "full" && plan.sections.includes("memory") && !SCALING_TARGETS.has(name))
+      result.idleRssBeforeFirstRequest = await idleRss(target.proc.pid, plan.field.idleMs);
     const answer = await probe(target.url, target.headers);
     if (answer.ok) {
       result.streamEvents = answer.streamEvents;
@@ -107,6 +121,42 @@ function writeResults(outDir: string, info: RunInfo, results: TargetResult[], pa
   return join(outDir, `${prefix}latest.md`);
 }
 
+/**
+ * One single-core target's sections: memory first (a fresh process under a fixed load), then the
+ * bench's own figures, then the field's other sections. A field section that fails is named in the
+ * status and the rest still run.
+ */
+async function measureOne(
+  target: RunningTarget,
+  result: TargetResult,
+  io: { request: WrkRequest; delayBodyFile: string; upstreamStats: string },
+  plan: Options["plan"],
+): Promise<void> {
+  const field: FieldFigures = {};
+  const problems: string[] = [];
+  const idle = result.idleRssBeforeFirstRequest;
+  if (idle !== undefined) {
+    say(`${target.name}: memory`);
+    try {
+      field.memory = await measureMemory(target, io.request, plan, idle);
+    } catch (error) {
+      problems.push(`memory: ${String(error)}`);
+    }
+  }
+  if (plan.sections.includes("classic"))
+    result.figures = await measureTarget(target, io.request, plan, io.upstreamStats, say);
+  if (FIELD_SECTIONS.some((s) => s !== "memory" && plan.sections.includes(s))) {
+    const requests = {
+      plain: io.request,
+      delayed: { ...io.request, bodyFile: io.delayBodyFile },
+      upstreamStats: io.upstreamStats,
+    };
+    problems.push(...(await measureFieldSections(target, requests, plan, field, say)));
+  }
+  if (Object.keys(field).length > 0) result.field = field;
+  if (problems.length > 0) result.status = `error: ${problems.join("; ")}`;
+}
+
 async function run(
   options: Options,
   ctx: BenchContext,
@@ -114,10 +164,11 @@ async function run(
 ): Promise<{ results: TargetResult[]; paths: PathsReport }> {
   const { plan } = options;
   const bodyFile = writeBodyFile(ctx.dir);
+  const delayBodyFile = writeDelayBodyFile(ctx.dir);
   const up: { result: TargetResult; target: RunningTarget | undefined }[] = [];
   for (const name of plan.targets) {
     say(`starting ${name}`);
-    up.push(await bringUp(name, ctx, running));
+    up.push(await bringUp(name, ctx, running, plan));
   }
   const upstreamStats = `http://127.0.0.1:${ctx.upstreamPort}/stats`;
   for (const { result, target } of up) {
@@ -133,8 +184,9 @@ async function run(
         say(`measuring ${target.name}`);
         const workers = SCALING_TARGETS.get(target.name);
         if (workers === undefined)
-          result.figures = await measureTarget(target, request, plan, upstreamStats, say);
-        else result.scaling = await measureScaling(target, request, plan, workers);
+          await measureOne(target, result, { request, delayBodyFile, upstreamStats }, plan);
+        else if (plan.sections.includes("classic"))
+          result.scaling = await measureScaling(target, request, plan, workers);
       }
     } catch (error) {
       result.status = `error: ${String(error)}`;

@@ -103,7 +103,7 @@ export interface HeldStreams {
 }
 
 /** A raw HTTP/1.1 request, so thousands of streams cost the client only a socket each. */
-function rawRequest(target: StreamTarget): Uint8Array {
+export function rawRequest(target: StreamTarget): Uint8Array {
   const url = new URL(target.url);
   const body = Buffer.from(target.body);
   const lines = [

@@ -2,7 +2,9 @@
 // Responses (`/v1/responses`) and Anthropic Messages (`/v1/messages`), faster than every target it
 // stands behind. Non-stream requests get one realistic answer; `"stream": true` gets the protocol's
 // 64 SSE events 20 ms apart (answers.ts); a request whose `user` is `bench-hold-MS` gets one event at
-// once and the rest after MS milliseconds (for holding many streams open).
+// once and the rest after MS milliseconds (for holding many streams open); a non-stream request
+// whose `user` is `bench-delay-MS` is answered after MS milliseconds (a model that takes its time,
+// for the sustained-throughput figure).
 // Run as its own process: `bun bench/upstream.ts PORT`; prints `listening PORT` when ready.
 import { ANSWERS, type Protocol, protocolOfPath, STREAM_EVENTS } from "./answers.ts";
 
@@ -10,6 +12,7 @@ export { STREAM_EVENTS };
 export const STREAM_INTERVAL_MS = 20;
 const HOLD = /"user"\s*:\s*"bench-hold-(\d{1,6})"/;
 const STREAMING = /"stream"\s*:\s*true/;
+const DELAY = /"user"\s*:\s*"bench-delay-(\d{1,6})"/;
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const SSE_HEADERS = { "content-type": "text/event-stream", "cache-control": "no-cache" };
@@ -24,6 +27,8 @@ const CHUNKS: Readonly<Record<Protocol, Uint8Array[]>> = {
 
 /** Streams in flight: GET /stats reports it, so the bench can see whether targets cancel upstream. */
 let activeStreams = 0;
+/** Answers sent late for `bench-delay-MS`: GET /stats reports it, so the bench sees the marker arrived. */
+let delayedAnswers = 0;
 
 /** A stream that sends chunk 0 now and each next one `gapMs(i)` after the previous. */
 function sseStream(chunks: Uint8Array[], gapMs: (index: number) => number): ReadableStream<Uint8Array> {
@@ -61,9 +66,15 @@ function sseStream(chunks: Uint8Array[], gapMs: (index: number) => number): Read
 }
 
 /** The answer to a POST of `body` to `path` (Chat unless the path is Responses' or Messages'). */
-export function handle(body: string, path = "/v1/chat/completions"): Response {
+export function handle(body: string, path = "/v1/chat/completions"): Response | Promise<Response> {
   const protocol = protocolOfPath(path);
-  if (!STREAMING.test(body)) return new Response(ANSWERS[protocol].answer, { headers: JSON_HEADERS });
+  if (!STREAMING.test(body)) {
+    const answer = () => new Response(ANSWERS[protocol].answer, { headers: JSON_HEADERS });
+    const delay = DELAY.exec(body)?.[1];
+    if (delay === undefined) return answer();
+    delayedAnswers++;
+    return Bun.sleep(Number(delay)).then(answer);
+  }
   const hold = HOLD.exec(body);
   const holdMs = hold?.[1] === undefined ? undefined : Number(hold[1]);
   const gap = holdMs === undefined ? () => STREAM_INTERVAL_MS : (i: number) => (i === 1 ? holdMs : 0);
@@ -77,7 +88,8 @@ if (import.meta.main) {
     port,
     idleTimeout: 0,
     async fetch(request) {
-      if (request.method !== "POST") return Response.json({ active_streams: activeStreams });
+      if (request.method !== "POST")
+        return Response.json({ active_streams: activeStreams, delayed_answers: delayedAnswers });
       const url = request.url;
       const path = url.slice(url.indexOf("/", url.indexOf("//") + 2));
       return handle(await request.text(), path);
