@@ -6,6 +6,7 @@ import { CidrList } from "./base/ip.ts";
 import type { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
 import { type Billing, startBilling } from "./billing/start.ts";
+import { AliasTable } from "./catalog/aliases.ts";
 import type { Config } from "./config/schema.ts";
 import { TrafficMetrics } from "./metrics/traffic.ts";
 import type { Notifier } from "./notify/notifier.ts";
@@ -24,6 +25,8 @@ export interface Gateway {
   trustedProxies: CidrList;
   /** Which upstream channels serve which model. */
   channels: ChannelTable;
+  /** Client-facing model aliases (`[aliases]`), resolved at start. */
+  aliases: AliasTable;
   /** Admission and settlement of every billable request. */
   meter: Meter;
   /** Settled requests, live, for the admin feed and notifications. */
@@ -68,6 +71,7 @@ export async function startGateway(
     keys,
     trustedProxies: new CidrList(config.server.trusted_proxies),
     channels,
+    aliases: new AliasTable(config.aliases),
     meter: billing.meter,
     feed: billing.feed,
     notifier: billing.notifier,

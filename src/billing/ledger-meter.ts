@@ -316,6 +316,7 @@ function toRecord(
     ttfbMs: result.ttfbMs ?? null,
     clientAddress: input.clientAddress ?? null,
     endUser: input.endUser ?? null,
+    ...(input.alias === undefined ? {} : { alias: input.alias }),
     detail: result.detail ?? null,
     createdAt: now,
   };

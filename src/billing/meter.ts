@@ -37,6 +37,8 @@ export interface AdmitInput {
   clientAddress?: string | undefined;
   /** The client's `user` field, kept for audit. */
   endUser?: string | undefined;
+  /** The alias the client named when it did not name `model` itself (`[aliases]`), kept in the record. */
+  alias?: string | undefined;
   worstCase: WorstCase;
 }
 

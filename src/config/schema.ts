@@ -2,6 +2,7 @@
 // Strict objects: an unknown field is an error naming its path.
 import * as v from "valibot";
 import { AdminConfigSchema } from "./admin.ts";
+import { AliasesConfigSchema } from "./aliases.ts";
 import { Cidr, ModelPattern, usdText, wholeNumber } from "./blocks.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
@@ -194,6 +195,7 @@ export const ConfigSchema = v.strictObject({
     telemetry: TelemetryConfigSchema,
     endpoints: EndpointsConfigSchema,
     routing: RoutingSchema,
+    aliases: AliasesConfigSchema,
   }),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });

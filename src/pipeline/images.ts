@@ -26,6 +26,8 @@ import { ImageTally } from "./images-tally.ts";
 export interface ImageRequest {
   principal: Principal;
   model: ModelInfo;
+  /** The alias the client named for `model`, if it named one. */
+  alias?: string | undefined;
   endpoint: string;
   job: Omit<ImageJob, "upstreamModel">;
 }
@@ -52,6 +54,7 @@ export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageR
     stream: options.stream,
     clientAddress: ctx.client?.toString(),
     endUser: options.user,
+    alias: request.alias,
     worstCase: {
       kind: "image",
       generations: options.n * (1 + options.partialImages),

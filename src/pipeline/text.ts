@@ -55,7 +55,7 @@ export function requireTextModel(
   id: string,
   protocol: TextProtocol,
 ): ModelInfo {
-  const model = requireModel(principal, id);
+  const model = requireModel(principal, id, gateway.aliases);
   if (model.family === "image") {
     throw new GatewayError(
       "invalid_request",
@@ -119,7 +119,8 @@ function bodyFor(
   raw: Uint8Array,
   model: ModelInfo,
 ): Pick<TextCall, "body" | "json"> {
-  const mapped = channel.upstreamModel(decoded.view.model);
+  // The catalog id, not the client's name: an alias is sent upstream as its target.
+  const mapped = channel.upstreamModel(model.id);
   if (target !== decoded.view.protocol) {
     const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
     return { body: JSON.stringify(json), json };
@@ -153,6 +154,7 @@ export async function serveText(
     stream: view.stream,
     clientAddress: ctx.client?.toString(),
     endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
+    alias: view.model === model.id ? undefined : view.model,
     worstCase: {
       kind: "text",
       inputTokens,
@@ -215,6 +217,7 @@ async function answerText(
       gateway,
       view,
       request: decoded.body,
+      model,
       inputTokens: request.inputTokens,
       answered,
     });

@@ -115,6 +115,8 @@ export const usageRecords = sqliteTable(
     clientAddress: text("client_address"),
     /** The client's `user` field (end-user id) for audit. */
     endUser: text("end_user"),
+    /** The alias the client named (`[aliases]`) when `model` is its target; null when it named the model. */
+    alias: text("alias"),
     /** Protocol-specific billing facts (image quality, size, input fidelity, …) as JSON. */
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: stamped("created_at"),

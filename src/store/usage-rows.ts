@@ -72,6 +72,8 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     ttfbMs: r.ttfbMs,
     clientAddress: r.clientAddress,
     endUser: r.endUser,
+    // A journal line written before aliases existed has none.
+    alias: r.alias ?? null,
     detail: r.detail,
     createdAt: r.createdAt,
   };
@@ -82,10 +84,11 @@ function hasToolCalls(calls: ToolCalls | undefined): calls is ToolCalls {
   return calls !== undefined && Object.values(calls).some((n) => n !== undefined && n > 0);
 }
 
-export function fromUsageRow({ id: _serial, toolCalls, ...row }: UsageRow): UsageRecord {
+export function fromUsageRow({ id: _serial, toolCalls, alias, ...row }: UsageRow): UsageRecord {
   return {
     ...row,
     ...(toolCalls ? { toolCalls } : {}),
+    ...(alias === null ? {} : { alias }),
     costNanos: nanos(row.costNanos),
     channels: row.channels.split(",").filter((c) => c.length > 0),
   };

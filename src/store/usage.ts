@@ -76,6 +76,8 @@ export interface UsageRecord extends UsageCounts {
   ttfbMs: number | null;
   clientAddress: string | null;
   endUser: string | null;
+  /** The alias the client named (`[aliases]`), `model` being its target; absent when it named the model. */
+  alias?: string | undefined;
   detail: Record<string, unknown> | null;
   /** Settlement time, ms since the epoch (the billing day a cost counts in). */
   createdAt: number;

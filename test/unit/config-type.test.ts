@@ -28,6 +28,7 @@ const SECTIONS = [
   "telemetry",
   "endpoints",
   "routing",
+  "aliases",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 

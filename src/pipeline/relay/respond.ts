@@ -5,6 +5,7 @@
 // stream when the relay ends it (and the stream closes once the layer recorded it).
 import { Handoff } from "../../base/handoff.ts";
 import type { Ending, MeteredAnswer } from "../../billing/metered.ts";
+import type { ModelInfo } from "../../catalog/models.ts";
 import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
@@ -22,6 +23,8 @@ export interface RespondInput {
   view: TextView;
   /** The client's parsed request body. */
   request: Record<string, unknown>;
+  /** The catalog model served (the target when the client named an alias). */
+  model: ModelInfo;
   inputTokens: number;
   /** The answer, its usage reading bound by the call stage. */
   answered: Answered;
@@ -73,7 +76,7 @@ export function respond(input: RespondInput): MeteredAnswer {
     dropUsageChunk: view.protocol === "chat" && !view.includeUsage,
     // A translated stream is written with the client's id already.
     clientModel:
-      translated === undefined && answered.channel.upstreamModel(view.model) !== view.model
+      translated === undefined && answered.channel.upstreamModel(input.model.id) !== view.model
         ? view.model
         : undefined,
     onFirstByte: () => {
