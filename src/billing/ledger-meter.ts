@@ -190,7 +190,7 @@ export class LedgerMeter implements Meter {
 
   #admission(input: AdmitInput, ticket: Ticket, rate: RateState): Admission {
     const startedAt = performance.now();
-    let settled: Promise<void> | undefined;
+    let settled: Promise<Nanos> | undefined;
     return {
       headers: rateHeaders(rate),
       settle: (result: Settlement) => {
@@ -200,7 +200,7 @@ export class LedgerMeter implements Meter {
     };
   }
 
-  async #settle(input: AdmitInput, ticket: Ticket, result: Settlement, latencyMs: number): Promise<void> {
+  async #settle(input: AdmitInput, ticket: Ticket, result: Settlement, latencyMs: number): Promise<Nanos> {
     let cost: Nanos;
     try {
       cost =
@@ -224,7 +224,7 @@ export class LedgerMeter implements Meter {
     await released;
     await durable;
     // The event is built only for someone to read it (the admin feed is usually unwatched).
-    if (this.#feed.subscribers === 0) return;
+    if (this.#feed.subscribers === 0) return cost;
     this.#feed.publish({
       requestId: record.requestId,
       at: now,
@@ -244,6 +244,7 @@ export class LedgerMeter implements Meter {
       channels: result.channels,
       clientAddress: input.clientAddress ?? null,
     });
+    return cost;
   }
 
   /** The calling key's money figures for GET /v1/dashboard/billing/balance. */

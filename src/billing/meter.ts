@@ -59,9 +59,9 @@ export interface Admission {
   readonly headers: Readonly<Record<string, string>>;
   /**
    * Turns the reservation into the actual cost and releases the request's slots. The first call
-   * wins; later calls do nothing. Resolves when the usage record is durable.
+   * wins; later calls do nothing. Resolves with the settled cost when the usage record is durable.
    */
-  settle(result: Settlement): Promise<void>;
+  settle(result: Settlement): Promise<Nanos>;
 }
 
 /** A key's money figures now (see src/handlers/balance.ts for the JSON built from them). */

@@ -9,6 +9,8 @@ import type { ModelInfo } from "../../catalog/models.ts";
 import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
+import type { Nanos } from "../../types.ts";
+import { costComment } from "../../wire/cost.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
 import type { TextView } from "../../wire/text-form.ts";
 import type { Answered } from "../call.ts";
@@ -65,7 +67,7 @@ export function respond(input: RespondInput): MeteredAnswer {
   // Translated: usage comes from the upstream's own events, the rest from what the writer wrote.
   const translated = translation ? translateStream(translation, body.stream(), reader) : undefined;
   const tap: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
-  const ended = new Handoff<Ending>();
+  const ended = new Handoff<Ending, Nanos>();
   let ttfbMs: number | undefined;
   const stream = relayStream({
     // Native: the relay reads the guarded upstream body itself, one read loop and no stream between.
@@ -82,10 +84,11 @@ export function respond(input: RespondInput): MeteredAnswer {
     onFirstByte: () => {
       ttfbMs = ttfb();
     },
-    onEnd: (_outcome) => {
+    onEnd: async (_outcome) => {
       if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
       const { usage, source } = tap.usage(input.inputTokens);
-      return ended.send({ status: 200, usage, source, ttfbMs });
+      // The stream's last line: its settled cost, as an SSE comment every client skips.
+      return costComment(await ended.send({ status: 200, usage, source, ttfbMs }));
     },
   });
   return { response: new Response(stream, { status: 200, headers: SSE_HEADERS }), ended };
