@@ -13,13 +13,14 @@
 import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
-import { type Limiter, LimiterUnavailableError, type RateState, type Ticket } from "../limits/limiter.ts";
+import { type Limiter, LimiterUnavailableError, type Ticket } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
+import { headerFormOf } from "../wire/rate-headers.ts";
 import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
@@ -183,16 +184,18 @@ export class LedgerMeter implements Meter {
         accountName: principal.accountName,
         worstCase: reserve,
         dayEnd: new Date(this.#day.end(now)).toISOString(),
+        form: headerFormOf(input.endpoint),
+        now,
       });
     }
-    return this.#admission(input, result.ticket, result.rate);
+    return this.#admission(input, result.ticket, rateHeaders(result.rate, headerFormOf(input.endpoint), now));
   }
 
-  #admission(input: AdmitInput, ticket: Ticket, rate: RateState): Admission {
+  #admission(input: AdmitInput, ticket: Ticket, headers: Record<string, string>): Admission {
     const startedAt = performance.now();
     let settled: Promise<Nanos> | undefined;
     return {
-      headers: rateHeaders(rate),
+      headers,
       settle: (result: Settlement) => {
         settled ??= this.#settle(input, ticket, result, Math.round(performance.now() - startedAt));
         return settled;
@@ -261,7 +264,7 @@ export class LedgerMeter implements Meter {
       );
       return { snapshot, rate };
     });
-    return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate) };
+    return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate, "openai", now) };
   }
 }
 
