@@ -24,6 +24,7 @@ commands:
   keys       create | list | revoke | enable
   usage      totals of requests, tokens and cost (--key, --account, --since, --until, --group-by, --format)
   admin      token create | token list | token revoke ID (admin API tokens)
+  cache      purge [--account NAME] (the response cache's stored answers)
   tui        the terminal UI (--url, --token or MODELGATE_ADMIN_URL / MODELGATE_ADMIN_TOKEN)
 
 Every store command takes --db URL (sqlite://PATH or postgres://...) or --config FILE and works
@@ -43,6 +44,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   keys: async () => (await import("./cli/keys.ts")).keysCommand,
   usage: async () => (await import("./cli/usage.ts")).usageCommand,
   admin: async () => (await import("./cli/admin.ts")).adminCommand,
+  cache: async () => (await import("./cli/cache.ts")).cacheCommand,
   tui: async () => (await import("./cli/tui.ts")).tuiCommand,
 };
 

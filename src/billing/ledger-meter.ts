@@ -164,7 +164,7 @@ export class LedgerMeter implements Meter {
 
   async admit(input: AdmitInput): Promise<Admission> {
     const { principal } = input;
-    const reserve = this.#pricer.worstCase(input.model, input.worstCase);
+    const reserve = input.fixedCost ?? this.#pricer.worstCase(input.model, input.worstCase);
     const now = this.#now();
     const result = await limiterCall(async () => {
       const knew = await this.#limiter.knowsAccount(principal.accountId);
@@ -209,7 +209,8 @@ export class LedgerMeter implements Meter {
       cost =
         result.source === "none"
           ? nanos(0)
-          : this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail);
+          : (input.fixedCost ??
+            this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail));
     } catch (error) {
       // The slot and the reservation must be released whatever happens: charge what was reserved.
       log("error", "pricing a settled request failed; charging its reservation", {
@@ -321,6 +322,7 @@ function toRecord(
     clientAddress: input.clientAddress ?? null,
     endUser: input.endUser ?? null,
     ...(input.alias === undefined ? {} : { alias: input.alias }),
+    ...(input.cacheHit ? { cacheHit: true } : {}),
     detail: result.detail ?? null,
     createdAt: now,
   };

@@ -39,6 +39,13 @@ export interface AdmitInput {
   endUser?: string | undefined;
   /** The alias the client named when it did not name `model` itself (`[aliases]`), kept in the record. */
   alias?: string | undefined;
+  /**
+   * A cost known before the answer (a response-cache hit: a fraction of the stored answer's cost):
+   * reserved and charged as is, instead of the worst case and the usage's price.
+   */
+  fixedCost?: Nanos | undefined;
+  /** Answered from the response cache: the record is marked so. */
+  cacheHit?: boolean | undefined;
   worstCase: WorstCase;
 }
 

@@ -21,8 +21,11 @@ export { NO_USAGE } from "./meter.ts";
 export type Ending = Omit<Settlement, "channels">;
 
 export type MeteredAnswer =
-  /** Complete when returned (a JSON answer): settled before the layer returns it. */
-  | { response: Response; complete: Ending }
+  /**
+   * Complete when returned (a JSON answer): settled before the layer returns it; `settled` hears
+   * the settled cost (the response cache keeps the answer with it).
+   */
+  | { response: Response; complete: Ending; settled?: ((cost: Nanos) => void) | undefined }
   /** Goes on after it is returned (a stream): settled when it sends its end; answered with the cost. */
   | { response: Response; ended: Handoff<Ending, Nanos> };
 
@@ -64,6 +67,7 @@ export async function metered(
     if ("complete" in answer) {
       const cost = await settle(answer.complete);
       answer.response.headers.set(COST_HEADER, costText(cost));
+      answer.settled?.(cost);
     } else {
       const { ended } = answer;
       ended.received.then((ending) => ended.answer(settle(ending)));

@@ -4,6 +4,7 @@ import * as v from "valibot";
 import { AdminConfigSchema } from "./admin.ts";
 import { AliasesConfigSchema } from "./aliases.ts";
 import { Cidr, ModelPattern, usdText, wholeNumber } from "./blocks.ts";
+import { CacheConfigSchema } from "./cache.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
 import { MetricsConfigSchema } from "./metrics.ts";
@@ -196,6 +197,7 @@ export const ConfigSchema = v.strictObject({
     endpoints: EndpointsConfigSchema,
     routing: RoutingSchema,
     aliases: AliasesConfigSchema,
+    cache: CacheConfigSchema,
   }),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });

@@ -5,10 +5,12 @@
 import type { Principal } from "../auth/keys.ts";
 import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered } from "../billing/metered.ts";
+import { CACHE_HEADER, type CachePlan } from "../cache/cache.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import { log } from "../log.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
@@ -19,10 +21,12 @@ import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "..
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
 import { authenticate } from "./authenticate.ts";
+import { serveCached } from "./cached.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
 import { requireModel } from "./model.ts";
+import type { Keep } from "./relay/keep.ts";
 import { respond } from "./relay/respond.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
@@ -162,9 +166,50 @@ export async function serveText(
       tools,
     },
   };
-  return metered(gateway.meter, admit, trace, (tried) =>
-    answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
+  const plan = gateway.cache.plan(principal, ctx.request.headers, endpoint.path, model.id, decoded.body);
+  if (plan === undefined) {
+    return metered(gateway.meter, admit, trace, (tried) =>
+      answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
+    );
+  }
+  const hit = await cacheLookup(gateway, plan);
+  if (hit !== undefined && hit.protocol === view.protocol) {
+    gateway.traffic.cache("hit");
+    const response = await serveCached(ctx, gateway, admit, plan, hit, view, decoded.body);
+    response.headers.set(CACHE_HEADER, "hit");
+    return response;
+  }
+  const result = plan.read ? "miss" : "bypass";
+  gateway.traffic.cache(result);
+  const keep = plan.write ? keeper(gateway, plan) : undefined;
+  const response = await metered(gateway.meter, admit, trace, (tried) =>
+    answerText(ctx, gateway, { decoded, raw, model, inputTokens, keep }, tried),
   );
+  response.headers.set(CACHE_HEADER, result);
+  return response;
+}
+
+/** The stored answer of a plan, if any; a cache that cannot be read is a miss, not a failure. */
+async function cacheLookup(gateway: Gateway, plan: CachePlan) {
+  try {
+    return await gateway.cache.get(plan);
+  } catch (error) {
+    log("warn", "response cache unreadable; answering from upstream", { error: String(error) });
+    return undefined;
+  }
+}
+
+/** Stores a whole answer in the background: the client never waits on the cache. */
+function keeper(gateway: Gateway, plan: CachePlan): Keep {
+  return (answer) => {
+    gateway.cache.put(plan, answer).then(
+      (stored) => {
+        if (stored) gateway.traffic.cache("stored");
+      },
+      (error: unknown) =>
+        log("warn", "response cache: an answer could not be stored", { error: String(error) }),
+    );
+  };
 }
 
 /** A decoded, checked and admitted text request, as route → call → relay need it. */
@@ -174,6 +219,8 @@ interface Admitted {
   raw: Uint8Array;
   model: ModelInfo;
   inputTokens: number;
+  /** Hands a whole answer to the response cache (absent: the cache is off for this request). */
+  keep?: Keep | undefined;
 }
 
 /**
@@ -220,6 +267,7 @@ async function answerText(
       model,
       inputTokens: request.inputTokens,
       answered,
+      keep: request.keep,
     });
     ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);
     return answer;

@@ -18,7 +18,7 @@ export function coveredBy(stored: number, upTo: number, count: number): number {
   return Math.min(count, Math.max(0, stored - (upTo - count)));
 }
 
-/** Most rows per multi-row insert (24 parameters each: under SQLite's and PostgreSQL's limits). */
+/** Most rows per multi-row insert (27 parameters each: under SQLite's and PostgreSQL's limits). */
 export const INSERT_CHUNK = 500;
 
 /**
@@ -74,6 +74,7 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     endUser: r.endUser,
     // A journal line written before aliases existed has none.
     alias: r.alias ?? null,
+    cacheHit: r.cacheHit ?? false,
     detail: r.detail,
     createdAt: r.createdAt,
   };
@@ -84,9 +85,10 @@ function hasToolCalls(calls: ToolCalls | undefined): calls is ToolCalls {
   return calls !== undefined && Object.values(calls).some((n) => n !== undefined && n > 0);
 }
 
-export function fromUsageRow({ id: _serial, toolCalls, alias, ...row }: UsageRow): UsageRecord {
+export function fromUsageRow({ id: _serial, toolCalls, alias, cacheHit, ...row }: UsageRow): UsageRecord {
   return {
     ...row,
+    ...(cacheHit ? { cacheHit } : {}),
     ...(toolCalls ? { toolCalls } : {}),
     ...(alias === null ? {} : { alias }),
     costNanos: nanos(row.costNanos),

@@ -10,7 +10,7 @@ import OpenAI from "openai";
 import { chatAnswer } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { keyAccepted, waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
 let upstream: RecordingUpstream;
@@ -46,10 +46,7 @@ beforeAll(async () => {
       "600",
     ])
   ).secret;
-  await waitFor("the new key", async () => {
-    const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
-    return r.status === 200;
-  });
+  await keyAccepted(gw.url, secret);
 }, 60_000);
 
 afterAll(async () => {

@@ -16,6 +16,8 @@ export interface StoredUsage {
   input_tokens: number;
   output_tokens: number;
   detail: string | null;
+  cache_hit: number;
+  channels: string;
 }
 
 /** The stored usage record of `requestId`, or undefined while it is not stored. */

@@ -15,3 +15,11 @@ export async function waitFor<T>(
     await Bun.sleep(20);
   }
 }
+
+/** Waits until a running gateway at `url` accepts `secret` (it sees a new key within a poll). */
+export function keyAccepted(url: string, secret: string): Promise<true> {
+  return waitFor("the new key to be accepted", async () => {
+    const response = await fetch(`${url}/v1/models`, { headers: { authorization: `Bearer ${secret}` } });
+    return response.status === 200 || undefined;
+  });
+}

@@ -5,10 +5,10 @@
 // own alias wins; a bad alias stops the gateway at start with its path.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chatAnswer } from "../helpers/chat-rig.ts";
-import { createKey, type RunningGateway, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
+import { createKey, type RunningGateway, serveRefuses, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
 import { waitForUsage } from "../helpers/usage-rows.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { keyAccepted } from "../helpers/wait.ts";
 import { payloads, readSse } from "./text-setup.ts";
 
 let gw: RunningGateway;
@@ -100,10 +100,7 @@ beforeAll(async () => {
   gw = await startGateway({ config: config(upstream.url) });
   expect((await gw.cli(["groups", "set", "minis", "--models", "modelx-5.4-mini,modelx-5.5"])).code).toBe(0);
   minis = (await createKey(gw, ["--account", "default", "--group", "minis", "--name", "minis"])).secret;
-  await waitFor("the new key", async () => {
-    const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${minis}` } });
-    return r.status === 200;
-  });
+  await keyAccepted(gw.url, minis);
 }, 60_000);
 
 afterAll(async () => {
@@ -241,25 +238,9 @@ describe("bad aliases stop the gateway at start, naming the path", () => {
   ];
   for (const [name, toml, message] of cases) {
     test(name, async () => {
-      const dir = tempDir();
-      try {
-        const file = `${dir}/bad.toml`;
-        await Bun.write(file, toml);
-        const result = await runCli([
-          "serve",
-          "--listen",
-          "127.0.0.1:0",
-          "--db",
-          `sqlite://${dir}/x.db`,
-          "--config",
-          file,
-        ]);
-        expect(result.code).not.toBe(0);
-        expect(result.stderr).toContain(message);
-      } finally {
-        const { rmSync } = await import("node:fs");
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const result = await serveRefuses(toml);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain(message);
     });
   }
 });

@@ -29,6 +29,7 @@ const SECTIONS = [
   "endpoints",
   "routing",
   "aliases",
+  "cache",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 

@@ -13,7 +13,10 @@ import type { Nanos } from "../../types.ts";
 import { costComment } from "../../wire/cost.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
 import type { TextView } from "../../wire/text-form.ts";
+import { asObject } from "../../wire/translate/convert.ts";
+import { readReply } from "../../wire/translate/index.ts";
 import type { Answered } from "../call.ts";
+import { CollectingTap, type Keep, storable } from "./keep.ts";
 import { relayJson } from "./nonstream.ts";
 import { relayStream } from "./stream.ts";
 import { estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
@@ -30,6 +33,8 @@ export interface RespondInput {
   inputTokens: number;
   /** The answer, its usage reading bound by the call stage. */
   answered: Answered;
+  /** Hands a whole answer to the response cache, once settled (absent: the cache is off for it). */
+  keep?: Keep | undefined;
 }
 
 export function respond(input: RespondInput): MeteredAnswer {
@@ -61,12 +66,24 @@ export function respond(input: RespondInput): MeteredAnswer {
       ttfbMs: ttfb(),
     };
     const response = new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
-    return { response, complete: ending };
+    const { keep } = input;
+    if (keep === undefined || usage === undefined) return { response, complete: ending };
+    const settled = (cost: Nanos) => {
+      const text = new TextDecoder().decode(bytes);
+      const json = asObject(translation ? JSON.parse(text) : answer.json);
+      if (!json.ok || !storable(readReply(view.protocol, json.value).stop, ending.source)) return;
+      keep({ protocol: view.protocol, answer: text, usage, costNanos: cost });
+    };
+    return { response, complete: ending, settled };
   }
   const { body, reader } = answer;
   // Translated: usage comes from the upstream's own events, the rest from what the writer wrote.
   const translated = translation ? translateStream(translation, body.stream(), reader) : undefined;
-  const tap: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
+  const relayed: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
+  const { keep } = input;
+  const collector =
+    keep === undefined ? undefined : new CollectingTap(relayed, view.model, input.inputTokens, input.request);
+  const tap: StreamTap = collector ?? relayed;
   const ended = new Handoff<Ending, Nanos>();
   let ttfbMs: number | undefined;
   const stream = relayStream({
@@ -84,11 +101,16 @@ export function respond(input: RespondInput): MeteredAnswer {
     onFirstByte: () => {
       ttfbMs = ttfb();
     },
-    onEnd: async (_outcome) => {
+    onEnd: async (outcome) => {
       if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
       const { usage, source } = tap.usage(input.inputTokens);
+      const cost = await ended.send({ status: 200, usage, source, ttfbMs });
+      const whole = outcome === "complete" ? collector?.answer() : undefined;
+      if (keep !== undefined && whole !== undefined && storable(whole.stop, source)) {
+        keep({ protocol: view.protocol, answer: whole.json, usage, costNanos: cost });
+      }
       // The stream's last line: its settled cost, as an SSE comment every client skips.
-      return costComment(await ended.send({ status: 200, usage, source, ttfbMs }));
+      return costComment(cost);
     },
   });
   return { response: new Response(stream, { status: 200, headers: SSE_HEADERS }), ended };
