@@ -6,9 +6,12 @@ import { RedisClient } from "bun";
 import { nanos } from "../base/money.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
 
-/** KEYS: entry, index, sizes. ARGV: value, ttl ms, created at, max bytes, member, entry key prefix. */
+/**
+ * KEYS: entry, index, sizes. ARGV: value, ttl ms, created at, max bytes, member, entry key prefix,
+ * size (the answer's, as the SQLite cache counts it).
+ */
 const PUT = `
-local size = string.len(ARGV[1])
+local size = tonumber(ARGV[7])
 local old = redis.call('HGET', KEYS[3], ARGV[5])
 if old then redis.call('HINCRBY', KEYS[3], '#total', -tonumber(old)) end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -53,7 +56,7 @@ export class RedisCache implements CacheBackend {
   private constructor(client: RedisClient, prefix: string, maxBytes: number) {
     this.#client = client;
     // One hash slot for the whole cache: the scripts touch entries, index and sizes together.
-    this.#prefix = `{${prefix}:cache}:`;
+    this.#prefix = `${prefix}:{cache}:`;
     this.#maxBytes = maxBytes;
   }
 
@@ -90,6 +93,7 @@ export class RedisCache implements CacheBackend {
       String(this.#maxBytes),
       key,
       `${p}e:`,
+      String(entry.answer.length),
     ]);
   }
 

@@ -6,9 +6,18 @@
 // stored; answers are scoped to the account; the admin API and the CLI purge them; hits and misses
 // are counted on /metrics; a bad [cache] stops the gateway at start naming the path.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createKey, type RunningGateway, serveRefuses, startGateway } from "../helpers/gateway.ts";
+import { rmSync } from "node:fs";
+import {
+  createKey,
+  type RunningGateway,
+  runCli,
+  serveRefuses,
+  startGateway,
+  tempDir,
+} from "../helpers/gateway.ts";
 import { type StoredUsage, waitForUsage } from "../helpers/usage-rows.ts";
-import { keyAccepted } from "../helpers/wait.ts";
+import { keyAccepted, waitFor } from "../helpers/wait.ts";
+import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
 import { payloads, readSse } from "./text-setup.ts";
 
 let gw: RunningGateway;
@@ -244,4 +253,51 @@ describe("bad [cache] settings stop the gateway at start, naming the path", () =
       expect(result.stderr).toContain(message);
     });
   }
+});
+
+describe("on Redis (the cache of a cluster)", () => {
+  test("answers live in Redis under the prefix: a restarted node still hits, and the CLI purges there", async () => {
+    const dir = tempDir();
+    const prefix = testPrefix();
+    const args = ["--redis-url", REDIS_URL, "--redis-prefix", prefix];
+    const node = () => startGateway({ dir, config: CONFIG, args });
+    let first: RunningGateway | undefined;
+    let second: RunningGateway | undefined;
+    try {
+      first = await node();
+      const key = first.key ?? "";
+      const ask = async (running: RunningGateway, stream: boolean) => {
+        const response = await fetch(`${running.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+          body: JSON.stringify(bodyFor("/v1/chat/completions", "Redis keeps me.", stream)),
+        });
+        expect(response.status).toBe(200);
+        await response.arrayBuffer();
+        return response.headers.get("x-modelgate-cache");
+      };
+      expect(await ask(first, false)).toBe("miss");
+      // Stored in the background (the client never waits on Redis): the next asks hit once it is.
+      const running = first;
+      await waitFor("the answer stored in Redis", async () => (await ask(running, true)) === "hit");
+      expect((await keysUnder(prefix)).some((k) => k.startsWith(`${prefix}:{cache}:e:account:`))).toBe(true);
+      await first.stop();
+      second = await node();
+      expect(await ask(second, true)).toBe("hit");
+      const purged = await runCli(
+        ["cache", "purge", "--db", second.dbUrl, "--config", `${dir}/modelgate.toml`],
+        {
+          MODELGATE_REDIS_URL: REDIS_URL,
+          MODELGATE_REDIS_PREFIX: prefix,
+        },
+      );
+      expect([purged.code, purged.stdout.trim()]).toEqual([0, "purged 1 stored answer"]);
+      expect(await ask(second, false)).toBe("miss");
+    } finally {
+      await second?.stop();
+      await first?.stop();
+      await dropPrefix(prefix);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
