@@ -1,7 +1,8 @@
 // The response cache on one node: a table of the SQLite store's file (response_cache, drizzle
 // schema in src/store/schema.ts), on its own connection, so every worker process of the node
-// shares it. Point reads by primary key; a put evicts the oldest answers (and the expired ones)
-// while the total is over `[cache] max_bytes`.
+// shares it. Point reads by primary key (a prepared statement); a put sweeps the table (expired
+// answers, then the oldest while the total is over `[cache] max_bytes`) when this process's count
+// of the total goes over, and every SWEEP_EVERY puts (the other processes' puts count too).
 import { Database } from "bun:sqlite";
 import { and, asc, eq, gt, lte, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
@@ -12,15 +13,24 @@ import type { UsageCounts } from "../store/usage.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
 
+/** How many puts a process makes between two exact sweeps of the table (other processes put too). */
+const SWEEP_EVERY = 64;
+
 export class SqliteCache implements CacheBackend {
   readonly #sqlite: Database;
   readonly #db: BunSQLiteDatabase;
   readonly #maxBytes: number;
+  readonly #find;
+  /** The table's bytes as of the last sweep plus this process's puts since: sweeps when over. */
+  #bytes: number;
+  #puts = 0;
 
   /** Opens the cache table in the SQLite file at `path` (`:memory:`: a private one, migrated here). */
   constructor(path: string, maxBytes: number) {
     this.#sqlite = new Database(path, { create: true, strict: true });
     this.#sqlite.run("PRAGMA journal_mode = WAL");
+    // A cached answer lost to a power cut is only asked again: no fsync per put.
+    this.#sqlite.run("PRAGMA synchronous = NORMAL");
     this.#sqlite.run("PRAGMA busy_timeout = 5000");
     this.#db = drizzle({ client: this.#sqlite });
     if (path === ":memory:") {
@@ -31,14 +41,22 @@ export class SqliteCache implements CacheBackend {
       db.dialect.migrate(embeddedMigrations(), db.session, { migrationsFolder: "" });
     }
     this.#maxBytes = maxBytes;
+    // Prepared once: a hit is one point read by primary key.
+    this.#find = this.#db
+      .select()
+      .from(responseCache)
+      .where(
+        and(
+          eq(responseCache.key, sql.placeholder("key")),
+          gt(responseCache.expiresAt, sql.placeholder("now")),
+        ),
+      )
+      .prepare();
+    this.#bytes = this.#total();
   }
 
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
-    const row = this.#db
-      .select()
-      .from(responseCache)
-      .where(and(eq(responseCache.key, key), gt(responseCache.expiresAt, now)))
-      .get();
+    const row = this.#find.get({ key, now });
     if (row === undefined) return undefined;
     return {
       protocol: row.protocol as TextProtocol,
@@ -63,13 +81,19 @@ export class SqliteCache implements CacheBackend {
       createdAt: entry.createdAt,
       expiresAt: entry.expiresAt,
     };
+    this.#db
+      .insert(responseCache)
+      .values(row)
+      .onConflictDoUpdate({ target: responseCache.key, set: row })
+      .run();
+    this.#bytes += bytes;
+    if (this.#bytes > this.#maxBytes || ++this.#puts % SWEEP_EVERY === 0) this.#sweep(entry.createdAt);
+  }
+
+  /** Drops the expired answers, then the oldest while the total is over the bound. */
+  #sweep(now: number): void {
     this.#sqlite.transaction(() => {
-      this.#db
-        .insert(responseCache)
-        .values(row)
-        .onConflictDoUpdate({ target: responseCache.key, set: row })
-        .run();
-      this.#db.delete(responseCache).where(lte(responseCache.expiresAt, entry.createdAt)).run();
+      this.#db.delete(responseCache).where(lte(responseCache.expiresAt, now)).run();
       let total = this.#total();
       while (total > this.#maxBytes) {
         const oldest = this.#db
@@ -85,6 +109,7 @@ export class SqliteCache implements CacheBackend {
           total -= old.bytes;
         }
       }
+      this.#bytes = total;
     })();
   }
 
@@ -102,6 +127,7 @@ export class SqliteCache implements CacheBackend {
       .where(scope === undefined ? undefined : eq(responseCache.scope, scope))
       .returning({ key: responseCache.key })
       .all();
+    this.#bytes = this.#total();
     return deleted.length;
   }
 
