@@ -4,6 +4,7 @@
 // usage record's cost, to the nano-USD.
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
+import { createParser } from "eventsource-parser";
 import OpenAI from "openai";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { waitForUsage } from "../helpers/usage-rows.ts";
@@ -78,6 +79,14 @@ async function rawStream(path: string, body: unknown): Promise<{ cost: number; r
   const text = await response.text();
   const match = /\n: x-modelgate-cost-usd (\d+\.\d+)\n\n$/.exec(text);
   expect(match).not.toBeNull();
+  // eventsource-parser (under the Vercel AI SDK) reads the same events and skips the comment.
+  const skipped: string[] = [];
+  const events: string[] = [];
+  const parser = createParser({ onEvent: (e) => events.push(e.data), onComment: (c) => skipped.push(c) });
+  parser.feed(text);
+  expect(skipped.map((c) => c.trim())).toEqual([`x-modelgate-cost-usd ${match?.[1]}`]);
+  expect(events.length).toBeGreaterThan(2);
+  expect(events.every((data) => data === "[DONE]" || JSON.parse(data) !== null)).toBe(true);
   return { cost: nanosOf(match?.[1] ?? ""), requestId: response.headers.get("x-request-id") };
 }
 
