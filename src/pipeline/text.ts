@@ -166,7 +166,11 @@ export async function serveText(
       tools,
     },
   };
-  const plan = gateway.cache.plan(principal, ctx.request.headers, endpoint.path, model.id, decoded.body);
+  // Several choices (Chat `n`) are not cached: a stream is replayed as one answer.
+  const plan =
+    (decoded.choices ?? 1) > 1
+      ? undefined
+      : gateway.cache.plan(principal, ctx.request.headers, endpoint.path, model.id, decoded.body);
   if (plan === undefined) {
     return metered(gateway.meter, admit, trace, (tried) =>
       answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),

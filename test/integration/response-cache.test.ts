@@ -177,6 +177,13 @@ describe("what is and is not served or stored", () => {
     expect((await ask("/v1/messages", fresh, true)).cache).toBe("miss");
   });
 
+  test("several choices (Chat n) are not cached", async () => {
+    for (let i = 0; i < 2; i++) {
+      const answered = await ask("/v1/chat/completions", "Two answers please.", false, { extra: { n: 2 } });
+      expect([answered.status, answered.cache, answered.record.cache_hit]).toEqual([200, null, 0]);
+    }
+  });
+
   test("a truncated answer and an error are never stored", async () => {
     for (const path of PATHS) {
       const cut = { extra: path === "/v1/responses" ? { max_output_tokens: 16 } : { max_tokens: 3 } };

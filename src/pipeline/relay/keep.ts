@@ -5,7 +5,7 @@
 // already parsed (CollectingTap), through the internal form, as the protocol's non-stream body.
 import type { UsageCounts } from "../../billing/meter.ts";
 import type { Nanos } from "../../types.ts";
-import type { IrEvent, IrStop, TextProtocol } from "../../wire/text-form.ts";
+import type { IrEvent, IrReply, IrStop, TextProtocol } from "../../wire/text-form.ts";
 import type { ReplyReader, ReplyWriter } from "../../wire/translate/convert.ts";
 import { replyReader, replyWriter } from "../../wire/translate/index.ts";
 import type { Obj } from "../../wire/translate/narrow.ts";
@@ -21,9 +21,20 @@ export interface KeptAnswer {
 
 export type Keep = (answer: KeptAnswer) => void;
 
+/** How an answer ended: why it stopped, and whether any part of it was a refusal. */
+export interface AnswerEnd {
+  stop: IrStop;
+  refused: boolean;
+}
+
 /** An answer worth serving again: its usage reported, not cut short, not a refusal. */
-export function storable(stop: IrStop, source: "reported" | "estimated" | "none"): boolean {
-  return source === "reported" && stop !== "length" && stop !== "refusal";
+export function storable(end: AnswerEnd, source: "reported" | "estimated" | "none"): boolean {
+  return source === "reported" && end.stop !== "length" && end.stop !== "refusal" && !end.refused;
+}
+
+/** How a complete answer (read into the internal form) ended. */
+export function endOf(reply: IrReply): AnswerEnd {
+  return { stop: reply.stop, refused: reply.parts.some((part) => part.type === "refusal") };
 }
 
 /** A stream's tap that also rebuilds the complete answer from the client's events. */
@@ -32,6 +43,7 @@ export class CollectingTap implements StreamTap {
   readonly #reader: ReplyReader;
   readonly #writer: ReplyWriter;
   #stop: IrStop | undefined;
+  #refused = false;
   #unreadable = false;
 
   constructor(inner: StreamTap, model: string, inputTokens: number, request: Obj) {
@@ -65,6 +77,7 @@ export class CollectingTap implements StreamTap {
 
   #push(event: IrEvent): void {
     if (event.type === "finish") this.#stop = event.stop;
+    if (event.type === "part_start" && event.part.type === "refusal") this.#refused = true;
     this.#writer.push(event);
   }
 
@@ -76,11 +89,11 @@ export class CollectingTap implements StreamTap {
     return this.#inner.usage(inputTokens);
   }
 
-  /** The complete answer and why it stopped, when the stream was read whole to its finish. */
-  answer(): { json: string; stop: IrStop } | undefined {
+  /** The complete answer and how it ended, when the stream was read whole to its finish. */
+  answer(): { json: string; end: AnswerEnd } | undefined {
     if (this.#unreadable) return undefined;
     for (const event of this.#reader.end()) this.#push(event);
     if (this.#stop === undefined) return undefined;
-    return { json: JSON.stringify(this.#writer.answer()), stop: this.#stop };
+    return { json: JSON.stringify(this.#writer.answer()), end: { stop: this.#stop, refused: this.#refused } };
   }
 }

@@ -16,7 +16,7 @@ import type { TextView } from "../../wire/text-form.ts";
 import { asObject } from "../../wire/translate/convert.ts";
 import { readReply } from "../../wire/translate/index.ts";
 import type { Answered } from "../call.ts";
-import { CollectingTap, type Keep, storable } from "./keep.ts";
+import { CollectingTap, endOf, type Keep, storable } from "./keep.ts";
 import { relayJson } from "./nonstream.ts";
 import { relayStream } from "./stream.ts";
 import { estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
@@ -71,7 +71,7 @@ export function respond(input: RespondInput): MeteredAnswer {
     const settled = (cost: Nanos) => {
       const text = new TextDecoder().decode(bytes);
       const json = asObject(translation ? JSON.parse(text) : answer.json);
-      if (!json.ok || !storable(readReply(view.protocol, json.value).stop, ending.source)) return;
+      if (!json.ok || !storable(endOf(readReply(view.protocol, json.value)), ending.source)) return;
       keep({ protocol: view.protocol, answer: text, usage, costNanos: cost });
     };
     return { response, complete: ending, settled };
@@ -106,7 +106,7 @@ export function respond(input: RespondInput): MeteredAnswer {
       const { usage, source } = tap.usage(input.inputTokens);
       const cost = await ended.send({ status: 200, usage, source, ttfbMs });
       const whole = outcome === "complete" ? collector?.answer() : undefined;
-      if (keep !== undefined && whole !== undefined && storable(whole.stop, source)) {
+      if (keep !== undefined && whole !== undefined && storable(whole.end, source)) {
         keep({ protocol: view.protocol, answer: whole.json, usage, costNanos: cost });
       }
       // The stream's last line: its settled cost, as an SSE comment every client skips.
