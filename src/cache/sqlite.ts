@@ -21,6 +21,7 @@ export class SqliteCache implements CacheBackend {
   readonly #db: BunSQLiteDatabase;
   readonly #maxBytes: number;
   readonly #find;
+  readonly #insert;
   /** The table's bytes as of the last sweep plus this process's puts since: sweeps when over. */
   #bytes: number;
   #puts = 0;
@@ -51,6 +52,35 @@ export class SqliteCache implements CacheBackend {
           gt(responseCache.expiresAt, sql.placeholder("now")),
         ),
       )
+      .prepare();
+    const slot = (name: string) => sql.placeholder(name);
+    const fresh = (column: { name: string }) => sql.raw(`excluded.${column.name}`);
+    this.#insert = this.#db
+      .insert(responseCache)
+      .values({
+        key: slot("key"),
+        scope: slot("scope"),
+        protocol: slot("protocol"),
+        answer: slot("answer"),
+        usage: slot("usage"),
+        costNanos: slot("costNanos"),
+        bytes: slot("bytes"),
+        createdAt: slot("createdAt"),
+        expiresAt: slot("expiresAt"),
+      })
+      .onConflictDoUpdate({
+        target: responseCache.key,
+        set: {
+          scope: fresh(responseCache.scope),
+          protocol: fresh(responseCache.protocol),
+          answer: fresh(responseCache.answer),
+          usage: fresh(responseCache.usage),
+          costNanos: fresh(responseCache.costNanos),
+          bytes: fresh(responseCache.bytes),
+          createdAt: fresh(responseCache.createdAt),
+          expiresAt: fresh(responseCache.expiresAt),
+        },
+      })
       .prepare();
     this.#bytes = this.#total();
   }
