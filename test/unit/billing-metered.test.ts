@@ -10,6 +10,8 @@ import { Handoff } from "../../src/base/handoff.ts";
 import { nanos } from "../../src/base/money.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/meter.ts";
 import { type Ending, metered, NO_USAGE } from "../../src/billing/metered.ts";
+import { ResponseCache } from "../../src/cache/cache.ts";
+import { AliasTable } from "../../src/catalog/aliases.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/gateway.ts";
@@ -181,7 +183,14 @@ describe("the text run inside the layer", () => {
     const meter = new HeldMeter();
     const principal = input.principal as Principal;
     const keys = { authenticate: () => principal };
-    const gateway = { config, channels: new ChannelTable(config), meter, keys } as unknown as Gateway;
+    const gateway = {
+      config,
+      channels: new ChannelTable(config),
+      meter,
+      keys,
+      aliases: new AliasTable(config.aliases),
+      cache: new ResponseCache(config.cache, undefined),
+    } as unknown as Gateway;
     const body = JSON.stringify({ model: "modelx-5.4-mini", messages: [{ role: "user", content: "hi" }] });
     const ctx: RequestContext = {
       request: new Request("http://gateway.test/v1/chat/completions", { method: "POST", body }),
