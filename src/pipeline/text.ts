@@ -203,17 +203,22 @@ async function cacheLookup(gateway: Gateway, plan: CachePlan) {
   }
 }
 
-/** Stores a whole answer in the background: the client never waits on the cache. */
+/**
+ * Stores a whole answer in the background, once the answer is on its way (setImmediate: after the
+ * response's bytes were handed to the socket): the client never waits on the cache's write.
+ */
 function keeper(gateway: Gateway, plan: CachePlan): Keep {
-  return (answer) => {
-    gateway.cache.put(plan, answer).then(
-      (stored) => {
-        if (stored) gateway.traffic.cache("stored");
-      },
-      (error: unknown) =>
-        log("warn", "response cache: an answer could not be stored", { error: String(error) }),
-    );
-  };
+  return (answer) => setImmediate(() => store(gateway, plan, answer));
+}
+
+function store(gateway: Gateway, plan: CachePlan, answer: Parameters<Keep>[0]): void {
+  gateway.cache.put(plan, answer).then(
+    (stored) => {
+      if (stored) gateway.traffic.cache("stored");
+    },
+    (error: unknown) =>
+      log("warn", "response cache: an answer could not be stored", { error: String(error) }),
+  );
 }
 
 /** A decoded, checked and admitted text request, as route → call → relay need it. */

@@ -94,17 +94,30 @@ async function textOf(path: Path, response: Response, stream: boolean): Promise<
   return text;
 }
 
+/** How many answers the gateway has stored so far (modelgate_response_cache_total{result="stored"}). */
+async function storedCount(): Promise<number> {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  return Number(/^modelgate_response_cache_total\{result="stored"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+}
+
 async function ask(
   path: Path,
   prompt: string,
   stream: boolean,
-  options: { extra?: Record<string, unknown>; headers?: Record<string, string>; key?: string } = {},
+  options: {
+    extra?: Record<string, unknown>;
+    headers?: Record<string, string>;
+    key?: string;
+    /** False for an answer the cache must not keep (cut short): nothing to wait for. */
+    kept?: boolean;
+  } = {},
 ): Promise<Answered> {
   const key = options.key ?? gw.key ?? "";
   const auth: Record<string, string> =
     path === "/v1/messages"
       ? { "x-api-key": key, "anthropic-version": "2023-06-01" }
       : { authorization: `Bearer ${key}` };
+  const storedBefore = await storedCount();
   const response = await fetch(`${gw.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...auth, ...options.headers },
@@ -114,6 +127,13 @@ async function ask(
   const requestId = response.headers.get("x-request-id") ?? "";
   const status = response.status;
   const text = status === 200 ? await textOf(path, response, stream) : await response.text();
+  // A fresh answer is stored in the background after it was sent: wait for it before going on.
+  const keeps =
+    status === 200 &&
+    (cache === "miss" || cache === "bypass") &&
+    options.headers?.["cache-control"] !== "no-store" &&
+    options.kept !== false;
+  if (keeps) await waitFor("the answer stored", async () => (await storedCount()) > storedBefore);
   return { status, cache, text, record: await waitForUsage(gw, requestId) };
 }
 
@@ -185,8 +205,12 @@ describe("what is and is not served or stored", () => {
   });
 
   test("a truncated answer and an error are never stored", async () => {
+    const storedBefore = await storedCount();
     for (const path of PATHS) {
-      const cut = { extra: path === "/v1/responses" ? { max_output_tokens: 16 } : { max_tokens: 3 } };
+      const cut = {
+        extra: path === "/v1/responses" ? { max_output_tokens: 16 } : { max_tokens: 3 },
+        kept: false,
+      };
       expect((await ask(path, "A long story please, with many words in it.", false, cut)).cache).toBe("miss");
       expect((await ask(path, "A long story please, with many words in it.", true, cut)).cache).toBe("miss");
     }
@@ -197,6 +221,10 @@ describe("what is and is not served or stored", () => {
     const again = await ask("/v1/chat/completions", "Fail sim:error=400", false);
     expect(again.status).toBe(400);
     expect(again.record.cache_hit).toBe(0);
+    // One whole answer after them: once it is stored, so would any of theirs be (stores run in
+    // order); it is the only one.
+    await ask("/v1/chat/completions", "A whole answer after the cut ones.", false);
+    expect((await storedCount()) - storedBefore).toBe(1);
   });
 });
 
