@@ -201,6 +201,8 @@ export interface ModelgateVariant {
   serveArgs?: string[];
   /** More environment for `serve` (bench/gc.ts: BUN_JSC_logGC). */
   env?: Record<string, string>;
+  /** More configuration appended to the file (bench/cache.ts: a `[cache.groups.bench]` policy). */
+  extraConfig?: string;
 }
 
 export interface ModelgateServer {
@@ -247,7 +249,7 @@ kind = "${kind}"
 name = "bench-upstream"
 base_url = "${channelBase(ctx, kind)}"
 models = ["${MODEL}"]
-`,
+${variant.extraConfig ?? ""}`,
   );
   const config = ["--config", configFile];
   const key = await provisionBenchKey(ctx.modelgateBin, configFile);

@@ -7,6 +7,8 @@ import { LongLived } from "./base/long-lived.ts";
 import type { UsageFeed } from "./billing/feed.ts";
 import type { Meter } from "./billing/meter.ts";
 import { type Billing, startBilling } from "./billing/start.ts";
+import { openResponseCache, type ResponseCache } from "./cache/cache.ts";
+import { AliasTable } from "./catalog/aliases.ts";
 import type { Config } from "./config/schema.ts";
 import { TrafficMetrics } from "./metrics/traffic.ts";
 import type { Notifier } from "./notify/notifier.ts";
@@ -25,6 +27,10 @@ export interface Gateway {
   trustedProxies: CidrList;
   /** Which upstream channels serve which model. */
   channels: ChannelTable;
+  /** Client-facing model aliases (`[aliases]`), resolved at start. */
+  aliases: AliasTable;
+  /** The exact response cache (`[cache]`); holds nothing while no group or key turns it on. */
+  cache: ResponseCache;
   /** Admission and settlement of every billable request. */
   meter: Meter;
   /** Settled requests, live, for the admin feed and notifications. */
@@ -71,6 +77,8 @@ export async function startGateway(
     keys,
     trustedProxies: new CidrList(config.server.trusted_proxies),
     channels,
+    aliases: new AliasTable(config.aliases),
+    cache: await openResponseCache(config),
     meter: billing.meter,
     feed: billing.feed,
     notifier: billing.notifier,
@@ -84,6 +92,7 @@ export async function startGateway(
 export async function stopGateway(gateway: Gateway): Promise<void> {
   await gateway.keys.stop();
   await gateway.meter.close?.();
+  await gateway.cache.close();
   await gateway.notifier.stop();
   await gateway.store.close();
   await gateway.tracer?.shutdown();

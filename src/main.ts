@@ -24,6 +24,7 @@ commands:
   keys       create | list | revoke | enable
   usage      totals of requests, tokens and cost (--key, --account, --since, --until, --group-by, --format)
   admin      token create | token list | token revoke ID (admin API tokens)
+  cache      purge [--account NAME] (the response cache's stored answers)
   tui        the terminal UI (--url, --token or MODELGATE_ADMIN_URL / MODELGATE_ADMIN_TOKEN)
 
 Every store command takes --db URL (sqlite://PATH or postgres://...) or --config FILE and works
@@ -67,6 +68,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   tui: async () => {
     const { tuiCommand, USAGE } = await import("./cli/tui.ts");
     return { run: tuiCommand, usage: USAGE };
+  },
+  cache: async () => {
+    const { cacheCommand, USAGE } = await import("./cli/cache.ts");
+    return { run: cacheCommand, usage: USAGE };
   },
 };
 

@@ -46,11 +46,15 @@ export const requestView = view<UsageRecord>()(
   "keyId",
   "accountId",
   "model",
+  // The name the client asked for when it was an alias of `model` (`[aliases]`), else null.
+  ["alias", (r) => r.alias ?? null],
   "endpoint",
   "stream",
   "status",
   ...USAGE_COUNTS,
   "costNanos",
+  // Answered from the response cache (`[cache]`).
+  ["cache_hit", (r) => r.cacheHit === true],
   "latencyMs",
   "ttfbMs",
   "createdAt",

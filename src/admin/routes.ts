@@ -9,6 +9,7 @@ import type { Route } from "../http/edge.ts";
 export const ADMIN_PREFIX = "/admin/v1";
 
 const accounts = () => import("./api-accounts.ts");
+const cache = () => import("./api-cache.ts");
 const keys = () => import("./api-keys.ts");
 const notify = () => import("./api-notify.ts");
 const tokens = () => import("./api-tokens.ts");
@@ -37,4 +38,5 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ["POST", "/notifications/channels/:id/disable", lazy(async () => (await notify()).disableChannel)],
   ["GET", "/notifications/deliveries", lazy(async () => (await notify()).listDeliveries)],
   ["POST", "/announcements", lazy(async () => (await notify()).announce)],
+  ["POST", "/cache/purge", lazy(async () => (await cache()).purgeCache)],
 ];

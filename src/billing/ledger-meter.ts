@@ -13,13 +13,14 @@
 import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
-import { type Limiter, LimiterUnavailableError, type RateState, type Ticket } from "../limits/limiter.ts";
+import { type Limiter, LimiterUnavailableError, type Ticket } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
+import { headerFormOf } from "../wire/rate-headers.ts";
 import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
@@ -163,7 +164,7 @@ export class LedgerMeter implements Meter {
 
   async admit(input: AdmitInput): Promise<Admission> {
     const { principal } = input;
-    const reserve = this.#pricer.worstCase(input.model, input.worstCase);
+    const reserve = input.fixedCost ?? this.#pricer.worstCase(input.model, input.worstCase);
     const now = this.#now();
     const result = await limiterCall(async () => {
       const knew = await this.#limiter.knowsAccount(principal.accountId);
@@ -183,16 +184,18 @@ export class LedgerMeter implements Meter {
         accountName: principal.accountName,
         worstCase: reserve,
         dayEnd: new Date(this.#day.end(now)).toISOString(),
+        form: headerFormOf(input.endpoint),
+        now,
       });
     }
-    return this.#admission(input, result.ticket, result.rate);
+    return this.#admission(input, result.ticket, rateHeaders(result.rate, headerFormOf(input.endpoint), now));
   }
 
-  #admission(input: AdmitInput, ticket: Ticket, rate: RateState): Admission {
+  #admission(input: AdmitInput, ticket: Ticket, headers: Record<string, string>): Admission {
     const startedAt = performance.now();
-    let settled: Promise<void> | undefined;
+    let settled: Promise<Nanos> | undefined;
     return {
-      headers: rateHeaders(rate),
+      headers,
       settle: (result: Settlement) => {
         settled ??= this.#settle(input, ticket, result, Math.round(performance.now() - startedAt));
         return settled;
@@ -200,13 +203,14 @@ export class LedgerMeter implements Meter {
     };
   }
 
-  async #settle(input: AdmitInput, ticket: Ticket, result: Settlement, latencyMs: number): Promise<void> {
+  async #settle(input: AdmitInput, ticket: Ticket, result: Settlement, latencyMs: number): Promise<Nanos> {
     let cost: Nanos;
     try {
       cost =
         result.source === "none"
           ? nanos(0)
-          : this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail);
+          : (input.fixedCost ??
+            this.#pricer.actual(input.model, input.worstCase, result.usage, result.detail));
     } catch (error) {
       // The slot and the reservation must be released whatever happens: charge what was reserved.
       log("error", "pricing a settled request failed; charging its reservation", {
@@ -224,7 +228,7 @@ export class LedgerMeter implements Meter {
     await released;
     await durable;
     // The event is built only for someone to read it (the admin feed is usually unwatched).
-    if (this.#feed.subscribers === 0) return;
+    if (this.#feed.subscribers === 0) return cost;
     this.#feed.publish({
       requestId: record.requestId,
       clientRequestId: record.clientRequestId ?? null,
@@ -245,6 +249,7 @@ export class LedgerMeter implements Meter {
       channels: result.channels,
       clientAddress: input.clientAddress ?? null,
     });
+    return cost;
   }
 
   /** The calling key's money figures for GET /v1/dashboard/billing/balance. */
@@ -261,7 +266,7 @@ export class LedgerMeter implements Meter {
       );
       return { snapshot, rate };
     });
-    return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate) };
+    return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate, "openai", now) };
   }
 }
 
@@ -318,6 +323,8 @@ function toRecord(
     ttfbMs: result.ttfbMs ?? null,
     clientAddress: input.clientAddress ?? null,
     endUser: input.endUser ?? null,
+    ...(input.alias === undefined ? {} : { alias: input.alias }),
+    ...(input.cacheHit ? { cacheHit: true } : {}),
     detail: result.detail ?? null,
     createdAt: now,
   };

@@ -60,6 +60,15 @@ export interface AdmitInput {
   clientAddress?: string | undefined;
   /** The client's `user` field, kept for audit. */
   endUser?: string | undefined;
+  /** The alias the client named when it did not name `model` itself (`[aliases]`), kept in the record. */
+  alias?: string | undefined;
+  /**
+   * A cost known before the answer (a response-cache hit: a fraction of the stored answer's cost):
+   * reserved and charged as is, instead of the worst case and the usage's price.
+   */
+  fixedCost?: Nanos | undefined;
+  /** Answered from the response cache: the record is marked so. */
+  cacheHit?: boolean | undefined;
   worstCase: WorstCase;
 }
 
@@ -80,9 +89,9 @@ export interface Admission {
   readonly headers: Readonly<Record<string, string>>;
   /**
    * Turns the reservation into the actual cost and releases the request's slots. The first call
-   * wins; later calls do nothing. Resolves when the usage record is durable.
+   * wins; later calls do nothing. Resolves with the settled cost when the usage record is durable.
    */
-  settle(result: Settlement): Promise<void>;
+  settle(result: Settlement): Promise<Nanos>;
 }
 
 /** A key's money figures now (see src/handlers/balance.ts for the JSON built from them). */

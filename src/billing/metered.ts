@@ -4,10 +4,14 @@
 // with the channels tried (and the error carries the x-ratelimit headers); a complete answer is
 // settled before it is returned; an answer that goes on after it is returned (a stream) is settled
 // when it reports its end, and its end waits for the record to be durable. Every answer carries
-// the admission's x-ratelimit headers. Admission and settlement are traced (src/telemetry/request.ts).
+// the admission's x-ratelimit headers, and its settled cost (src/wire/cost.ts): a complete answer or
+// an error in a header, a stream in its last line (the relay writes what the layer answers it).
+// Admission and settlement are traced (src/telemetry/request.ts).
 import type { Handoff } from "../base/handoff.ts";
 import { tracedAdmission, tracedSettle } from "../telemetry/request.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
+import type { Nanos } from "../types.ts";
+import { COST_HEADER, costText } from "../wire/cost.ts";
 import { asGatewayError } from "../wire/errors.ts";
 import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./meter.ts";
 
@@ -17,10 +21,13 @@ export { NO_USAGE } from "./meter.ts";
 export type Ending = Omit<Settlement, "channels">;
 
 export type MeteredAnswer =
-  /** Complete when returned (a JSON answer): settled before the layer returns it. */
-  | { response: Response; complete: Ending }
-  /** Goes on after it is returned (a stream): settled when it sends its end. */
-  | { response: Response; ended: Handoff<Ending> };
+  /**
+   * Complete when returned (a JSON answer): settled before the layer returns it; `settled` hears
+   * the settled cost (the response cache keeps the answer with it).
+   */
+  | { response: Response; complete: Ending; settled?: ((cost: Nanos) => void) | undefined }
+  /** Goes on after it is returned (a stream): settled when it sends its end; answered with the cost. */
+  | { response: Response; ended: Handoff<Ending, Nanos> };
 
 /**
  * The inner work of a metered request. `channels` collects the names of the channels it calls, in
@@ -47,30 +54,33 @@ export async function metered(
 ): Promise<Response> {
   const admission = await tracedAdmission(trace, () => meter.admit(input));
   // The first call wins, whichever path ends the request.
-  let settled = false;
+  let settled: Promise<Nanos> | undefined;
   const record = tracedSettle(trace, (result) => admission.settle(result));
   const channels: string[] = [];
-  const settle = async (ending: Ending) => {
-    if (settled) return;
-    settled = true;
-    await record({ ...ending, channels });
+  const settle = (ending: Ending): Promise<Nanos> => {
+    settled ??= record({ ...ending, channels });
+    return settled;
   };
   let response: Response;
   try {
     const answer = await work(channels);
-    if ("complete" in answer) await settle(answer.complete);
-    else {
+    if ("complete" in answer) {
+      const cost = await settle(answer.complete);
+      answer.response.headers.set(COST_HEADER, costText(cost));
+      answer.settled?.(cost);
+    } else {
       const { ended } = answer;
       ended.received.then((ending) => ended.answer(settle(ending)));
     }
     response = answer.response;
   } catch (thrown) {
     const error = asGatewayError(thrown);
-    await settle(failed(error.status));
-    if (error.headers === undefined && Object.keys(admission.headers).length > 0) {
-      throw error.withHeaders(admission.headers);
-    }
-    throw thrown;
+    const cost = await settle(failed(error.status));
+    const headers = {
+      ...(error.headers === undefined ? admission.headers : {}),
+      [COST_HEADER]: costText(cost),
+    };
+    throw error.withHeaders(headers);
   }
   const rate = admission.headers;
   for (const name in rate) response.headers.set(name, rate[name] as string);

@@ -1,31 +1,29 @@
-// What a client is told about limits: the x-ratelimit-* headers every admitted answer carries, and
-// the 429 for each refusal with Retry-After / retry-after-ms and a message that says what to do.
+// What a client is told about limits: the rate-limit headers every admitted answer carries (in its
+// protocol's form, src/wire/rate-headers.ts), and the 429 for each refusal with Retry-After /
+// retry-after-ms and a message that says what to do.
 
 import { formatUsd } from "../base/money.ts";
 import type { RateState, Refusal, RefusalFacts } from "../limits/limiter.ts";
 import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
+import { formatReset, type HeaderForm, rateLimitHeaders } from "../wire/rate-headers.ts";
 
-/** `850ms`, `1s`, `59.999s`, `6m0s`: the duration style of OpenAI's reset headers. */
-export function formatReset(ms: number): string {
-  const whole = Math.max(0, Math.ceil(ms));
-  if (whole < 1000) return `${whole}ms`;
-  if (whole < 60_000) return `${whole / 1000}s`;
-  const minutes = Math.floor(whole / 60_000);
-  return `${minutes}m${(whole - minutes * 60_000) / 1000}s`;
-}
-
-/** The x-ratelimit-* headers for a window state. */
-export function rateHeaders(rate: RateState): Record<string, string> {
-  if (rate.limit === null || rate.remaining === null) return {};
-  return {
-    "x-ratelimit-limit-requests": String(rate.limit),
-    "x-ratelimit-remaining-requests": String(rate.remaining),
-    "x-ratelimit-reset-requests": formatReset(rate.resetMs),
-  };
+/**
+ * The rate-limit headers of a limiter's answer, in the client's protocol's form: the requests
+ * window, and the tokens window when a tokens-per-minute limit filled it in.
+ */
+export function rateHeaders(rate: RateState, form: HeaderForm, now: number): Record<string, string> {
+  const requests =
+    rate.limit === null || rate.remaining === null
+      ? undefined
+      : { limit: rate.limit, remaining: rate.remaining, resetMs: rate.resetMs };
+  return rateLimitHeaders({ requests, tokens: rate.tokens }, form, now);
 }
 
 export interface RefusalContext {
+  /** The client's protocol, for the rate-limit headers' form; and the time they are dated from. */
+  form: HeaderForm;
+  now: number;
   keyName: string;
   accountName: string;
   worstCase: Nanos;
@@ -55,7 +53,7 @@ export function refusalError(
   rate: RateState,
   ctx: RefusalContext,
 ): GatewayError {
-  const headers = rateHeaders(rate);
+  const headers = rateHeaders(rate, ctx.form, ctx.now);
   // Money refusals do not pass by retrying soon: tell SDKs not to burn their retries on them.
   if (refusal === "insufficient_quota" || refusal === "daily_quota_exceeded")
     headers["x-should-retry"] = "false";

@@ -112,8 +112,8 @@ export class WorkerHost {
       const admission = this.#tickets.get(ticket);
       if (admission === undefined) throw new Error(`no ticket ${ticket} is open for worker ${this.index}`);
       this.#tickets.delete(ticket);
-      await admission.settle(result);
-      return { t: "done", id };
+      const costNanos = await admission.settle(result);
+      return { t: "done", id, costNanos };
     });
   }
 

@@ -41,8 +41,8 @@ export type Call = Extract<ToPrimary, { id: number }>;
 export type ToWorker =
   | { t: "admitted"; id: number; ticket: number; headers: Record<string, string> }
   | { t: "refused"; id: number; error: WireError }
-  /** The call took effect: a settlement's record is durable, a flush reached the store. */
-  | { t: "done"; id: number }
+  /** The call took effect: a settlement's record is durable (with its cost), a flush reached the store. */
+  | { t: "done"; id: number; costNanos?: number }
   | { t: "balance"; id: number; view: BalanceView }
   | { t: "failed"; id: number; message: string }
   | { t: "event"; event: UsageEvent };

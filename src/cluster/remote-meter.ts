@@ -2,7 +2,10 @@
 // primary, whose one LedgerMeter decides it, so limits and money stay exact across processes.
 // A refusal comes back as the primary's GatewayError, rebuilt (same message, code and headers);
 // settle() resolves only when the primary reports the usage record durable, as a local meter does.
+
+import { nanos } from "../base/money.ts";
 import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "../billing/meter.ts";
+import type { Nanos } from "../types.ts";
 import type { PrimaryLink } from "./link.ts";
 import { fromWireError, meteredKey, type Reply, toWireAdmit } from "./protocol.ts";
 
@@ -25,7 +28,7 @@ export class RemoteMeter implements Meter {
     if (reply.t === "refused") throw fromWireError(reply.error);
     if (reply.t !== "admitted") throw unexpected("admit", reply);
     const { ticket, headers } = reply;
-    let settled: Promise<void> | undefined;
+    let settled: Promise<Nanos> | undefined;
     return {
       headers,
       settle: (result: Settlement) => {
@@ -35,9 +38,10 @@ export class RemoteMeter implements Meter {
     };
   }
 
-  async #settle(ticket: number, result: Settlement): Promise<void> {
+  async #settle(ticket: number, result: Settlement): Promise<Nanos> {
     const reply = await this.#link.call((id) => ({ t: "settle", id, ticket, result }));
     if (reply.t !== "done") throw unexpected("settle", reply);
+    return nanos(reply.costNanos ?? 0);
   }
 
   async balance(principal: MeteredKey): Promise<BalanceView> {

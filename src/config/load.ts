@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
 import { describeIssue, issuePath } from "../validation.ts";
+import { aliasProblems } from "./aliases.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
 import settingsTable from "./settings.json";
 
@@ -119,6 +120,8 @@ export function loadConfig(sources: ConfigSources): Config {
       `server.workers: ${config.server.workers} worker processes run on a SQLite store only; on PostgreSQL run several nodes (plain serve processes, docs/cluster.md), each with 1 worker`,
     );
   }
+  const aliasErrors = aliasProblems(config.aliases);
+  if (aliasErrors.length > 0) throw new ConfigError(aliasErrors.join("\n"));
   const names = new Set<string>();
   for (const [i, channel] of config.channels.entries()) {
     if (names.has(channel.name))

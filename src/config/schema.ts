@@ -2,7 +2,9 @@
 // Strict objects: an unknown field is an error naming its path.
 import * as v from "valibot";
 import { AdminConfigSchema } from "./admin.ts";
+import { AliasesConfigSchema } from "./aliases.ts";
 import { Cidr, ModelPattern, PrintableName, usdText, wholeNumber } from "./blocks.ts";
+import { CacheConfigSchema } from "./cache.ts";
 import { ChannelRoutingFields, CredentialFields, FaultProfileSchema, RoutingSchema } from "./channels.ts";
 import { EndpointsConfigSchema } from "./endpoints.ts";
 import { MetricsConfigSchema } from "./metrics.ts";
@@ -194,6 +196,8 @@ export const ConfigSchema = v.strictObject({
     telemetry: TelemetryConfigSchema,
     endpoints: EndpointsConfigSchema,
     routing: RoutingSchema,
+    aliases: AliasesConfigSchema,
+    cache: CacheConfigSchema,
   }),
   channels: v.optional(v.array(ChannelSchema), [{ kind: "sim", name: "simulator", models: ["*"] }]),
 });

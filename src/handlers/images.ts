@@ -49,8 +49,15 @@ export async function serveImages<Body extends { model: string }>(
 ): Promise<Response> {
   const principal = authenticate(ctx, gateway);
   const body = await endpoint.decode(ctx.request);
-  const model = requireImageModel(requireModel(principal, body.model));
-  return runImages(ctx, gateway, { principal, model, endpoint: endpoint.path, job: endpoint.job(body) });
+  const model = requireImageModel(requireModel(principal, body.model, gateway.aliases));
+  const alias = body.model === model.id ? undefined : body.model;
+  return runImages(ctx, gateway, {
+    principal,
+    model,
+    alias,
+    endpoint: endpoint.path,
+    job: endpoint.job(body),
+  });
 }
 
 const GENERATIONS: ImageEndpoint<ReturnType<typeof parseGeneration>> = {

@@ -2,6 +2,8 @@
 // served by a configured channel that can make that kind of model (a text channel for text and
 // messages models, an images channel for image models) — in the client's list shape: OpenAI's,
 // Anthropic's for clients that send a version header, Codex's catalog when Codex asks for it.
+// The aliases the key's group sees (`[aliases]`) are listed after the catalog, each under its own
+// name with its target's facts, when the key may use and the gateway can serve the target.
 
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
@@ -11,6 +13,7 @@ import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { upstreamProtocol } from "../pipeline/channels.ts";
 import { requireModel } from "../pipeline/model.ts";
+import type { ModelId } from "../types.ts";
 import { servesImages } from "../upstream/images.ts";
 import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -26,9 +29,18 @@ function served(gateway: Gateway, model: ModelInfo): boolean {
     );
 }
 
-/** The models the key may use and the gateway can serve, in catalog order. */
+/** The models the key may use and the gateway can serve, in catalog order, then its aliases by name. */
 function reachableModels(gateway: Gateway, principal: Principal): ModelInfo[] {
-  return principal.models.models().filter((model) => served(gateway, model));
+  const models = principal.models.models().filter((model) => served(gateway, model));
+  for (const { alias, target } of gateway.aliases.entries(principal.group)) {
+    if (principal.models.allows(target.id) && served(gateway, target)) models.push(asAlias(alias, target));
+  }
+  return models;
+}
+
+/** An alias as a model list shows it: its own name, its target's facts. */
+function asAlias(alias: string, target: ModelInfo): ModelInfo {
+  return { ...target, id: alias as ModelId };
 }
 
 /** Codex asks for its catalog with `?client_version=…` (openai/codex models endpoint). */
@@ -77,7 +89,8 @@ export function getModel(ctx: RequestContext, gateway: Gateway, params: Record<s
   const principal = authenticate(ctx, gateway);
   // The router has already decoded the path parameter: decoding it again would read `%25` twice
   // and throw (a 500) on an escape that only the second pass finds broken.
-  const model = requireModel(principal, params.id ?? "", "not_found");
+  const id = params.id ?? "";
+  const model = requireModel(principal, id, gateway.aliases, "not_found");
   if (!served(gateway, model)) {
     throw new GatewayError(
       "not_found",
@@ -85,5 +98,6 @@ export function getModel(ctx: RequestContext, gateway: Gateway, params: Record<s
       { code: "model_not_found", param: "model" },
     );
   }
-  return Response.json(wantsAnthropic(ctx.request) ? anthropicModel(model) : openaiModel(model));
+  const shown = model.id === id ? model : asAlias(id, model);
+  return Response.json(wantsAnthropic(ctx.request) ? anthropicModel(shown) : openaiModel(shown));
 }

@@ -151,7 +151,7 @@ function settledNoted(admission: Admission, input: AdmitInput, note: Note): Admi
     headers: admission.headers,
     settle: async (result) => {
       try {
-        await admission.settle(result);
+        return await admission.settle(result);
       } finally {
         // Even when settling failed: the request is over, its line is due and its note must go.
         noteSettled(input.requestId, note, result);

@@ -34,6 +34,11 @@ export interface RateState {
   remaining: number | null;
   /** Milliseconds until the oldest request in the window leaves it (0 when the window is empty). */
   resetMs: number;
+  /**
+   * The tokens-per-minute window, when a token limit applies to the key: the rate-limit headers'
+   * token forms are sent from it (src/wire/rate-headers.ts), and only when it is present.
+   */
+  tokens?: { limit: number; remaining: number; resetMs: number } | undefined;
 }
 
 export type Refusal =

@@ -48,6 +48,7 @@ export class TrafficMetrics {
   readonly #ttft = histogram("modelgate_time_to_first_token_seconds");
   readonly #errors = counter("modelgate_errors_total");
   readonly #refusals = counter("modelgate_limit_refusals_total");
+  readonly #cache = counter("modelgate_response_cache_total");
   readonly #scraped: (GaugeSet | Gauge)[];
   readonly #usage = new Map<string, UsageSeries>();
   readonly #attemptSeries = new Map<string, HistogramSeries>();
@@ -127,7 +128,13 @@ export class TrafficMetrics {
     if (REFUSAL_KINDS.has(kind)) this.#refusals.inc([code ?? kind]);
   }
 
+  /** A text request of a key with the response cache on: what the cache did for it. */
+  cache(result: "hit" | "miss" | "bypass" | "stored"): void {
+    this.#cache.inc([result]);
+  }
+
   render(lines: string[]): void {
+    this.#cache.render(lines);
     this.#tokens.render(lines);
     this.#cost.render(lines);
     this.#settled.render(lines);

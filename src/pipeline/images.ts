@@ -13,11 +13,13 @@ import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { log } from "../log.ts";
+import type { Nanos } from "../types.ts";
 import type { Lease } from "../upstream/channels.ts";
 import { AttemptGuard } from "../upstream/guard.ts";
 import type { ImageEvent, ImageJob } from "../upstream/image-job.ts";
 import { imageUpstream, servesImages } from "../upstream/images.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
+import { costComment } from "../wire/cost.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
 import { timeoutsOf, upstreamEnv } from "./call.ts";
@@ -27,6 +29,8 @@ import { ImageTally } from "./images-tally.ts";
 export interface ImageRequest {
   principal: Principal;
   model: ModelInfo;
+  /** The alias the client named for `model`, if it named one. */
+  alias?: string | undefined;
   endpoint: string;
   job: Omit<ImageJob, "upstreamModel">;
 }
@@ -54,6 +58,7 @@ export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageR
     stream: options.stream,
     clientAddress: ctx.client?.toString(),
     endUser: options.user,
+    alias: request.alias,
     worstCase: {
       kind: "image",
       generations: options.n * (1 + options.partialImages),
@@ -192,7 +197,7 @@ function streamResponse(
   abort: AbortController,
 ): MeteredAnswer {
   const { events } = opened;
-  const ended = new Handoff<Ending>();
+  const ended = new Handoff<Ending, Nanos>();
   let step = opened.first;
   let index = 0;
   const partialsOf = new Map<number, number>();
@@ -220,14 +225,16 @@ function streamResponse(
         }
         const result = tally.result();
         tally.imagesSent();
-        await ended.send(tally.ending(200));
+        const cost = await ended.send(tally.ending(200));
         controller.enqueue(completedFrame(tally.describe(kind), result));
+        controller.enqueue(costComment(cost));
         controller.close();
       } catch (thrown) {
         const error = asGatewayError(thrown);
         if (error.kind === "internal") log("error", "image stream failed", { error: String(thrown) });
-        await ended.send(tally.ending(200));
+        const cost = await ended.send(tally.ending(200));
         controller.enqueue(errorFrame(error.toOpenAI().error));
+        controller.enqueue(costComment(cost));
         controller.close();
       }
     },

@@ -3,15 +3,21 @@
 // allow list is src/catalog/groups.ts). Here rather than in src/auth/, so a request's walk enters
 // auth/ once, to authenticate.
 import type { Principal } from "../auth/keys.ts";
+import type { AliasTable } from "../catalog/aliases.ts";
 import { findModel, type ModelInfo, modelNotFoundMessage } from "../catalog/models.ts";
 import { GatewayError } from "../wire/errors.ts";
 
+/**
+ * The catalog model `id` names for this key — itself, or the target of an alias the key's group
+ * sees (src/catalog/aliases.ts) — checked as above.
+ */
 export function requireModel(
   principal: Principal,
   id: string,
+  aliases: AliasTable,
   notFound: "invalid_request" | "not_found" = "invalid_request",
 ): ModelInfo {
-  const model = findModel(id);
+  const model = findModel(id) ?? aliases.resolve(principal.group, id);
   if (!model) {
     throw new GatewayError(
       notFound === "not_found" ? "not_found" : "model_not_found",
@@ -25,7 +31,7 @@ export function requireModel(
   if (!principal.models.allows(model.id)) {
     throw new GatewayError(
       "model_not_allowed",
-      `Your API key's group "${principal.group}" is not allowed to use the model \`${model.id}\`. GET /v1/models lists the models it may use; ask the operator to add this one to the group.`,
+      `Your API key's group "${principal.group}" is not allowed to use the model \`${model.id}\`${model.id === id ? "" : ` (the alias \`${id}\` names it)`}. GET /v1/models lists the models it may use; ask the operator to add this one to the group.`,
       { param: "model" },
     );
   }

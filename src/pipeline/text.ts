@@ -5,10 +5,12 @@
 import type { Principal } from "../auth/keys.ts";
 import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered } from "../billing/metered.ts";
+import { CACHE_HEADER, type CachePlan } from "../cache/cache.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import { log } from "../log.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
@@ -19,11 +21,13 @@ import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "..
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
 import { authenticate } from "./authenticate.ts";
+import { serveCached } from "./cached.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
 import { reservedInputTokens } from "./input-bound.ts";
 import { requireModel } from "./model.ts";
+import type { Keep } from "./relay/keep.ts";
 import { respond } from "./relay/respond.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
@@ -56,7 +60,7 @@ export function requireTextModel(
   id: string,
   protocol: TextProtocol,
 ): ModelInfo {
-  const model = requireModel(principal, id);
+  const model = requireModel(principal, id, gateway.aliases);
   if (model.family === "image") {
     throw new GatewayError(
       "invalid_request",
@@ -117,7 +121,8 @@ export function worstOutputTokens(requested: number | undefined, model: ModelInf
  */
 function bodyFor(channel: Channel, target: TextProtocol, request: Admitted): Pick<TextCall, "body" | "json"> {
   const { decoded, raw, model } = request;
-  const mapped = channel.upstreamModel(decoded.view.model);
+  // The catalog id, not the client's name: an alias is sent upstream as its target.
+  const mapped = channel.upstreamModel(model.id);
   if (target !== decoded.view.protocol) {
     const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
     return { body: JSON.stringify(json), json };
@@ -161,6 +166,7 @@ export async function serveText(
     stream: view.stream,
     clientAddress: ctx.client?.toString(),
     endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
+    alias: view.model === model.id ? undefined : view.model,
     worstCase: {
       kind: "text",
       inputTokens: reserved,
@@ -168,13 +174,64 @@ export async function serveText(
       tools,
     },
   };
-  return metered(gateway.meter, admit, trace, (tried) =>
-    answerText(
-      ctx,
-      gateway,
-      { decoded, raw, model, inputTokens, outputCap, duplicateKeys: parsed.duplicateKeys },
-      tried,
-    ),
+  const admitted: Admitted = {
+    decoded,
+    raw,
+    model,
+    inputTokens,
+    outputCap,
+    duplicateKeys: parsed.duplicateKeys,
+  };
+  // Several choices (Chat `n`) are not cached: a stream is replayed as one answer.
+  const plan =
+    (decoded.choices ?? 1) > 1
+      ? undefined
+      : gateway.cache.plan(principal, ctx.request.headers, endpoint.path, model.id, decoded.body);
+  if (plan === undefined) {
+    return metered(gateway.meter, admit, trace, (tried) => answerText(ctx, gateway, admitted, tried));
+  }
+  const hit = await cacheLookup(gateway, plan);
+  if (hit !== undefined && hit.protocol === view.protocol) {
+    gateway.traffic.cache("hit");
+    const response = await serveCached(ctx, gateway, admit, plan, hit, view, decoded.body);
+    response.headers.set(CACHE_HEADER, "hit");
+    return response;
+  }
+  const result = plan.read ? "miss" : "bypass";
+  gateway.traffic.cache(result);
+  const keep = plan.write ? keeper(gateway, plan) : undefined;
+  const response = await metered(gateway.meter, admit, trace, (tried) =>
+    answerText(ctx, gateway, { ...admitted, keep }, tried),
+  );
+  response.headers.set(CACHE_HEADER, result);
+  return response;
+}
+
+/** The stored answer of a plan, if any; a cache that cannot be read is a miss, not a failure. */
+async function cacheLookup(gateway: Gateway, plan: CachePlan) {
+  try {
+    return await gateway.cache.get(plan);
+  } catch (error) {
+    log("warn", "response cache unreadable; answering from upstream", { error: String(error) });
+    return undefined;
+  }
+}
+
+/**
+ * Stores a whole answer in the background, once the answer is on its way (setImmediate: after the
+ * response's bytes were handed to the socket): the client never waits on the cache's write.
+ */
+function keeper(gateway: Gateway, plan: CachePlan): Keep {
+  return (answer) => setImmediate(() => store(gateway, plan, answer));
+}
+
+function store(gateway: Gateway, plan: CachePlan, answer: Parameters<Keep>[0]): void {
+  gateway.cache.put(plan, answer).then(
+    (stored) => {
+      if (stored) gateway.traffic.cache("stored");
+    },
+    (error: unknown) =>
+      log("warn", "response cache: an answer could not be stored", { error: String(error) }),
   );
 }
 
@@ -189,6 +246,8 @@ interface Admitted {
   outputCap: number;
   /** The body's text repeats a key: it is forwarded re-serialised from what was admitted. */
   duplicateKeys: boolean;
+  /** Hands a whole answer to the response cache (absent: the cache is off for this request). */
+  keep?: Keep | undefined;
 }
 
 /**
@@ -232,9 +291,11 @@ async function answerText(
       gateway,
       view,
       request: decoded.body,
+      model,
       inputTokens: request.inputTokens,
       outputCap: request.outputCap,
       answered,
+      keep: request.keep,
     });
     ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);
     return answer;

@@ -6,10 +6,12 @@ import m0001 from "../../migrations/0001_notifications.sql" with { type: "text" 
 import m0002 from "../../migrations/0002_cache_writes.sql" with { type: "text" };
 import m0003 from "../../migrations/0003_tool_calls.sql" with { type: "text" };
 import m0004 from "../../migrations/0004_client_request_id.sql" with { type: "text" };
+import m0005 from "../../migrations/0005_aliases_response_cache.sql" with { type: "text" };
 import journal from "../../migrations/meta/_journal.json";
 import pg0000 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg0001 from "../../migrations/pg/0001_tool_calls.sql" with { type: "text" };
 import pg0002 from "../../migrations/pg/0002_client_request_id.sql" with { type: "text" };
+import pg0003 from "../../migrations/pg/0003_aliases_response_cache.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 
 /** Every migration file by its journal tag. A unit test checks this against migrations/. */
@@ -19,6 +21,7 @@ export const EMBEDDED_SQL: Readonly<Record<string, string>> = {
   "0002_cache_writes": m0002,
   "0003_tool_calls": m0003,
   "0004_client_request_id": m0004,
+  "0005_aliases_response_cache": m0005,
 };
 
 /** Every PostgreSQL migration file by its journal tag, checked against migrations/pg/ likewise. */
@@ -26,6 +29,7 @@ export const EMBEDDED_PG_SQL: Readonly<Record<string, string>> = {
   "0000_init": pg0000,
   "0001_tool_calls": pg0001,
   "0002_client_request_id": pg0002,
+  "0003_aliases_response_cache": pg0003,
 };
 
 interface Journal {

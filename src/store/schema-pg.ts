@@ -160,3 +160,4 @@ export const auditLog = twin(sqlite.auditLog);
 export const adminTokens = twin(sqlite.adminTokens);
 export const notificationChannels = twin(sqlite.notificationChannels);
 export const notificationDeliveries = twin(sqlite.notificationDeliveries);
+export const responseCache = twin(sqlite.responseCache);

@@ -118,6 +118,10 @@ export const usageRecords = sqliteTable(
     clientAddress: text("client_address"),
     /** The client's `user` field (end-user id) for audit. */
     endUser: text("end_user"),
+    /** The alias the client named (`[aliases]`) when `model` is its target; null when it named the model. */
+    alias: text("alias"),
+    /** Answered from the response cache (`[cache]`): billed at its hit fraction, no upstream called. */
+    cacheHit: integer("cache_hit", { mode: "boolean" }).notNull().default(false),
     /** Protocol-specific billing facts (image quality, size, input fidelity, …) as JSON. */
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: stamped("created_at"),
@@ -184,4 +188,30 @@ export const notificationDeliveries = sqliteTable(
     updatedAt: stamped("updated_at"),
   },
   (t) => [index("notification_deliveries_channel_idx").on(t.channelId)],
+);
+
+/**
+ * The exact response cache on one node (`[cache]`, src/cache/): a complete answer by the hash of its
+ * canonical request, within its scope, until it expires; the oldest go first when the total is
+ * over `[cache] max_bytes`. A cluster keeps it in Redis instead.
+ */
+export const responseCache = sqliteTable(
+  "response_cache",
+  {
+    /** The scope and the request hash: `account:7:…`, `group:NAME:…`, `global:…`. */
+    key: text("key").primaryKey(),
+    scope: text("scope").notNull(),
+    /** The client protocol the answer is in (responses, chat, messages). */
+    protocol: text("protocol").notNull(),
+    /** The complete answer, as the non-stream JSON body. */
+    answer: text("answer").notNull(),
+    /** The usage the original answer settled, as JSON. */
+    usage: text("usage", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** The original answer's settled cost (a hit bills a fraction of it). */
+    costNanos: integer("cost_nanos").notNull(),
+    bytes: integer("bytes").notNull(),
+    createdAt: stamped("created_at"),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [index("response_cache_created_idx").on(t.createdAt), index("response_cache_scope_idx").on(t.scope)],
 );

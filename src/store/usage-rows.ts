@@ -18,7 +18,7 @@ export function coveredBy(stored: number, upTo: number, count: number): number {
   return Math.min(count, Math.max(0, stored - (upTo - count)));
 }
 
-/** Most rows per multi-row insert (25 parameters each: under SQLite's and PostgreSQL's limits). */
+/** Most rows per multi-row insert (28 parameters each: under SQLite's and PostgreSQL's limits). */
 export const INSERT_CHUNK = 500;
 
 /**
@@ -73,6 +73,9 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     ttfbMs: r.ttfbMs,
     clientAddress: r.clientAddress,
     endUser: r.endUser,
+    // A journal line written before aliases existed has none.
+    alias: r.alias ?? null,
+    cacheHit: r.cacheHit ?? false,
     detail: r.detail,
     createdAt: r.createdAt,
   };
@@ -83,10 +86,12 @@ function hasToolCalls(calls: ToolCalls | undefined): calls is ToolCalls {
   return calls !== undefined && Object.values(calls).some((n) => n !== undefined && n > 0);
 }
 
-export function fromUsageRow({ id: _serial, toolCalls, ...row }: UsageRow): UsageRecord {
+export function fromUsageRow({ id: _serial, toolCalls, alias, cacheHit, ...row }: UsageRow): UsageRecord {
   return {
     ...row,
+    ...(cacheHit ? { cacheHit } : {}),
     ...(toolCalls ? { toolCalls } : {}),
+    ...(alias === null ? {} : { alias }),
     costNanos: nanos(row.costNanos),
     channels: row.channels.split(",").filter((c) => c.length > 0),
   };

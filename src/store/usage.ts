@@ -93,6 +93,10 @@ export interface UsageRecord extends UsageCounts {
   ttfbMs: number | null;
   clientAddress: string | null;
   endUser: string | null;
+  /** The alias the client named (`[aliases]`), `model` being its target; absent when it named the model. */
+  alias?: string | undefined;
+  /** Answered from the response cache (`[cache]`); absent or false for an upstream answer. */
+  cacheHit?: boolean | undefined;
   detail: Record<string, unknown> | null;
   /** Settlement time, ms since the epoch (the billing day a cost counts in). */
   createdAt: number;

@@ -44,10 +44,10 @@ async function admitInSpan(trace: RequestTrace, admit: () => Promise<Admission>)
  * Wraps a settle function in a `settlement` span with the usage on it (and on the request span);
  * the request span stays open until the settlement ran.
  */
-export function tracedSettle(
+export function tracedSettle<R>(
   trace: RequestTrace | undefined,
-  settle: (result: Settlement) => Promise<void>,
-): (result: Settlement) => Promise<void> {
+  settle: (result: Settlement) => Promise<R>,
+): (result: Settlement) => Promise<R> {
   if (trace === undefined) return settle;
   const release = trace.hold();
   return async (result) => {
@@ -57,7 +57,7 @@ export function tracedSettle(
     setAll(trace, usage);
     span.set("modelgate.channels", result.channels);
     try {
-      await settle(result);
+      return await settle(result);
     } finally {
       span.end();
       release();

@@ -278,9 +278,11 @@ export function errorResponse(error: GatewayError, protocol: ErrorProtocol, requ
     "x-request-id": requestId,
     ...error.headers,
   };
-  if (error.retryAfterSeconds !== undefined) {
-    headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterSeconds)));
-    headers["retry-after-ms"] = String(Math.round(error.retryAfterSeconds * 1000));
+  // Every 429 says when to retry (an upstream's 429 may not have said): 1 s unless told otherwise.
+  const wait = error.retryAfterSeconds ?? (error.status === 429 ? 1 : undefined);
+  if (wait !== undefined) {
+    headers["retry-after"] = String(Math.max(1, Math.ceil(wait)));
+    headers["retry-after-ms"] = String(Math.round(wait * 1000));
   }
   const body = protocol === "anthropic" ? error.toAnthropic(requestId) : error.toOpenAI();
   return new Response(JSON.stringify(body), { status: error.status, headers });

@@ -172,3 +172,15 @@ export async function errorCode(response: Response): Promise<string | null> {
   const body = (await response.json()) as { error: { code: string | null } };
   return body.error.code;
 }
+
+/** Runs `serve` with `toml` as its config file, expecting it to refuse to start; its result. */
+export async function serveRefuses(toml: string): Promise<CliResult> {
+  const dir = tempDir();
+  try {
+    writeFileSync(join(dir, "bad.toml"), toml);
+    const db = `sqlite://${join(dir, "x.db")}`;
+    return await runCli(["serve", "--listen", "127.0.0.1:0", "--db", db, "--config", join(dir, "bad.toml")]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

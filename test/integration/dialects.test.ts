@@ -198,7 +198,9 @@ describe("the Chat include-usage chunk", () => {
     for (const dialect of [BASE, ...DIALECTS.filter((d) => d.json !== "compact" || d.eol !== "\n")]) {
       const stream = chatStream(dialect);
       const got = await replay("chat", stream, 7, { stream_options: { include_usage: true } });
-      expect(got.raw).toBe(stream);
+      // The upstream's bytes, then the gateway's own last line: the settled cost as an SSE comment.
+      expect(got.raw).toMatch(/: x-modelgate-cost-usd \d+\.\d+\n\n$/);
+      expect(got.raw.slice(0, got.raw.lastIndexOf(": x-modelgate-cost-usd"))).toBe(stream);
       expect(got.usageChunks).toBe(dialect.usage === "separate" ? 1 : 0);
     }
   });

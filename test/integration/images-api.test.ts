@@ -47,14 +47,17 @@ interface SseEvent {
 
 async function sseEvents(response: Response): Promise<SseEvent[]> {
   const text = await response.text();
-  return text
-    .split("\n\n")
-    .filter((block) => block.trim() !== "")
-    .map((block) => {
-      const event = /^event: (.+)$/m.exec(block)?.[1] ?? "";
-      const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? "{}") as Record<string, unknown>;
-      return { event, data };
-    });
+  return (
+    text
+      .split("\n\n")
+      // A block of comment lines (the settled cost at the end) is no event: SSE parsers skip it.
+      .filter((block) => block.trim() !== "" && !block.startsWith(":"))
+      .map((block) => {
+        const event = /^event: (.+)$/m.exec(block)?.[1] ?? "";
+        const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? "{}") as Record<string, unknown>;
+        return { event, data };
+      })
+  );
 }
 
 async function errorOf(response: Response): Promise<{ status: number; param: unknown; message: string }> {

@@ -4,6 +4,7 @@
 // reaches an edge end).
 import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import type { Principal } from "../../src/auth/keys.ts";
+import { nanos } from "../../src/base/money.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { type Admission, type Meter, NO_USAGE, type Settlement } from "../../src/billing/meter.ts";
 import { findModel } from "../../src/catalog/models.ts";
@@ -58,7 +59,7 @@ function meter(refuse = false): Meter {
   return {
     admit: async () => {
       if (refuse) throw new GatewayError("rate_limited", "slow down", { code: "rate_limit_exceeded" });
-      return { headers: {}, settle: async () => {} } satisfies Admission;
+      return { headers: {}, settle: async () => nanos(0) } satisfies Admission;
     },
   };
 }

@@ -225,6 +225,7 @@ describe("usage, requests and audit", () => {
       key_id: "key_1",
       account_id: 7,
       model: "modelx-5.4",
+      alias: null,
       endpoint: "/v1/chat/completions",
       stream: true,
       status: 200,
@@ -235,11 +236,17 @@ describe("usage, requests and audit", () => {
       generations: 1,
       tool_calls: { web_search: 2 },
       cost_nanos: 999,
+      cache_hit: false,
       latency_ms: 120,
       ttfb_ms: 30,
       created_at: T1_ISO,
     };
     expectShown(requestView(row), expected);
+    expectShown(requestView({ ...row, alias: "gpt-4o", cacheHit: true }), {
+      ...expected,
+      alias: "gpt-4o",
+      cache_hit: true,
+    });
     const { toolCalls: _none, ...noTools } = row;
     expectShown(requestView({ ...noTools, ttfbMs: null }), {
       ...expected,

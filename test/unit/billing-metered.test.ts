@@ -7,14 +7,17 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { Handoff } from "../../src/base/handoff.ts";
+import { nanos } from "../../src/base/money.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/meter.ts";
 import { type Ending, metered, NO_USAGE } from "../../src/billing/metered.ts";
+import { ResponseCache } from "../../src/cache/cache.ts";
+import { AliasTable } from "../../src/catalog/aliases.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/gateway.ts";
 import { createChatCompletion } from "../../src/handlers/chat.ts";
 import type { RequestContext } from "../../src/http/context.ts";
-import type { KeyId } from "../../src/types.ts";
+import type { KeyId, Nanos } from "../../src/types.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput } from "./billing-fixture.ts";
@@ -35,8 +38,8 @@ class HeldMeter implements Meter {
       settle: (result) => {
         this.settled.push(result);
         if (this.failSettle) return Promise.reject(new Error("the store refused"));
-        return new Promise<void>((resolve) => {
-          this.#release = resolve;
+        return new Promise<Nanos>((resolve) => {
+          this.#release = () => resolve(nanos(1234));
         });
       },
     };
@@ -83,6 +86,7 @@ describe("metered", () => {
     meter.release();
     const response = await answer;
     expect(response.headers.get("x-ratelimit-remaining-requests")).toBe("9");
+    expect(response.headers.get("x-modelgate-cost-usd")).toBe("0.000001234");
     expect(meter.admitted).toHaveLength(1);
   });
 
@@ -96,7 +100,8 @@ describe("metered", () => {
     meter.release();
     const error = await failing.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(GatewayError);
-    expect((error as GatewayError).headers).toEqual(RATE);
+    // The settled cost goes on the error too (a failure may still bill what it produced).
+    expect((error as GatewayError).headers).toEqual({ ...RATE, "x-modelgate-cost-usd": "0.000001234" });
     expect(meter.settled).toEqual([{ status: 502, usage: NO_USAGE, source: "none", channels: ["broken"] }]);
   });
 
@@ -121,7 +126,7 @@ describe("metered", () => {
 
   test("a stream is returned at once and settled when it reports its end; the report waits for durability", async () => {
     const meter = new HeldMeter();
-    const ended = new Handoff<Ending>();
+    const ended = new Handoff<Ending, Nanos>();
     const response = await metered(meter, input, undefined, async (channels) => {
       channels.push("a");
       return { response: new Response("data: x\n\n"), ended };
@@ -147,7 +152,7 @@ describe("metered", () => {
   test("a stream's report rejects when its settlement fails, so the stream ends in error", async () => {
     const meter = new HeldMeter();
     meter.failSettle = true;
-    const ended = new Handoff<Ending>();
+    const ended = new Handoff<Ending, Nanos>();
     await metered(meter, input, undefined, async () => ({ response: new Response(""), ended }));
     await expect(ended.send(ENDING)).rejects.toThrow("the store refused");
   });
@@ -178,7 +183,14 @@ describe("the text run inside the layer", () => {
     const meter = new HeldMeter();
     const principal = input.principal as Principal;
     const keys = { authenticate: () => principal };
-    const gateway = { config, channels: new ChannelTable(config), meter, keys } as unknown as Gateway;
+    const gateway = {
+      config,
+      channels: new ChannelTable(config),
+      meter,
+      keys,
+      aliases: new AliasTable(config.aliases),
+      cache: new ResponseCache(config.cache, undefined),
+    } as unknown as Gateway;
     const body = JSON.stringify({ model: "modelx-5.4-mini", messages: [{ role: "user", content: "hi" }] });
     const ctx: RequestContext = {
       request: new Request("http://gateway.test/v1/chat/completions", { method: "POST", body }),

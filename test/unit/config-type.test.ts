@@ -28,6 +28,8 @@ const SECTIONS = [
   "telemetry",
   "endpoints",
   "routing",
+  "aliases",
+  "cache",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 

@@ -3,6 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
+import { nanos } from "../../src/base/money.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/meter.ts";
 import { findModel } from "../../src/catalog/models.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
@@ -20,7 +21,13 @@ class RecordingMeter implements Meter {
   async admit(input: AdmitInput): Promise<Admission> {
     this.admitted.push(input);
     const settled = this.settled;
-    return { headers: { "x-ratelimit-remaining-requests": "9" }, settle: async (s) => void settled.push(s) };
+    return {
+      headers: { "x-ratelimit-remaining-requests": "9" },
+      settle: async (s) => {
+        settled.push(s);
+        return nanos(0);
+      },
+    };
   }
 }
 

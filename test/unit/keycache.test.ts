@@ -3,6 +3,7 @@ import { createKey } from "../../src/admin/keys.ts";
 import { KeyCache, presentedSecret } from "../../src/auth/keys.ts";
 import { parseAddress } from "../../src/base/ip.ts";
 import { nanos } from "../../src/base/money.ts";
+import { AliasTable } from "../../src/catalog/aliases.ts";
 import { requireModel } from "../../src/pipeline/model.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -11,6 +12,7 @@ import { GatewayError } from "../../src/wire/errors.ts";
 let store: Store;
 let now = 1_800_000_000_000;
 const local = parseAddress("127.0.0.1");
+const NO_ALIASES = new AliasTable({ models: {}, groups: {} });
 
 async function key(overrides: Partial<Parameters<typeof createKey>[1]> = {}) {
   return createKey(store, {
@@ -98,15 +100,15 @@ describe("KeyCache", () => {
     const cache = new KeyCache(store);
     await cache.refresh();
     const principal = cache.authenticate(k.secret, local);
-    expect(requireModel(principal, "modelx-5.5").id as string).toBe("modelx-5.5");
-    const outside = failure(() => requireModel(principal, "modelz-opus-4-7"));
+    expect(requireModel(principal, "modelx-5.5", NO_ALIASES).id as string).toBe("modelx-5.5");
+    const outside = failure(() => requireModel(principal, "modelz-opus-4-7", NO_ALIASES));
     expect([outside.status, outside.kind]).toEqual([403, "model_not_allowed"]);
     for (const id of ["modelz-haiku-4-5", "modelz.opus.4.7", "modelx-4o-mini", "gpt-4"]) {
-      const unknown = failure(() => requireModel(principal, id));
+      const unknown = failure(() => requireModel(principal, id, NO_ALIASES));
       expect([unknown.status, unknown.code]).toEqual([400, "model_not_found"]);
       expect(unknown.message).toContain("not found");
     }
-    expect(failure(() => requireModel(principal, "modelz-haiku-4-5")).message).toContain(
+    expect(failure(() => requireModel(principal, "modelz-haiku-4-5", NO_ALIASES)).message).toContain(
       "modelz-haiku-4-5-20251001",
     );
   });

@@ -5,14 +5,18 @@
 // stream when the relay ends it (and the stream closes once the layer recorded it).
 import { Handoff } from "../../base/handoff.ts";
 import type { Ending, MeteredAnswer } from "../../billing/metered.ts";
+import type { ModelInfo } from "../../catalog/models.ts";
 import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
+import type { Nanos } from "../../types.ts";
+import { costComment } from "../../wire/cost.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
 import type { TextProtocol, TextView } from "../../wire/text-form.ts";
 import { asObject } from "../../wire/translate/convert.ts";
 import { readReply } from "../../wire/translate/index.ts";
 import type { Answered } from "../call.ts";
+import { CollectingTap, endOf, type Keep, storable } from "./keep.ts";
 import { relayJson } from "./nonstream.ts";
 import { relayStream } from "./stream.ts";
 import { countedOutput, estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
@@ -24,11 +28,15 @@ export interface RespondInput {
   view: TextView;
   /** The client's parsed request body. */
   request: Record<string, unknown>;
+  /** The catalog model served (the target when the client named an alias). */
+  model: ModelInfo;
   inputTokens: number;
   /** The output tokens the reservation covers: a count of what a cut stream delivered never goes above. */
   outputCap: number;
   /** The answer, its usage reading bound by the call stage. */
   answered: Answered;
+  /** Hands a whole answer to the response cache, once settled (absent: the cache is off for it). */
+  keep?: Keep | undefined;
 }
 
 export function respond(input: RespondInput): MeteredAnswer {
@@ -66,13 +74,25 @@ export function respond(input: RespondInput): MeteredAnswer {
       ttfbMs: ttfb(),
     };
     const response = new Response(bytes, { status: 200, headers: { "content-type": "application/json" } });
-    return { response, complete: ending };
+    const { keep } = input;
+    if (keep === undefined || usage === undefined) return { response, complete: ending };
+    const settled = (cost: Nanos) => {
+      const text = new TextDecoder().decode(bytes);
+      const json = asObject(translation ? JSON.parse(text) : answer.json);
+      if (!json.ok || !storable(endOf(readReply(view.protocol, json.value)), ending.source)) return;
+      keep({ protocol: view.protocol, answer: text, usage, costNanos: cost });
+    };
+    return { response, complete: ending, settled };
   }
   const { body, reader } = answer;
   // Translated: usage comes from the upstream's own events, the rest from what the writer wrote.
   const translated = translation ? translateStream(translation, body.stream(), reader) : undefined;
-  const tap: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
-  const ended = new Handoff<Ending>();
+  const relayed: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
+  const { keep } = input;
+  const collector =
+    keep === undefined ? undefined : new CollectingTap(relayed, view.model, input.inputTokens, input.request);
+  const tap: StreamTap = collector ?? relayed;
+  const ended = new Handoff<Ending, Nanos>();
   let ttfbMs: number | undefined;
   const stream = relayStream({
     // Native: the relay reads the guarded upstream body itself, one read loop and no stream between.
@@ -83,16 +103,22 @@ export function respond(input: RespondInput): MeteredAnswer {
     dropUsageChunk: view.protocol === "chat" && !view.includeUsage,
     // A translated stream is written with the client's id already.
     clientModel:
-      translated === undefined && answered.channel.upstreamModel(view.model) !== view.model
+      translated === undefined && answered.channel.upstreamModel(input.model.id) !== view.model
         ? view.model
         : undefined,
     onFirstByte: () => {
       ttfbMs = ttfb();
     },
-    onEnd: (_outcome) => {
+    onEnd: async (outcome) => {
       if (ctx.trace !== undefined) ctx.trace.set("gen_ai.response.finish_reasons", tap.finishReasons());
       const { usage, source } = tap.usage(input.inputTokens, input.outputCap);
-      return ended.send({ status: 200, usage, source, ttfbMs });
+      const cost = await ended.send({ status: 200, usage, source, ttfbMs });
+      const whole = outcome === "complete" ? collector?.answer() : undefined;
+      if (keep !== undefined && whole !== undefined && storable(whole.end, source)) {
+        keep({ protocol: view.protocol, answer: whole.json, usage, costNanos: cost });
+      }
+      // The stream's last line: its settled cost, as an SSE comment every client skips.
+      return costComment(cost);
     },
   });
   return { response: new Response(stream, { status: 200, headers: SSE_HEADERS }), ended };

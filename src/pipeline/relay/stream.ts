@@ -35,10 +35,10 @@ export interface StreamRelayOptions {
   maxEventBytes?: number | undefined;
   onFirstByte(): void;
   /**
-   * Called exactly once, whatever ends the stream; the client stream closes after it resolves, or
-   * ends in error when it rejects.
+   * Called exactly once, whatever ends the stream; the client stream closes after it resolves (its
+   * bytes written last, e.g. the cost comment), or ends in error when it rejects.
    */
-  onEnd(outcome: StreamOutcome): Promise<void>;
+  onEnd(outcome: StreamOutcome): Promise<Uint8Array | undefined>;
 }
 
 const decoder = new TextDecoder();
@@ -225,8 +225,9 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       o.abort();
       reader.cancel().catch(() => undefined);
     }
+    let last: Uint8Array | undefined;
     try {
-      await o.onEnd(outcome);
+      last = await o.onEnd(outcome);
     } catch (thrown) {
       // Settling failed (the store or the limiter refused): the answer is not recorded, so the
       // client stream ends in error rather than cleanly, and never stays open.
@@ -237,7 +238,9 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
         controller?.close(thrown instanceof Error ? thrown : new Error(String(thrown)));
       return;
     }
-    if (outcome !== "cancelled") controller?.close();
+    if (outcome === "cancelled") return;
+    if (last !== undefined) controller?.write(last);
+    controller?.close();
   };
 
   const pump = async () => {
