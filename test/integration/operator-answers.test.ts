@@ -16,14 +16,14 @@ beforeAll(async () => {
 });
 afterAll(() => gw.dispose());
 
-/** The JSON log lines written so far that carry this request id. */
+/** The JSON log lines written so far for this request (the gateway's id, or the id the test sent). */
 function linesOf(requestId: string): Record<string, unknown>[] {
   return gw
     .logs()
     .split("\n")
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as Record<string, unknown>)
-    .filter((l) => l.request_id === requestId);
+    .filter((l) => l.request_id === requestId || l.client_request_id === requestId);
 }
 
 async function waitForLine(requestId: string): Promise<Record<string, unknown>[]> {
