@@ -9,6 +9,7 @@ import { loadedOnFirstCall } from "./base/lazy.ts";
 import type { Gateway } from "./gateway.ts";
 import { getBalance } from "./handlers/balance.ts";
 import { createChatCompletion } from "./handlers/chat.ts";
+import { createEmbeddings } from "./handlers/embeddings.ts";
 import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
@@ -40,6 +41,7 @@ export const ROUTES: readonly Route[] = [
   ["POST", "/v1/chat/completions", withBody(textBodyCap, createChatCompletion)],
   ["POST", "/v1/messages", withBody(textBodyCap, createMessage)],
   ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
+  ["POST", "/v1/embeddings", withBody(textBodyCap, createEmbeddings)],
   // Imported at their first request (with the multipart reader and the image checks).
   [
     "POST",

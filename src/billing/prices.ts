@@ -7,6 +7,7 @@ import { parseUsd } from "../base/money.ts";
 import { MODELS } from "../catalog/models.ts";
 import {
   type BillingConfig,
+  DEFAULT_EMBEDDING_PRICES,
   DEFAULT_IMAGE_SCALE,
   DEFAULT_IMAGE2_PRICES,
   DEFAULT_TEXT_PRICES,
@@ -17,7 +18,7 @@ import {
 } from "../config/prices.ts";
 import type { PricedTool } from "../store/usage.ts";
 
-/** Nano-USD per one million tokens. */
+/** Nano-USD per one million tokens (embedding models: the input price in every input field, output 0). */
 export interface TextPrice {
   input: bigint;
   cachedInput: bigint;
@@ -87,6 +88,12 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
         }
       }
       images.set(model.id, price);
+    } else if (model.family === "embedding") {
+      // Input only: every input-side rate is the input price, output is free (none is produced).
+      const input = usd(
+        config.embeddings[model.id]?.input_usd_per_mtok ?? DEFAULT_EMBEDDING_PRICES[model.id] ?? "0",
+      );
+      text.set(model.id, { input, cachedInput: input, output: 0n, cacheWrite: input, cacheWrite1h: input });
     } else {
       const [input, cached, output, write, write1h] = DEFAULT_TEXT_PRICES[model.id] ?? [
         "0",

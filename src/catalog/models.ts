@@ -1,9 +1,33 @@
-// The model catalog: exactly the fifteen public ids of SPEC.md, their families and sizes.
-// Anything not listed here (older ids, undated aliases, dotted messages ids) is "model not found".
+// The model catalog: the fifteen public ids of SPEC.md and the embedding models, their families
+// and sizes. Anything not listed here (older ids, undated aliases, dotted messages ids) is "model
+// not found".
 import type { ModelId } from "../types.ts";
 
-/** Text models speak Responses and Chat Completions; messages models speak Messages; image models make images. */
-export type Family = "text" | "image" | "messages";
+/**
+ * Text models speak Responses and Chat Completions; messages models speak Messages; image models
+ * make images; embedding models turn text into vectors.
+ */
+export type Family = "text" | "image" | "messages" | "embedding";
+
+/** The endpoints a family is served on, as a refusal names them ("call POST …"). */
+export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
+  text: "POST /v1/responses or /v1/chat/completions",
+  messages: "POST /v1/messages or /v1/chat/completions",
+  image: "POST /v1/images/generations or /v1/images/edits",
+  embedding: "POST /v1/embeddings",
+};
+
+/** What an embedding model takes and gives (OpenAI's embeddings guide and API reference). */
+export interface EmbeddingFacts {
+  /** The length of a vector when the request asks for no `dimensions`. */
+  dimensions: number;
+  /** Whether a request may shorten the vectors with `dimensions` (1 … `dimensions`). */
+  shortens: boolean;
+  /** Tokens one input may hold. */
+  maxInputTokens: number;
+  /** Tokens all inputs of one request may hold together. */
+  maxRequestTokens: number;
+}
 
 export interface ModelInfo {
   id: ModelId;
@@ -18,6 +42,8 @@ export interface ModelInfo {
   maxOutputTokens: number;
   /** How an Anthropic Messages upstream takes thinking for this model (translated requests). */
   thinking: AnthropicThinking;
+  /** Embedding models only: vector size and input limits. */
+  embedding?: EmbeddingFacts | undefined;
 }
 
 /**
@@ -91,7 +117,31 @@ function image(id: string, displayName: string, created: string): ModelInfo {
   };
 }
 
-/** The catalog in the order SPEC.md lists it. Context sizes are ours: SPEC.md does not show them. */
+/**
+ * An embedding model. Sizes and limits are the published ones of the family each id stands for:
+ * 8,192 tokens an input, 300,000 tokens a request, 2,048 inputs (src/wire/embeddings.ts).
+ */
+function embedding(
+  id: string,
+  displayName: string,
+  created: string,
+  dimensions: number,
+  shortens: boolean,
+): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "embedding",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 8192,
+    maxOutputTokens: 0,
+    thinking: BUDGET,
+    embedding: { dimensions, shortens, maxInputTokens: 8192, maxRequestTokens: 300_000 },
+  };
+}
+
+/** The catalog in the order SPEC.md lists it, then the embedding models. Context sizes are ours: SPEC.md does not show them. */
 export const MODELS: readonly ModelInfo[] = [
   text("modelx-5.5", "ModelX 5.5", "2026-04-23", 1_050_000, 128_000),
   text("modelx-5.4", "ModelX 5.4", "2026-03-05", 1_050_000, 128_000),
@@ -115,6 +165,9 @@ export const MODELS: readonly ModelInfo[] = [
   messages("modelz-sonnet-4-6", "ModelZ Sonnet 4.6", "2026-02-17", 1_000_000, 64_000, ADAPTIVE),
   messages("modelz-sonnet-4-5-20250929", "ModelZ Sonnet 4.5", "2025-09-29", 200_000, 64_000),
   messages("modelz-haiku-4-5-20251001", "ModelZ Haiku 4.5", "2025-10-01", 200_000, 64_000),
+  embedding("modelx-embed-3-large", "ModelX Embed 3 large", "2024-01-25", 3072, true),
+  embedding("modelx-embed-3-small", "ModelX Embed 3 small", "2024-01-25", 1536, true),
+  embedding("modelx-embed-2", "ModelX Embed 2", "2022-12-15", 1536, false),
 ];
 
 const BY_ID = new Map<string, ModelInfo>(MODELS.map((m) => [m.id, m]));

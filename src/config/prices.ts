@@ -16,6 +16,13 @@
 //
 // Prices given for a model replace only the fields given; the rest keep their defaults.
 //
+// Embedding models are priced per million input tokens (they produce no output tokens). Their
+// defaults are the published list prices of the families the ids stand for ($0.13, $0.02 and
+// $0.10 per million tokens for embed-3-large, embed-3-small and embed-2):
+//
+//   [billing.embeddings."modelx-embed-3-small"]
+//   input_usd_per_mtok = "0.02"
+//
 // Hosted (server-side) tools the upstream runs and bills per call are priced in `[billing.tools]`.
 // Unlike the token placeholders, their defaults are the providers' list prices at the time of
 // writing (OpenAI: web search $10 and file search $2.50 per 1,000 calls; Anthropic: web search $10
@@ -66,6 +73,9 @@ const ImagePriceSchema = v.strictObject({
 const idsOf = (families: string[]) => MODELS.filter((m) => families.includes(m.family)).map((m) => m.id);
 const TEXT_IDS: readonly string[] = idsOf(["text", "messages"]);
 const IMAGE_IDS: readonly string[] = idsOf(["image"]);
+const EMBEDDING_IDS: readonly string[] = idsOf(["embedding"]);
+
+const EmbeddingPriceSchema = v.strictObject({ input_usd_per_mtok: v.optional(Usd) });
 
 function modelRecord<S extends v.GenericSchema>(ids: readonly string[], schema: S, family: string) {
   return v.record(
@@ -118,6 +128,7 @@ export const BillingSchema = v.strictObject({
   input_fidelity_high_factor: v.optional(Factor, "1.5"),
   text: v.optional(modelRecord(TEXT_IDS, TextPriceSchema, "text or messages"), {}),
   images: v.optional(modelRecord(IMAGE_IDS, ImagePriceSchema, "image"), {}),
+  embeddings: v.optional(modelRecord(EMBEDDING_IDS, EmbeddingPriceSchema, "embedding"), {}),
   tools: v.optional(ToolsSchema, {}),
 });
 
@@ -129,6 +140,7 @@ const Usd3 = v.tuple([Usd, Usd, Usd]);
 const DEFAULTS = v.parse(
   v.strictObject({
     text: modelRecord(TEXT_IDS, v.tuple([Usd, Usd, Usd, Usd, Usd]), "text or messages"),
+    embeddings: modelRecord(EMBEDDING_IDS, Usd, "embedding"),
     image2: v.strictObject({ low: Usd3, medium: Usd3, high: Usd3 }),
     image_scale: modelRecord(IMAGE_IDS, v.tuple([wholeNumber(1), wholeNumber(1)]), "image"),
   }),
@@ -144,6 +156,9 @@ const DEFAULTS = v.parse(
 export const DEFAULT_TEXT_PRICES: Readonly<
   Record<string, readonly [string, string, string, string, string]>
 > = DEFAULTS.text;
+
+/** Embedding prices, USD per million input tokens: the published list prices (see the header). */
+export const DEFAULT_EMBEDDING_PRICES: Readonly<Record<string, string>> = DEFAULTS.embeddings;
 
 /**
  * Placeholder image prices per generation for modelx-image-2 by quality, for the sizes

@@ -7,6 +7,7 @@ import { MODELS } from "../catalog/models.ts";
 import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
 import { describeIssues } from "../validation.ts";
 import { openaiModelList } from "../wire/models.ts";
+import { SIM_EMBEDDING_ROUTES } from "./embeddings.ts";
 import { FaultInjector, type SimStats } from "./faults.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
 import type { SimRoute, SimServerOptions } from "./routes.ts";
@@ -18,6 +19,7 @@ const ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/v1/models", handle: () => Response.json(openaiModelList(MODELS)) },
   ...SIM_IMAGE_ROUTES,
   ...SIM_TEXT_ROUTES,
+  ...SIM_EMBEDDING_ROUTES,
 ];
 
 export interface SimServer {
