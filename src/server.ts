@@ -53,6 +53,17 @@ export const ROUTES: readonly Route[] = [
     "/v1/images/edits",
     loadedOnFirstCall(async () => (await import("./handlers/images-edits.ts")).editImage),
   ],
+  // Read their multipart bodies themselves, under the 25 MB file cap (src/handlers/audio-upload.ts).
+  [
+    "POST",
+    "/v1/audio/transcriptions",
+    loadedOnFirstCall(async () => (await import("./handlers/transcriptions.ts")).createTranscription),
+  ],
+  [
+    "POST",
+    "/v1/audio/translations",
+    loadedOnFirstCall(async () => (await import("./handlers/transcriptions.ts")).createTranslation),
+  ],
 ];
 
 export interface App {

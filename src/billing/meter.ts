@@ -16,9 +16,22 @@ export interface ToolReserve {
   maxToolCalls?: number | undefined;
 }
 
+/**
+ * What an audio request uses in the units its model is priced in (src/billing/cost.ts rule 8);
+ * a settlement carries it in its `detail` under these names in snake_case.
+ */
+export interface AudioUnits {
+  /** Milliseconds of audio (per-minute models). */
+  audioMs: number;
+  audioInputTokens: number;
+  textInputTokens: number;
+  outputTokens: number;
+}
+
 export type WorstCase =
   | { kind: "text"; inputTokens: number; maxOutputTokens: number; tools?: ToolReserve | undefined }
-  | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" };
+  | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" }
+  | { kind: "audio"; units: AudioUnits };
 
 /** What the meter needs of the calling key: a Principal is one, and so is its copy sent to a cluster primary. */
 export type MeteredKey = Pick<

@@ -5,9 +5,9 @@ import type { ModelId } from "../types.ts";
 
 /**
  * Text models speak Responses and Chat Completions; messages models speak Messages; image models
- * make images; embedding models turn text into vectors.
+ * make images; embedding models turn text into vectors; transcription models turn speech into text.
  */
-export type Family = "text" | "image" | "messages" | "embedding";
+export type Family = "text" | "image" | "messages" | "embedding" | "transcription";
 
 /** The endpoints a family is served on, as a refusal names them ("call POST …"). */
 export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
@@ -15,7 +15,26 @@ export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
   messages: "POST /v1/messages or /v1/chat/completions",
   image: "POST /v1/images/generations or /v1/images/edits",
   embedding: "POST /v1/embeddings",
+  transcription: "POST /v1/audio/transcriptions (or /v1/audio/translations)",
 };
+
+/** The answer formats of OpenAI's transcription and translation endpoints. */
+export const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt"] as const;
+export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
+
+/** What a transcription model takes and gives (OpenAI's speech-to-text guide and API reference). */
+export interface TranscriptionFacts {
+  /** How it is billed: per minute of audio, or per token (audio and text input, text output). */
+  billing: "minute" | "tokens";
+  /** The response formats it produces. */
+  formats: readonly TranscriptFormat[];
+  /** Whether `stream: true` streams `transcript.text.*` events. */
+  streams: boolean;
+  /** Whether it also serves /v1/audio/translations. */
+  translates: boolean;
+  /** The most output tokens an answer may hold (the reservation's bound for token models). */
+  maxOutputTokens: number;
+}
 
 /** What an embedding model takes and gives (OpenAI's embeddings guide and API reference). */
 export interface EmbeddingFacts {
@@ -44,6 +63,8 @@ export interface ModelInfo {
   thinking: AnthropicThinking;
   /** Embedding models only: vector size and input limits. */
   embedding?: EmbeddingFacts | undefined;
+  /** Transcription models only: billing unit, formats, streaming. */
+  transcription?: TranscriptionFacts | undefined;
 }
 
 /**
@@ -141,7 +162,39 @@ function embedding(
   };
 }
 
-/** The catalog in the order SPEC.md lists it, then the embedding models. Context sizes are ours: SPEC.md does not show them. */
+/**
+ * A transcription model. `modelx-transcribe-1` stands for the per-minute Whisper model (every
+ * format, translations, no streaming), the 4o ids for the token-billed models that stream and
+ * answer JSON only, up to 2,000 output tokens.
+ */
+function transcription(
+  id: string,
+  displayName: string,
+  created: string,
+  facts: TranscriptionFacts,
+): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "transcription",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 0,
+    maxOutputTokens: facts.maxOutputTokens,
+    thinking: BUDGET,
+    transcription: facts,
+  };
+}
+
+const STREAMING_TRANSCRIBER: TranscriptionFacts = {
+  billing: "tokens",
+  formats: ["json"],
+  streams: true,
+  translates: false,
+  maxOutputTokens: 2000,
+};
+
+/** The catalog in the order SPEC.md lists it, then the embedding and transcription models. Context sizes are ours: SPEC.md does not show them. */
 export const MODELS: readonly ModelInfo[] = [
   text("modelx-5.5", "ModelX 5.5", "2026-04-23", 1_050_000, 128_000),
   text("modelx-5.4", "ModelX 5.4", "2026-03-05", 1_050_000, 128_000),
@@ -168,6 +221,20 @@ export const MODELS: readonly ModelInfo[] = [
   embedding("modelx-embed-3-large", "ModelX Embed 3 large", "2024-01-25", 3072, true),
   embedding("modelx-embed-3-small", "ModelX Embed 3 small", "2024-01-25", 1536, true),
   embedding("modelx-embed-2", "ModelX Embed 2", "2022-12-15", 1536, false),
+  transcription("modelx-transcribe-1", "ModelX Transcribe 1", "2023-03-01", {
+    billing: "minute",
+    formats: TRANSCRIPT_FORMATS,
+    streams: false,
+    translates: true,
+    maxOutputTokens: 0,
+  }),
+  transcription("modelx-transcribe-4o", "ModelX Transcribe 4o", "2025-03-20", STREAMING_TRANSCRIBER),
+  transcription(
+    "modelx-transcribe-4o-mini",
+    "ModelX Transcribe 4o mini",
+    "2025-03-20",
+    STREAMING_TRANSCRIBER,
+  ),
 ];
 
 const BY_ID = new Map<string, ModelInfo>(MODELS.map((m) => [m.id, m]));

@@ -37,7 +37,7 @@ export const OPENAI_QUIRKS: Quirks = {
 export type PresetKind = "openai-responses" | "openai-chat" | "anthropic";
 
 /** The OpenAI-style endpoints besides text that a server may offer (src/upstream/media.ts routes by them). */
-export type MediaEndpoint = "embeddings";
+export type MediaEndpoint = "embeddings" | "transcriptions" | "translations";
 
 /** What a server's `/v1/embeddings` takes beyond strings (its documentation says; the gateway adapts). */
 export interface EmbeddingsDialect {
@@ -84,7 +84,7 @@ export const PRESETS = {
     images: "URLs and data: URLs",
     usage:
       "Responses: response.completed carries usage; Chat: a last chunk with empty choices on include_usage",
-    media: ["embeddings"],
+    media: ["embeddings", "transcriptions", "translations"],
     embeddings: OPENAI_EMBEDDINGS,
   },
   anthropic: {
@@ -176,7 +176,7 @@ export const PRESETS = {
     },
     images: "URLs and data: URLs (multimodal models)",
     usage: "include_usage honoured; continuous_usage_stats puts cumulative usage on every chunk",
-    media: ["embeddings"],
+    media: ["embeddings", "transcriptions", "translations"],
     embeddings: { token_input: true, base64: true },
   },
   llamacpp: {
@@ -211,6 +211,16 @@ export const PRESETS = {
     usage: "prompt_tokens, completion_tokens, total_tokens",
     media: ["embeddings"],
     embeddings: PLAIN_EMBEDDINGS,
+  },
+  speaches: {
+    title: "Speaches",
+    kind: "openai-chat",
+    base_url: "http://localhost:8000/v1",
+    auth: "none (optional Bearer)",
+    quirks: OPENAI_QUIRKS,
+    images: "none (speech only)",
+    usage: "none reported: transcriptions are billed from the duration the gateway reads",
+    media: ["transcriptions", "translations"],
   },
 } as const satisfies Record<string, Preset>;
 

@@ -23,6 +23,17 @@
 //   [billing.embeddings."modelx-embed-3-small"]
 //   input_usd_per_mtok = "0.02"
 //
+// Audio models are priced in their own units, defaults again the published list prices: per
+// minute of audio (modelx-transcribe-1: $0.006), or per million tokens of audio input, text input
+// and output (modelx-transcribe-4o: $6, $2.50, $10; 4o-mini: $3, $1.25, $5):
+//
+//   [billing.audio."modelx-transcribe-1"]
+//   usd_per_minute = "0.006"
+//   [billing.audio."modelx-transcribe-4o"]
+//   audio_input_usd_per_mtok = "6"
+//   input_usd_per_mtok = "2.5"          # text input (the prompt)
+//   output_usd_per_mtok = "10"
+//
 // Hosted (server-side) tools the upstream runs and bills per call are priced in `[billing.tools]`.
 // Unlike the token placeholders, their defaults are the providers' list prices at the time of
 // writing (OpenAI: web search $10 and file search $2.50 per 1,000 calls; Anthropic: web search $10
@@ -76,6 +87,16 @@ const IMAGE_IDS: readonly string[] = idsOf(["image"]);
 const EMBEDDING_IDS: readonly string[] = idsOf(["embedding"]);
 
 const EmbeddingPriceSchema = v.strictObject({ input_usd_per_mtok: v.optional(Usd) });
+const AUDIO_IDS: readonly string[] = idsOf(["transcription"]);
+
+const AudioPriceSchema = v.strictObject({
+  usd_per_minute: v.optional(Usd),
+  audio_input_usd_per_mtok: v.optional(Usd),
+  input_usd_per_mtok: v.optional(Usd),
+  output_usd_per_mtok: v.optional(Usd),
+});
+
+export type AudioPriceConfig = v.InferOutput<typeof AudioPriceSchema>;
 
 function modelRecord<S extends v.GenericSchema>(ids: readonly string[], schema: S, family: string) {
   return v.record(
@@ -129,6 +150,7 @@ export const BillingSchema = v.strictObject({
   text: v.optional(modelRecord(TEXT_IDS, TextPriceSchema, "text or messages"), {}),
   images: v.optional(modelRecord(IMAGE_IDS, ImagePriceSchema, "image"), {}),
   embeddings: v.optional(modelRecord(EMBEDDING_IDS, EmbeddingPriceSchema, "embedding"), {}),
+  audio: v.optional(modelRecord(AUDIO_IDS, AudioPriceSchema, "audio"), {}),
   tools: v.optional(ToolsSchema, {}),
 });
 
@@ -141,6 +163,7 @@ const DEFAULTS = v.parse(
   v.strictObject({
     text: modelRecord(TEXT_IDS, v.tuple([Usd, Usd, Usd, Usd, Usd]), "text or messages"),
     embeddings: modelRecord(EMBEDDING_IDS, Usd, "embedding"),
+    audio: modelRecord(AUDIO_IDS, AudioPriceSchema, "audio"),
     image2: v.strictObject({ low: Usd3, medium: Usd3, high: Usd3 }),
     image_scale: modelRecord(IMAGE_IDS, v.tuple([wholeNumber(1), wholeNumber(1)]), "image"),
   }),
@@ -159,6 +182,9 @@ export const DEFAULT_TEXT_PRICES: Readonly<
 
 /** Embedding prices, USD per million input tokens: the published list prices (see the header). */
 export const DEFAULT_EMBEDDING_PRICES: Readonly<Record<string, string>> = DEFAULTS.embeddings;
+
+/** Audio prices in their units: the published list prices (see the header). */
+export const DEFAULT_AUDIO_PRICES: Readonly<Record<string, AudioPriceConfig>> = DEFAULTS.audio;
 
 /**
  * Placeholder image prices per generation for modelx-image-2 by quality, for the sizes

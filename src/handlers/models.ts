@@ -32,6 +32,8 @@ function servesFamily(channel: Channel, family: Family): boolean {
       return servesImages(channel);
     case "embedding":
       return mediaTransport(channel, "embeddings") !== undefined;
+    case "transcription":
+      return mediaTransport(channel, "transcriptions") !== undefined;
     case "text":
     case "messages":
       return upstreamProtocol(channel, "responses") !== undefined;

@@ -23,7 +23,7 @@ import {
   UpstreamEmbeddingsSchema,
 } from "../wire/embeddings.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { callMedia } from "./media-call.ts";
+import { callMedia, type MediaAnswer } from "./media-call.ts";
 
 export const EMBEDDINGS_PATH = "/v1/embeddings";
 
@@ -105,24 +105,23 @@ async function answer(
   const first = channels[0];
   const size = first === undefined ? 0 : JSON.stringify(bodyFor(first, request)).length;
   const calledAt = performance.now();
-  let won: Awaited<ReturnType<typeof callMedia>>;
+  let won: MediaAnswer<Uint8Array>;
   try {
-    won = await callMedia(
-      gateway,
+    won = await callMedia(gateway, {
       channels,
-      (channel, tools) => {
+      send: (channel, tools) => {
         const body = bodies.get(channel) ?? bodyFor(channel, request);
         bodies.set(channel, body);
         return callEmbeddings(channel, { body, ...tools, simSeed: gateway.config.sim.seed });
       },
       tried,
-      ctx.request.signal,
-      size,
-    );
+      signal: ctx.request.signal,
+      bodyBytes: size,
+    });
   } finally {
     ctx.upstreamMs += performance.now() - calledAt;
   }
-  const upstream = readAnswer(won.channel, won.bytes);
+  const upstream = readAnswer(won.channel, won.body);
   const reported = upstream.usage?.prompt_tokens;
   const fromUpstream = reported !== undefined && Number.isFinite(reported) && reported > 0;
   const tokens = fromUpstream ? Math.ceil(reported) : request.inputTokens;

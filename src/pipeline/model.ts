@@ -43,6 +43,7 @@ const FAMILY_NAMES: Readonly<Record<Family, string>> = {
   messages: "a text model",
   image: "an image model",
   embedding: "an embedding model",
+  transcription: "a transcription model",
 };
 
 /**

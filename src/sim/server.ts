@@ -13,6 +13,7 @@ import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
 import type { SimRoute, SimServerOptions } from "./routes.ts";
 import { simError } from "./text/errors.ts";
 import { SIM_TEXT_ROUTES } from "./text/routes.ts";
+import { SIM_TRANSCRIPTION_ROUTES } from "./transcriptions.ts";
 
 const ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },
@@ -20,6 +21,7 @@ const ROUTES: readonly SimRoute[] = [
   ...SIM_IMAGE_ROUTES,
   ...SIM_TEXT_ROUTES,
   ...SIM_EMBEDDING_ROUTES,
+  ...SIM_TRANSCRIPTION_ROUTES,
 ];
 
 export interface SimServer {

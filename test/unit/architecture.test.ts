@@ -92,6 +92,7 @@ describe("the walk of one request", () => {
       "pipeline/images.ts",
       "pipeline/embeddings.ts",
       "pipeline/media-call.ts",
+      "pipeline/transcriptions.ts",
     ]);
     const entering = new Set(runtimeEdges("pipeline/", "upstream/").map((edge) => edge.split(" -> ")[0]));
     expect([...entering].filter((file) => !stages.has(file ?? ""))).toEqual([]);
