@@ -15,6 +15,7 @@ import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
 import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
+import { createSpeech } from "./handlers/speech.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import { withBody } from "./http/body.ts";
 import { requestIdOf } from "./http/context.ts";
@@ -42,6 +43,7 @@ export const ROUTES: readonly Route[] = [
   ["POST", "/v1/messages", withBody(textBodyCap, createMessage)],
   ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
   ["POST", "/v1/embeddings", withBody(textBodyCap, createEmbeddings)],
+  ["POST", "/v1/audio/speech", withBody(textBodyCap, createSpeech)],
   // Imported at their first request (with the multipart reader and the image checks).
   [
     "POST",

@@ -25,18 +25,27 @@
 //    `max_tool_calls` caps all calls together, reserved at the dearest tools first. A request whose
 //    upstream makes more calls than reserved is still charged every call at settlement, like any
 //    cost above its reservation (the limiter debits the actual cost, ledger-meter.ts).
-// 8. Audio (transcription): exact = audio ms × price per minute / 60,000 + (audio input tokens ×
-//    audio price + text input tokens × text price + output tokens × output price) / 1,000,000,
+// 8. Audio (transcription, speech): exact = audio ms × price per minute / 60,000 + (characters ×
+//    price per million characters + audio input tokens × audio price + text input tokens × text
+//    price + output tokens × output price + audio output tokens × audio output price) / 1,000,000,
 //    summed exactly over the common denominator and rounded up once per request. The units come
-//    from the settlement's `detail` (audio_ms, audio_input_tokens, text_input_tokens,
-//    output_tokens); the worst case reserves the duration read from the file, or its token bound.
+//    from the settlement's `detail` (audio_ms, characters, audio_input_tokens, text_input_tokens,
+//    output_tokens, audio_output_tokens); the worst case reserves the duration read from the
+//    file, the input's characters, or a token bound.
 
 import { nanos } from "../base/money.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
 import { PRICED_TOOLS, type PricedTool } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
-import type { AudioUnits, ToolCalls, ToolReserve, UsageCounts, WorstCase } from "./meter.ts";
+import {
+  type AudioUnits,
+  NO_AUDIO,
+  type ToolCalls,
+  type ToolReserve,
+  type UsageCounts,
+  type WorstCase,
+} from "./meter.ts";
 import type { AudioPrice, ImagePrice, PriceTable, TextPrice } from "./prices.ts";
 
 const MILLION = 1_000_000n;
@@ -207,12 +216,12 @@ export function audioCost(price: AudioPrice, units: AudioUnits): Nanos {
   const tokenPart =
     (count(units.audioInputTokens) * price.audioInput +
       count(units.textInputTokens) * price.textInput +
-      count(units.outputTokens) * price.output) *
+      count(units.outputTokens) * price.output +
+      count(units.characters) * price.perMillionChars +
+      count(units.audioOutputTokens) * price.audioOutput) *
     60_000n;
   return toNanos(ceilDiv(minutePart + tokenPart, 60_000n * MILLION));
 }
-
-const NO_AUDIO: AudioUnits = { audioMs: 0, audioInputTokens: 0, textInputTokens: 0, outputTokens: 0 };
 
 /** Reads audio units from a settlement's `detail` (absent figures are 0). */
 export function audioUnitsOf(detail: Record<string, unknown> | undefined): AudioUnits {
@@ -226,6 +235,8 @@ export function audioUnitsOf(detail: Record<string, unknown> | undefined): Audio
     audioInputTokens: read("audio_input_tokens"),
     textInputTokens: read("text_input_tokens"),
     outputTokens: read("output_tokens"),
+    characters: read("characters"),
+    audioOutputTokens: read("audio_output_tokens"),
   };
 }
 

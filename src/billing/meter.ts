@@ -17,7 +17,7 @@ export interface ToolReserve {
 }
 
 /**
- * What an audio request uses in the units its model is priced in (src/billing/cost.ts rule 8);
+ * What an audio request (speech to text, speech) uses in the units its model is priced in (src/billing/cost.ts rule 8);
  * a settlement carries it in its `detail` under these names in snake_case.
  */
 export interface AudioUnits {
@@ -26,6 +26,9 @@ export interface AudioUnits {
   audioInputTokens: number;
   textInputTokens: number;
   outputTokens: number;
+  /** Characters of input (per-character speech models). */
+  characters: number;
+  audioOutputTokens: number;
 }
 
 export type WorstCase =
@@ -114,4 +117,14 @@ export const NO_USAGE: UsageCounts = {
   outputTokens: 0,
   reasoningTokens: 0,
   generations: 0,
+};
+
+/** No audio units: what a request that produced nothing bills (src/billing/cost.ts rule 8). */
+export const NO_AUDIO: AudioUnits = {
+  audioMs: 0,
+  audioInputTokens: 0,
+  textInputTokens: 0,
+  outputTokens: 0,
+  characters: 0,
+  audioOutputTokens: 0,
 };

@@ -11,7 +11,7 @@ import type { RequestTrace } from "../telemetry/span.ts";
 import { asGatewayError } from "../wire/errors.ts";
 import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./meter.ts";
 
-export { NO_USAGE } from "./meter.ts";
+export { NO_AUDIO, NO_USAGE } from "./meter.ts";
 
 /** What an answer reports when it ended: its settlement, less the channels (the layer keeps those). */
 export type Ending = Omit<Settlement, "channels">;

@@ -33,18 +33,23 @@ export interface TextPrice {
 /** Nano-USD per generation, by quality then size. */
 export type ImagePrice = Record<ImageQuality, Record<ImageSize, bigint>>;
 
-/** Nano-USD per minute of audio, and per million tokens of each kind (0 where not billed). */
+/**
+ * Nano-USD per minute of audio, per million characters, and per million tokens of each kind (0
+ * where not billed).
+ */
 export interface AudioPrice {
   perMinute: bigint;
+  perMillionChars: bigint;
   audioInput: bigint;
   textInput: bigint;
   output: bigint;
+  audioOutput: bigint;
 }
 
 export interface PriceTable {
   text: ReadonlyMap<string, TextPrice>;
   images: ReadonlyMap<string, ImagePrice>;
-  /** Transcription models, priced per minute or per token kind. */
+  /** Transcription and speech models, priced per minute, per character or per token kind. */
   audio: ReadonlyMap<string, AudioPrice>;
   /** Multiplier for `input_fidelity: high`, in thousandths (1500 = ×1.5). */
   highFidelityPermille: bigint;
@@ -100,13 +105,15 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
         }
       }
       images.set(model.id, price);
-    } else if (model.family === "transcription") {
+    } else if (model.family === "transcription" || model.family === "speech") {
       const given = { ...DEFAULT_AUDIO_PRICES[model.id], ...config.audio[model.id] };
       audio.set(model.id, {
         perMinute: usd(given.usd_per_minute ?? "0"),
+        perMillionChars: usd(given.usd_per_mchar ?? "0"),
         audioInput: usd(given.audio_input_usd_per_mtok ?? "0"),
         textInput: usd(given.input_usd_per_mtok ?? "0"),
         output: usd(given.output_usd_per_mtok ?? "0"),
+        audioOutput: usd(given.audio_output_usd_per_mtok ?? "0"),
       });
     } else if (model.family === "embedding") {
       // Input only: every input-side rate is the input price, output is free (none is produced).

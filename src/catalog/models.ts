@@ -5,9 +5,10 @@ import type { ModelId } from "../types.ts";
 
 /**
  * Text models speak Responses and Chat Completions; messages models speak Messages; image models
- * make images; embedding models turn text into vectors; transcription models turn speech into text.
+ * make images; embedding models turn text into vectors; transcription models turn speech into
+ * text; speech models turn text into speech.
  */
-export type Family = "text" | "image" | "messages" | "embedding" | "transcription";
+export type Family = "text" | "image" | "messages" | "embedding" | "transcription" | "speech";
 
 /** The endpoints a family is served on, as a refusal names them ("call POST …"). */
 export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
@@ -16,7 +17,26 @@ export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
   image: "POST /v1/images/generations or /v1/images/edits",
   embedding: "POST /v1/embeddings",
   transcription: "POST /v1/audio/transcriptions (or /v1/audio/translations)",
+  speech: "POST /v1/audio/speech",
 };
+
+/** The audio formats of OpenAI's speech endpoint. */
+export const SPEECH_FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+/** The built-in voices of the first speech models; the 4o model adds four (the reference's list). */
+const TTS_VOICES = ["alloy", "ash", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer"] as const;
+
+/** What a speech model takes and gives (OpenAI's text-to-speech guide and API reference). */
+export interface SpeechFacts {
+  /** How it is billed: per character of input, or per token (text input, audio output). */
+  billing: "characters" | "tokens";
+  voices: readonly string[];
+  /** Whether it takes `instructions`. */
+  instructions: boolean;
+  /** Whether it streams `stream_format: "sse"`. */
+  sse: boolean;
+}
 
 /** The answer formats of OpenAI's transcription and translation endpoints. */
 export const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt"] as const;
@@ -65,6 +85,8 @@ export interface ModelInfo {
   embedding?: EmbeddingFacts | undefined;
   /** Transcription models only: billing unit, formats, streaming. */
   transcription?: TranscriptionFacts | undefined;
+  /** Speech models only: billing unit, voices, instructions, SSE. */
+  speech?: SpeechFacts | undefined;
 }
 
 /**
@@ -194,7 +216,32 @@ const STREAMING_TRANSCRIBER: TranscriptionFacts = {
   maxOutputTokens: 2000,
 };
 
-/** The catalog in the order SPEC.md lists it, then the embedding and transcription models. Context sizes are ours: SPEC.md does not show them. */
+/**
+ * A speech model. `modelx-tts-1` and `-1-hd` stand for the per-character models (no instructions,
+ * no SSE), `modelx-tts-4o-mini` for the token-billed one (instructions, SSE, four more voices).
+ */
+function speech(id: string, displayName: string, created: string, facts: SpeechFacts): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "speech",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 0,
+    maxOutputTokens: 0,
+    thinking: BUDGET,
+    speech: facts,
+  };
+}
+
+const CHARACTER_SPEECH: SpeechFacts = {
+  billing: "characters",
+  voices: TTS_VOICES,
+  instructions: false,
+  sse: false,
+};
+
+/** The catalog in the order SPEC.md lists it, then the embedding, transcription and speech models. Context sizes are ours: SPEC.md does not show them. */
 export const MODELS: readonly ModelInfo[] = [
   text("modelx-5.5", "ModelX 5.5", "2026-04-23", 1_050_000, 128_000),
   text("modelx-5.4", "ModelX 5.4", "2026-03-05", 1_050_000, 128_000),
@@ -235,6 +282,14 @@ export const MODELS: readonly ModelInfo[] = [
     "2025-03-20",
     STREAMING_TRANSCRIBER,
   ),
+  speech("modelx-tts-1", "ModelX TTS 1", "2023-11-06", CHARACTER_SPEECH),
+  speech("modelx-tts-1-hd", "ModelX TTS 1 HD", "2023-11-06", CHARACTER_SPEECH),
+  speech("modelx-tts-4o-mini", "ModelX TTS 4o mini", "2025-03-20", {
+    billing: "tokens",
+    voices: [...TTS_VOICES, "ballad", "verse", "marin", "cedar"],
+    instructions: true,
+    sse: true,
+  }),
 ];
 
 const BY_ID = new Map<string, ModelInfo>(MODELS.map((m) => [m.id, m]));

@@ -37,7 +37,7 @@ export const OPENAI_QUIRKS: Quirks = {
 export type PresetKind = "openai-responses" | "openai-chat" | "anthropic";
 
 /** The OpenAI-style endpoints besides text that a server may offer (src/upstream/media.ts routes by them). */
-export type MediaEndpoint = "embeddings" | "transcriptions" | "translations";
+export type MediaEndpoint = "embeddings" | "transcriptions" | "translations" | "speech";
 
 /** What a server's `/v1/embeddings` takes beyond strings (its documentation says; the gateway adapts). */
 export interface EmbeddingsDialect {
@@ -70,6 +70,8 @@ export interface Preset {
   media: readonly MediaEndpoint[];
   /** Its `/v1/embeddings` dialect, when it serves embeddings. */
   embeddings?: EmbeddingsDialect;
+  /** Whether its `/v1/audio/speech` streams `stream_format: "sse"` (channels without are skipped for it). */
+  speech_sse?: boolean;
 }
 
 /** Servers people run; facts from each one's own documentation or server code (docs/upstreams.md). */
@@ -84,7 +86,8 @@ export const PRESETS = {
     images: "URLs and data: URLs",
     usage:
       "Responses: response.completed carries usage; Chat: a last chunk with empty choices on include_usage",
-    media: ["embeddings", "transcriptions", "translations"],
+    speech_sse: true,
+    media: ["embeddings", "transcriptions", "translations", "speech"],
     embeddings: OPENAI_EMBEDDINGS,
   },
   anthropic: {
@@ -220,7 +223,17 @@ export const PRESETS = {
     quirks: OPENAI_QUIRKS,
     images: "none (speech only)",
     usage: "none reported: transcriptions are billed from the duration the gateway reads",
-    media: ["transcriptions", "translations"],
+    media: ["transcriptions", "translations", "speech"],
+  },
+  kokoro: {
+    title: "Kokoro-FastAPI",
+    kind: "openai-chat",
+    base_url: "http://localhost:8880/v1",
+    auth: "none (optional Bearer)",
+    quirks: OPENAI_QUIRKS,
+    images: "none (speech only)",
+    usage: "none reported: speech is billed from the characters the gateway counts",
+    media: ["speech"],
   },
 } as const satisfies Record<string, Preset>;
 

@@ -34,6 +34,15 @@
 //   input_usd_per_mtok = "2.5"          # text input (the prompt)
 //   output_usd_per_mtok = "10"
 //
+// Speech: per million characters of input (modelx-tts-1: $15, -1-hd: $30), or per million tokens
+// of text input and audio output (modelx-tts-4o-mini: $0.60 and $12):
+//
+//   [billing.audio."modelx-tts-1"]
+//   usd_per_mchar = "15"
+//   [billing.audio."modelx-tts-4o-mini"]
+//   input_usd_per_mtok = "0.6"
+//   audio_output_usd_per_mtok = "12"
+//
 // Hosted (server-side) tools the upstream runs and bills per call are priced in `[billing.tools]`.
 // Unlike the token placeholders, their defaults are the providers' list prices at the time of
 // writing (OpenAI: web search $10 and file search $2.50 per 1,000 calls; Anthropic: web search $10
@@ -87,13 +96,15 @@ const IMAGE_IDS: readonly string[] = idsOf(["image"]);
 const EMBEDDING_IDS: readonly string[] = idsOf(["embedding"]);
 
 const EmbeddingPriceSchema = v.strictObject({ input_usd_per_mtok: v.optional(Usd) });
-const AUDIO_IDS: readonly string[] = idsOf(["transcription"]);
+const AUDIO_IDS: readonly string[] = idsOf(["transcription", "speech"]);
 
 const AudioPriceSchema = v.strictObject({
   usd_per_minute: v.optional(Usd),
   audio_input_usd_per_mtok: v.optional(Usd),
   input_usd_per_mtok: v.optional(Usd),
   output_usd_per_mtok: v.optional(Usd),
+  usd_per_mchar: v.optional(Usd),
+  audio_output_usd_per_mtok: v.optional(Usd),
 });
 
 export type AudioPriceConfig = v.InferOutput<typeof AudioPriceSchema>;

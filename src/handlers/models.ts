@@ -34,6 +34,8 @@ function servesFamily(channel: Channel, family: Family): boolean {
       return mediaTransport(channel, "embeddings") !== undefined;
     case "transcription":
       return mediaTransport(channel, "transcriptions") !== undefined;
+    case "speech":
+      return mediaTransport(channel, "speech") !== undefined;
     case "text":
     case "messages":
       return upstreamProtocol(channel, "responses") !== undefined;

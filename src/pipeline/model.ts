@@ -44,6 +44,7 @@ const FAMILY_NAMES: Readonly<Record<Family, string>> = {
   image: "an image model",
   embedding: "an embedding model",
   transcription: "a transcription model",
+  speech: "a speech model",
 };
 
 /**

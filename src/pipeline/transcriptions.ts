@@ -6,23 +6,21 @@
 // its `transcript.text.*` stream as it arrives, and settle exactly once: the usage the upstream
 // reports (tokens, or seconds) as "reported", else the gateway's own figures (the duration it read,
 // the tokens it counted) as "estimated".
-import { createParser } from "eventsource-parser";
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
 import type { AdmitInput, AudioUnits } from "../billing/meter.ts";
-import { type Ending, type MeteredAnswer, metered, NO_USAGE } from "../billing/metered.ts";
+import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { log } from "../log.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { GuardedBody } from "../upstream/guard.ts";
 import { mediaTransport } from "../upstream/media.ts";
 import { callTranscription } from "../upstream/transcriptions.ts";
 import type { AudioFile } from "../wire/audio.ts";
-import { asGatewayError, GatewayError } from "../wire/errors.ts";
+import { GatewayError } from "../wire/errors.ts";
 import {
   type AudioTask,
   TranscriptAnswerSchema,
@@ -32,6 +30,7 @@ import {
   usageOf,
 } from "../wire/transcriptions.ts";
 import { callMedia, callMediaStream, type MediaCall } from "./media-call.ts";
+import { relayBody, sideEvents } from "./media-relay.ts";
 
 /**
  * Audio tokens a second the reservation allows for token-billed models (the simulator answers 10;
@@ -64,10 +63,10 @@ function tokenBilled(model: ModelInfo): boolean {
 function worstUnits(request: TranscriptionRequest): AudioUnits {
   const { model, file, fields } = request;
   if (!tokenBilled(model)) {
-    return { audioMs: billedMs(file.durationMs), audioInputTokens: 0, textInputTokens: 0, outputTokens: 0 };
+    return { ...NO_AUDIO, audioMs: billedMs(file.durationMs) };
   }
   return {
-    audioMs: 0,
+    ...NO_AUDIO,
     audioInputTokens: Math.ceil((file.durationMs / 1000) * AUDIO_TOKEN_BOUND_PER_SECOND),
     textInputTokens: countTokens(fields.prompt ?? ""),
     outputTokens: model.transcription?.maxOutputTokens ?? 0,
@@ -85,12 +84,7 @@ function billedUnits(
 ): { units: AudioUnits; source: "reported" | "estimated" } {
   const tokens = tokenBilled(request.model);
   if (reported?.type === "duration" && !tokens) {
-    const units = {
-      audioMs: billedMs(reported.seconds * 1000),
-      audioInputTokens: 0,
-      textInputTokens: 0,
-      outputTokens: 0,
-    };
+    const units = { ...NO_AUDIO, audioMs: billedMs(reported.seconds * 1000) };
     return { units, source: "reported" };
   }
   if (reported?.type === "tokens" && tokens) {
@@ -98,7 +92,7 @@ function billedUnits(
     const audio = reported.input_token_details?.audio_tokens ?? Math.max(0, reported.input_tokens - text);
     return {
       units: {
-        audioMs: 0,
+        ...NO_AUDIO,
         audioInputTokens: audio,
         textInputTokens: text,
         outputTokens: reported.output_tokens,
@@ -112,10 +106,10 @@ function billedUnits(
 function estimated(request: TranscriptionRequest, transcript: string | undefined): AudioUnits {
   const { file, fields } = request;
   if (!tokenBilled(request.model)) {
-    return { audioMs: billedMs(file.durationMs), audioInputTokens: 0, textInputTokens: 0, outputTokens: 0 };
+    return { ...NO_AUDIO, audioMs: billedMs(file.durationMs) };
   }
   return {
-    audioMs: 0,
+    ...NO_AUDIO,
     audioInputTokens: Math.ceil((file.durationMs / 1000) * AUDIO_TOKENS_ESTIMATE_PER_SECOND),
     textInputTokens: countTokens(fields.prompt ?? ""),
     outputTokens: countTokens(transcript ?? ""),
@@ -278,9 +272,9 @@ function readComplete(
 }
 
 /**
- * The upstream's `transcript.text.*` stream relayed chunk by chunk as it arrives, its events read
- * on the side (the deltas' text, the done event's usage); settled when it ends, fails or the
- * client leaves, and the last chunk sent once the record is durable.
+ * The upstream's `transcript.text.*` stream relayed as it arrives (media-relay.ts), its events read
+ * on the side (the deltas' text, the done event's usage); settled when it ends, fails or the client
+ * leaves.
  */
 function relayStream(
   request: TranscriptionRequest,
@@ -291,47 +285,20 @@ function relayStream(
   const ended = new Handoff<Ending>();
   let transcript = "";
   let usage: TranscriptUsage | undefined;
-  const parser = createParser({
-    onEvent: (message) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(message.data);
-      } catch {
-        return;
-      }
-      const event = v.safeParse(TranscriptEventSchema, json);
-      if (!event.success) return;
-      if (event.output.type === "transcript.text.delta") transcript += event.output.delta;
-      else {
-        transcript = event.output.text;
-        usage = usageOf(event.output.usage);
-      }
-    },
+  const events = sideEvents((json) => {
+    const event = v.safeParse(TranscriptEventSchema, json);
+    if (!event.success) return;
+    if (event.output.type === "transcript.text.delta") transcript += event.output.delta;
+    else {
+      transcript = event.output.text;
+      usage = usageOf(event.output.usage);
+    }
   });
-  const settle = () => ended.send(endingOf(request, 200, billedUnits(request, usage, transcript), ttfbMs));
-  const stream = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const step = body === undefined ? { done: true as const } : await body.read();
-        if (step.done) {
-          await settle();
-          controller.close();
-          return;
-        }
-        parser.feed(decoder.decode(step.value, { stream: true }));
-        controller.enqueue(step.value);
-      } catch (thrown) {
-        const error = asGatewayError(thrown);
-        if (error.kind === "internal") log("error", "transcription stream failed", { error: String(thrown) });
-        await settle();
-        controller.error(thrown);
-      }
-    },
-    async cancel() {
-      stop();
-      await body?.cancel().catch(() => undefined);
-      await settle();
-    },
+  const stream = relayBody(body, {
+    chunk: events,
+    settle: () => ended.send(endingOf(request, 200, billedUnits(request, usage, transcript), ttfbMs)),
+    stop,
+    what: "transcription",
   });
   const headers = { "content-type": "text/event-stream", "cache-control": "no-cache" };
   return { response: new Response(stream, { headers }), ended };

@@ -11,6 +11,7 @@ import { SIM_EMBEDDING_ROUTES } from "./embeddings.ts";
 import { FaultInjector, type SimStats } from "./faults.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
 import type { SimRoute, SimServerOptions } from "./routes.ts";
+import { SIM_SPEECH_ROUTES } from "./speech.ts";
 import { simError } from "./text/errors.ts";
 import { SIM_TEXT_ROUTES } from "./text/routes.ts";
 import { SIM_TRANSCRIPTION_ROUTES } from "./transcriptions.ts";
@@ -22,6 +23,7 @@ const ROUTES: readonly SimRoute[] = [
   ...SIM_TEXT_ROUTES,
   ...SIM_EMBEDDING_ROUTES,
   ...SIM_TRANSCRIPTION_ROUTES,
+  ...SIM_SPEECH_ROUTES,
 ];
 
 export interface SimServer {

@@ -1,4 +1,5 @@
-// Which channels serve the OpenAI-style media endpoints (embeddings) and in which dialect. The
+// Which channels serve the OpenAI-style media endpoints (embeddings, speech to text, speech) and
+// in which dialect. The
 // in-process simulator serves them all; a channel of an OpenAI-style kind (Responses, Chat
 // Completions or images: one base URL of an OpenAI-compatible server) serves those its preset
 // lists, or all of them without a preset; an Anthropic channel serves none. The switch is
@@ -43,4 +44,12 @@ export function embeddingsDialect(channel: Channel): EmbeddingsDialect {
   if (config.kind === "sim" || config.preset === undefined) return OPENAI_EMBEDDINGS;
   const preset: Preset = PRESETS[config.preset];
   return preset.embeddings ?? OPENAI_EMBEDDINGS;
+}
+
+/** Whether a channel streams speech as SSE (the simulator and OpenAI do; a preset says so). */
+export function speechSse(channel: Channel): boolean {
+  const config = channel.config;
+  if (config.kind === "sim" || config.preset === undefined) return true;
+  const preset: Preset = PRESETS[config.preset];
+  return preset.speech_sse === true;
 }

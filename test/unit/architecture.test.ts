@@ -93,6 +93,7 @@ describe("the walk of one request", () => {
       "pipeline/embeddings.ts",
       "pipeline/media-call.ts",
       "pipeline/transcriptions.ts",
+      "pipeline/speech.ts",
     ]);
     const entering = new Set(runtimeEdges("pipeline/", "upstream/").map((edge) => edge.split(" -> ")[0]));
     expect([...entering].filter((file) => !stages.has(file ?? ""))).toEqual([]);
