@@ -25,6 +25,10 @@ export interface UsageEvent {
   generations: number;
   /** Hosted tool calls billed per call, by tool; absent when none ran. */
   toolCalls?: ToolCalls | undefined;
+  /** Audio billed per minute (speech to text), in seconds; absent when none. */
+  audioSeconds?: number | undefined;
+  /** Input characters billed per character (speech); absent when none. */
+  characters?: number | undefined;
   costNanos: number;
   usageSource: "reported" | "estimated" | "none";
   latencyMs: number;

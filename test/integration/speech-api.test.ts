@@ -152,6 +152,10 @@ describe("billing", () => {
     const row = await waitFor(() => rowsOf(gw).find((r) => r.request_id === id));
     expect(row).toMatchObject({ usage_source: "estimated", cost_nanos: 15 * 15_000, input_tokens: 0 });
     expect(JSON.parse(row.detail)).toMatchObject({ characters: 15, response_format: "mp3", voice: "alloy" });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /modelgate_speech_characters_total\{model="modelx-tts-1",key="default",channel="simulator"\} \d+/,
+    );
   });
 
   test("tokens reported by the SSE done event: $0.60 text input, $12 audio output a million", async () => {

@@ -345,6 +345,10 @@ describe("billing", () => {
       container: "WAVE",
       task: "transcription",
     });
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /modelgate_audio_seconds_total\{model="modelx-transcribe-1",key="default",channel="simulator"\} \d+/,
+    );
   });
 
   test("per minute, measured: srt reports no usage, the duration the gateway read is billed", async () => {
