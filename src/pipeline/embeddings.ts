@@ -79,14 +79,18 @@ function channelsFor(gateway: Gateway, request: EmbeddingRequest): Channel[] {
   return taking;
 }
 
-/** The body one channel gets: its model id, and floats when it cannot send base64. */
+/**
+ * The body one channel gets: its model id, and base64 vectors whenever it sends them (a quarter of
+ * the float text's size, read without parsing numbers; a float client gets them decoded), else
+ * floats.
+ */
 function bodyFor(channel: Channel, request: EmbeddingRequest): Record<string, unknown> {
   const { body } = request;
   const base64 = embeddingsDialect(channel).base64;
   return {
     model: channel.upstreamModel(request.model.id),
     input: body.input,
-    encoding_format: base64 ? body.encoding_format : "float",
+    encoding_format: base64 ? "base64" : "float",
     ...(body.dimensions === undefined ? {} : { dimensions: body.dimensions }),
     ...(body.user === undefined ? {} : { user: body.user }),
   };

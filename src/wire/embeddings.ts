@@ -118,7 +118,8 @@ export type Vector = number[] | string;
 
 /** The base64 form of a vector (what the official SDKs ask for and decode). */
 export function vectorToBase64(values: readonly number[]): string {
-  const floats = Float32Array.from(values);
+  // From an array-like, not an iterable: the typed array's fast copy (Float32Array.from iterates).
+  const floats = new Float32Array(values as number[]);
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength).toString("base64");
 }
 
@@ -126,8 +127,13 @@ export function vectorToBase64(values: readonly number[]): string {
 export function vectorFromBase64(text: string): number[] | undefined {
   const bytes = Buffer.from(text, "base64");
   if (bytes.byteLength % 4 !== 0) return undefined;
-  // Copied into its own buffer: a Float32Array needs 4-byte alignment.
-  return Array.from(new Float32Array(Uint8Array.from(bytes).buffer));
+  // A Float32Array needs 4-byte alignment: a pooled Buffer may start anywhere, so it is copied
+  // (a typed-array copy; Uint8Array.from would iterate byte by byte).
+  const aligned = bytes.byteOffset % 4 === 0 ? bytes : new Uint8Array(bytes);
+  const floats = new Float32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
+  const out = new Array<number>(floats.length);
+  for (let i = 0; i < floats.length; i++) out[i] = floats[i] as number;
+  return out;
 }
 
 /** A vector in the encoding the client asked for. */
