@@ -82,10 +82,15 @@ export function listModels(ctx: RequestContext, gateway: Gateway): Response {
   const url = new URL(ctx.request.url);
   if (wantsCodexCatalog(url)) return Response.json(codexModelList(models));
   if (!wantsAnthropic(ctx.request)) return Response.json(openaiModelList(models));
+  // An Anthropic client lists what it can call in its own protocol (and, as before, the image
+  // models); embedding and audio models have no Messages form.
+  const listed = models.filter(
+    (m) => m.family !== "embedding" && m.family !== "transcription" && m.family !== "speech",
+  );
   const query = v.safeParse(AnthropicQuery, Object.fromEntries(url.searchParams));
   if (!query.success) throw new GatewayError("invalid_request", describeIssues(query.issues));
   return Response.json(
-    anthropicModelList(models, {
+    anthropicModelList(listed, {
       limit: query.output.limit,
       afterId: query.output.after_id,
       beforeId: query.output.before_id,
