@@ -198,6 +198,32 @@ describe("billing", () => {
   });
 });
 
+describe("keys and limits", () => {
+  async function keyWith(args: string[]): Promise<{ secret: string; id: string }> {
+    const key = await createKey(gw, args);
+    await waitFor(async () => {
+      const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
+      await r.arrayBuffer();
+      return r.status === 200 ? true : undefined;
+    });
+    return key;
+  }
+
+  test("a group without speech models: 403; RPM 1: the second request is 429; neither recorded", async () => {
+    expect((await gw.cli(["groups", "set", "no-speech", "--models", "modelx-embed-*"])).code).toBe(0);
+    const denied = await keyWith(["--account", "default", "--group", "no-speech", "--name", "no-speech"]);
+    expect((await speak(gw, BASE, denied.secret)).status).toBe(403);
+    const limited = await keyWith(["--account", "default", "--name", "speech-rpm", "--rpm", "1"]);
+    const first = await speak(gw, BASE, limited.secret);
+    await first.arrayBuffer();
+    expect(first.status).toBe(200);
+    const second = await speak(gw, BASE, limited.secret);
+    expect(second.status).toBe(429);
+    await waitFor(() => (rowsOf(gw).filter((r) => r.key_id === limited.id).length === 1 ? true : undefined));
+    expect(rowsOf(gw).filter((r) => r.key_id === denied.id)).toEqual([]);
+  });
+});
+
 describe("relay", () => {
   test("audio is relayed as it arrives: the client has the first chunk before the upstream sends the rest", async () => {
     let release: () => void = () => undefined;
