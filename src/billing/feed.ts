@@ -25,8 +25,8 @@ export interface UsageEvent {
   generations: number;
   /** Hosted tool calls billed per call, by tool; absent when none ran. */
   toolCalls?: ToolCalls | undefined;
-  /** Audio billed per minute (speech to text), in seconds; absent when none. */
-  audioSeconds?: number | undefined;
+  /** Audio billed per minute (speech to text), in milliseconds; absent when none. */
+  audioMs?: number | undefined;
   /** Input characters billed per character (speech); absent when none. */
   characters?: number | undefined;
   costNanos: number;

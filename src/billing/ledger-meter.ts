@@ -21,7 +21,7 @@ import type { UsageRecord } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { BalanceSync } from "./balances.ts";
-import { audioUnitsOf, Pricer } from "./cost.ts";
+import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
 import { Journal, replayJournal } from "./journal.ts";
 import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "./meter.ts";
@@ -237,7 +237,6 @@ export class LedgerMeter implements Meter {
       stream: input.stream,
       status: result.status,
       ...result.usage,
-      ...mediaUnits(result.detail),
       costNanos: cost,
       usageSource: result.source,
       latencyMs,
@@ -292,18 +291,6 @@ function openJournal(path: string): Journal<UsageRecord> | undefined {
     );
   }
   return journal;
-}
-
-/** The audio seconds and characters an audio settlement billed (its `detail`, cost.ts rule 8). */
-function mediaUnits(detail: Record<string, unknown> | undefined): {
-  audioSeconds?: number;
-  characters?: number;
-} {
-  const { audioMs, characters } = audioUnitsOf(detail);
-  return {
-    ...(audioMs > 0 ? { audioSeconds: audioMs / 1000 } : {}),
-    ...(characters > 0 ? { characters } : {}),
-  };
 }
 
 function toRecord(

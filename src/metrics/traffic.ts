@@ -80,11 +80,11 @@ export class TrafficMetrics {
     series.output.count += event.outputTokens;
     series.reasoning.count += event.reasoningTokens;
     series.cost.count += event.costNanos / 1e9;
-    if (event.audioSeconds !== undefined) {
+    if (event.audioMs !== undefined && event.audioMs > 0) {
       series.audioSeconds ??= this.#audioSeconds.series([event.model, key, channel]);
-      series.audioSeconds.count += event.audioSeconds;
+      series.audioSeconds.count += event.audioMs / 1000;
     }
-    if (event.characters !== undefined) {
+    if (event.characters !== undefined && event.characters > 0) {
       series.characters ??= this.#characters.series([event.model, key, channel]);
       series.characters.count += event.characters;
     }

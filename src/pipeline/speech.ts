@@ -196,7 +196,12 @@ function relay(
     const { units, source } = billedUnits(request, usage);
     return ended.send({
       status: 200,
-      usage: { ...NO_USAGE, inputTokens: units.textInputTokens, outputTokens: units.audioOutputTokens },
+      usage: {
+        ...NO_USAGE,
+        inputTokens: units.textInputTokens,
+        outputTokens: units.audioOutputTokens,
+        ...(units.characters > 0 ? { characters: units.characters } : {}),
+      },
       source,
       ttfbMs,
       detail: {

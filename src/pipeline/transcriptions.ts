@@ -130,6 +130,7 @@ function endingOf(
       ...NO_USAGE,
       inputTokens: units.audioInputTokens + units.textInputTokens,
       outputTokens: units.outputTokens,
+      ...(units.audioMs > 0 ? { audioMs: units.audioMs } : {}),
     },
     source: billed.source,
     ttfbMs,

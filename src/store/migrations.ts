@@ -5,9 +5,11 @@ import m0000 from "../../migrations/0000_init.sql" with { type: "text" };
 import m0001 from "../../migrations/0001_notifications.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_cache_writes.sql" with { type: "text" };
 import m0003 from "../../migrations/0003_tool_calls.sql" with { type: "text" };
+import m0004 from "../../migrations/0004_audio_units.sql" with { type: "text" };
 import journal from "../../migrations/meta/_journal.json";
 import pg0000 from "../../migrations/pg/0000_init.sql" with { type: "text" };
 import pg0001 from "../../migrations/pg/0001_tool_calls.sql" with { type: "text" };
+import pg0002 from "../../migrations/pg/0002_audio_units.sql" with { type: "text" };
 import pgJournal from "../../migrations/pg/meta/_journal.json";
 
 /** Every migration file by its journal tag. A unit test checks this against migrations/. */
@@ -16,12 +18,14 @@ export const EMBEDDED_SQL: Readonly<Record<string, string>> = {
   "0001_notifications": m0001,
   "0002_cache_writes": m0002,
   "0003_tool_calls": m0003,
+  "0004_audio_units": m0004,
 };
 
 /** Every PostgreSQL migration file by its journal tag, checked against migrations/pg/ likewise. */
 export const EMBEDDED_PG_SQL: Readonly<Record<string, string>> = {
   "0000_init": pg0000,
   "0001_tool_calls": pg0001,
+  "0002_audio_units": pg0002,
 };
 
 interface Journal {

@@ -152,6 +152,12 @@ describe("billing", () => {
     const row = await waitFor(() => rowsOf(gw).find((r) => r.request_id === id));
     expect(row).toMatchObject({ usage_source: "estimated", cost_nanos: 15 * 15_000, input_tokens: 0 });
     expect(JSON.parse(row.detail)).toMatchObject({ characters: 15, response_format: "mp3", voice: "alloy" });
+    const db = new Database(gw.dbUrl.replace(/^sqlite:\/\//, ""), { readonly: true });
+    const stored = db
+      .query("SELECT characters, audio_ms FROM usage_records WHERE request_id = ?")
+      .get(id ?? "");
+    db.close();
+    expect(stored).toEqual({ characters: 15, audio_ms: 0 });
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(
       /modelgate_speech_characters_total\{model="modelx-tts-1",key="default",channel="simulator"\} \d+/,

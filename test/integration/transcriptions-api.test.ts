@@ -405,6 +405,36 @@ describe("billing", () => {
     expect(row.cost_nanos).toBe(done.usage.input_tokens * 3000 + done.usage.output_tokens * 5000);
   });
 
+  test("the records' audio_ms columns are what `modelgate usage` totals as audio_seconds", async () => {
+    const key = await keyWith(["--account", "default", "--name", "audio-usage"]);
+    for (const format of ["json", "text"]) {
+      const response = await transcribe(
+        [
+          ["model", "modelx-transcribe-1"],
+          ["response_format", format],
+          ["file", WAV],
+        ],
+        key.secret,
+      );
+      const id = response.headers.get("x-request-id");
+      await response.arrayBuffer();
+      await waitFor(() => rows().find((r) => r.request_id === id));
+    }
+    const usage = await gw.cli(["usage", "--key", key.id, "--group-by", "model", "--json"]);
+    const totals = JSON.parse(usage.stdout) as Record<string, unknown>[];
+    expect(totals).toEqual([
+      expect.objectContaining({
+        model: "modelx-transcribe-1",
+        requests: 2,
+        audio_seconds: 10,
+        characters: 0,
+        cost_nanos: 1_000_000,
+      }),
+    ]);
+    const table = await gw.cli(["usage", "--key", key.id]);
+    expect(table.stdout).toContain("AUDIO_SECONDS");
+  });
+
   test("translations are recorded on their endpoint", async () => {
     const response = await post("/v1/audio/translations", [
       ["model", "modelx-transcribe-1"],

@@ -94,6 +94,8 @@ describe("modelgate usage export", () => {
       "web_search_calls",
       "file_search_calls",
       "web_fetch_calls",
+      "audio_seconds",
+      "characters",
       "cost_usd",
       "cost_nanos",
     ]);
