@@ -55,6 +55,9 @@ export const RequestEvent = v.object({
   input_tokens: v.number(),
   output_tokens: v.number(),
   generations: v.number(),
+  /** Audio billed per minute and speech characters (absent from gateways older than the fields). */
+  audio_ms: v.optional(v.number(), 0),
+  characters: v.optional(v.number(), 0),
   cost_nanos: v.number(),
   latency_ms: v.number(),
   ttfb_ms: v.nullable(v.number()),

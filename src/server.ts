@@ -9,11 +9,13 @@ import { loadedOnFirstCall } from "./base/lazy.ts";
 import type { Gateway } from "./gateway.ts";
 import { getBalance } from "./handlers/balance.ts";
 import { createChatCompletion } from "./handlers/chat.ts";
+import { createEmbeddings } from "./handlers/embeddings.ts";
 import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
 import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
+import { createSpeech } from "./handlers/speech.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import { withBody } from "./http/body.ts";
 import {
@@ -55,6 +57,8 @@ export const ROUTES: readonly Route[] = [
   ["POST", "/v1/chat/completions", withBody(textBodyCap, createChatCompletion)],
   ["POST", "/v1/messages", withBody(textBodyCap, createMessage)],
   ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
+  ["POST", "/v1/embeddings", withBody(textBodyCap, createEmbeddings)],
+  ["POST", "/v1/audio/speech", withBody(textBodyCap, createSpeech)],
   // Imported at their first request (with the multipart reader and the image checks).
   [
     "POST",
@@ -65,6 +69,17 @@ export const ROUTES: readonly Route[] = [
     "POST",
     "/v1/images/edits",
     loadedOnFirstCall(async () => (await import("./handlers/images-edits.ts")).editImage),
+  ],
+  // Read their multipart bodies themselves, under the 25 MB file cap (src/handlers/audio-upload.ts).
+  [
+    "POST",
+    "/v1/audio/transcriptions",
+    loadedOnFirstCall(async () => (await import("./handlers/transcriptions.ts")).createTranscription),
+  ],
+  [
+    "POST",
+    "/v1/audio/translations",
+    loadedOnFirstCall(async () => (await import("./handlers/transcriptions.ts")).createTranslation),
   ],
 ];
 

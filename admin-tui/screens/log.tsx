@@ -70,8 +70,13 @@ function count(n: number): string {
   return n < 999_500 ? `${Math.round(n / 1000)}k` : `${(n / 1e6).toFixed(1)}M`;
 }
 
-const tokensOf = (e: RequestEvent): string =>
-  e.generations > 0 ? `${e.generations} img` : `${count(e.input_tokens)}/${count(e.output_tokens)}`;
+/** What a request used, in its unit: images, seconds of audio, speech characters, else tokens. */
+function tokensOf(e: RequestEvent): string {
+  if (e.generations > 0) return `${e.generations} img`;
+  if (e.audio_ms > 0) return `${count(Math.ceil(e.audio_ms / 1000))} s`;
+  if (e.characters > 0) return `${count(e.characters)} ch`;
+  return `${count(e.input_tokens)}/${count(e.output_tokens)}`;
+}
 
 /** Latency in at most six characters: 950ms, 12.3s. */
 const latencyOf = (ms: number): string => (ms < 10_000 ? `${ms}ms` : `${(ms / 1000).toFixed(1)}s`);

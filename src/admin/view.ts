@@ -75,9 +75,16 @@ export function view<R>() {
 type Counted = Pick<
   UsageCounts,
   "inputTokens" | "cachedInputTokens" | "outputTokens" | "reasoningTokens" | "generations"
-> & { toolCalls?: ToolCalls | null | undefined };
+> & {
+  toolCalls?: ToolCalls | null | undefined;
+  audioMs?: number | undefined;
+  characters?: number | undefined;
+};
 
-/** What one request used, as the request list and the live event feed show it (`{}`: no tool ran). */
+/**
+ * What one request used, as the request list and the live event feed show it (`{}`: no tool ran;
+ * audio milliseconds and speech characters 0 for every other request).
+ */
 export const USAGE_COUNTS = [
   "inputTokens",
   "cachedInputTokens",
@@ -85,4 +92,6 @@ export const USAGE_COUNTS = [
   "reasoningTokens",
   "generations",
   ["tool_calls", (row: Counted) => row.toolCalls ?? {}],
+  ["audio_ms", (row: Counted) => row.audioMs ?? 0],
+  ["characters", (row: Counted) => row.characters ?? 0],
 ] as const;

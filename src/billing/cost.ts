@@ -30,14 +30,29 @@
 //    `max_tool_calls` caps all calls together, reserved at the dearest tools first. A request whose
 //    upstream makes more calls than reserved is still charged every call at settlement, like any
 //    cost above its reservation (the limiter debits the actual cost, ledger-meter.ts).
+// 8. Audio (transcription, speech): exact = audio ms × price per minute / 60,000 + (characters ×
+//    price per million characters + audio input tokens × audio price + text input tokens × text
+//    price + output tokens × output price + audio output tokens × audio output price) / 1,000,000,
+//    summed exactly over the common denominator and rounded up once per request. The units come
+//    from the settlement's `detail` (audio_ms, characters, audio_input_tokens, text_input_tokens,
+//    output_tokens, audio_output_tokens); the worst case reserves the duration read from the
+//    file, the input's characters, or a token bound.
 
 import { nanos } from "../base/money.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
 import { PRICED_TOOLS, type PricedTool } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
-import type { ImageToolFacts, ToolCalls, ToolReserve, UsageCounts, WorstCase } from "./meter.ts";
-import type { ImagePrice, PriceTable, TextPrice } from "./prices.ts";
+import {
+  type AudioUnits,
+  type ImageToolFacts,
+  NO_AUDIO,
+  type ToolCalls,
+  type ToolReserve,
+  type UsageCounts,
+  type WorstCase,
+} from "./meter.ts";
+import type { AudioPrice, ImagePrice, PriceTable, TextPrice } from "./prices.ts";
 
 const MILLION = 1_000_000n;
 
@@ -232,12 +247,46 @@ export function imageFacts(detail: Record<string, unknown> | undefined, fallback
   return { quality, size, inputFidelity };
 }
 
+/** The exact cost of audio under rule 8. */
+export function audioCost(price: AudioPrice, units: AudioUnits): Nanos {
+  const minutePart = count(units.audioMs) * price.perMinute * MILLION;
+  const tokenPart =
+    (count(units.audioInputTokens) * price.audioInput +
+      count(units.textInputTokens) * price.textInput +
+      count(units.outputTokens) * price.output +
+      count(units.characters) * price.perMillionChars +
+      count(units.audioOutputTokens) * price.audioOutput) *
+    60_000n;
+  return toNanos(ceilDiv(minutePart + tokenPart, 60_000n * MILLION));
+}
+
+/** Reads audio units from a settlement's `detail` (absent figures are 0). */
+export function audioUnitsOf(detail: Record<string, unknown> | undefined): AudioUnits {
+  const read = (name: string): number => {
+    const value = detail?.[name];
+    return typeof value === "number" ? value : 0;
+  };
+  if (detail === undefined) return NO_AUDIO;
+  return {
+    audioMs: read("audio_ms"),
+    audioInputTokens: read("audio_input_tokens"),
+    textInputTokens: read("text_input_tokens"),
+    outputTokens: read("output_tokens"),
+    characters: read("characters"),
+    audioOutputTokens: read("audio_output_tokens"),
+  };
+}
+
 /** Prices requests for one table; the meter holds one of these. */
 export class Pricer {
   constructor(readonly table: PriceTable) {}
 
   /** The most a request can cost: what admission reserves. */
   worstCase(model: ModelInfo, worst: WorstCase): Nanos {
+    if (worst.kind === "audio") {
+      const price = this.table.audio.get(model.id);
+      return price ? audioCost(price, worst.units) : nanos(0);
+    }
     if (worst.kind === "image") {
       const price = this.table.images.get(model.id);
       if (!price) return nanos(0);
@@ -270,6 +319,8 @@ export class Pricer {
     usage: UsageCounts,
     detail: Record<string, unknown> | undefined,
   ): Nanos {
+    const audio = this.table.audio.get(model.id);
+    if (audio) return audioCost(audio, audioUnitsOf(detail));
     const images = this.table.images.get(model.id);
     if (images) {
       const fallback: ImageFacts =

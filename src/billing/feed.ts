@@ -28,6 +28,10 @@ export interface UsageEvent {
   generations: number;
   /** Hosted tool calls billed per call, by tool; absent when none ran. */
   toolCalls?: ToolCalls | undefined;
+  /** Audio billed per minute (speech to text), in milliseconds; absent when none. */
+  audioMs?: number | undefined;
+  /** Input characters billed per character (speech); absent when none. */
+  characters?: number | undefined;
   costNanos: number;
   usageSource: UsageSource;
   latencyMs: number;

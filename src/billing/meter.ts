@@ -36,9 +36,25 @@ export interface ImageToolFacts {
   partialImages: number;
 }
 
+/**
+ * What an audio request (speech to text, speech) uses in the units its model is priced in (src/billing/cost.ts rule 8);
+ * a settlement carries it in its `detail` under these names in snake_case.
+ */
+export interface AudioUnits {
+  /** Milliseconds of audio (per-minute models). */
+  audioMs: number;
+  audioInputTokens: number;
+  textInputTokens: number;
+  outputTokens: number;
+  /** Characters of input (per-character speech models). */
+  characters: number;
+  audioOutputTokens: number;
+}
+
 export type WorstCase =
   | { kind: "text"; inputTokens: number; maxOutputTokens: number; tools?: ToolReserve | undefined }
-  | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" };
+  | { kind: "image"; generations: number; quality: string; size: string; inputFidelity?: "low" | "high" }
+  | { kind: "audio"; units: AudioUnits };
 
 /** What the meter needs of the calling key: a Principal is one, and so is its copy sent to a cluster primary. */
 export type MeteredKey = Pick<
@@ -133,4 +149,14 @@ export const NO_USAGE: UsageCounts = {
   outputTokens: 0,
   reasoningTokens: 0,
   generations: 0,
+};
+
+/** No audio units: what a request that produced nothing bills (src/billing/cost.ts rule 8). */
+export const NO_AUDIO: AudioUnits = {
+  audioMs: 0,
+  audioInputTokens: 0,
+  textInputTokens: 0,
+  outputTokens: 0,
+  characters: 0,
+  audioOutputTokens: 0,
 };

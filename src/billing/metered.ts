@@ -15,7 +15,7 @@ import { COST_HEADER, costText } from "../wire/cost.ts";
 import { asGatewayError } from "../wire/errors.ts";
 import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./meter.ts";
 
-export { NO_USAGE } from "./meter.ts";
+export { NO_AUDIO, NO_USAGE } from "./meter.ts";
 
 /** What an answer reports when it ended: its settlement, less the channels (the layer keeps those). */
 export type Ending = Omit<Settlement, "channels">;

@@ -7,6 +7,8 @@ import { parseUsd } from "../base/money.ts";
 import { MODELS } from "../catalog/models.ts";
 import {
   type BillingConfig,
+  DEFAULT_AUDIO_PRICES,
+  DEFAULT_EMBEDDING_PRICES,
   DEFAULT_IMAGE_SCALE,
   DEFAULT_IMAGE2_PRICES,
   DEFAULT_TEXT_PRICES,
@@ -17,7 +19,7 @@ import {
 } from "../config/prices.ts";
 import type { PricedTool } from "../store/usage.ts";
 
-/** Nano-USD per one million tokens. */
+/** Nano-USD per one million tokens (embedding models: the input price in every input field, output 0). */
 export interface TextPrice {
   input: bigint;
   cachedInput: bigint;
@@ -31,9 +33,24 @@ export interface TextPrice {
 /** Nano-USD per generation, by quality then size. */
 export type ImagePrice = Record<ImageQuality, Record<ImageSize, bigint>>;
 
+/**
+ * Nano-USD per minute of audio, per million characters, and per million tokens of each kind (0
+ * where not billed).
+ */
+export interface AudioPrice {
+  perMinute: bigint;
+  perMillionChars: bigint;
+  audioInput: bigint;
+  textInput: bigint;
+  output: bigint;
+  audioOutput: bigint;
+}
+
 export interface PriceTable {
   text: ReadonlyMap<string, TextPrice>;
   images: ReadonlyMap<string, ImagePrice>;
+  /** Transcription and speech models, priced per minute, per character or per token kind. */
+  audio: ReadonlyMap<string, AudioPrice>;
   /** Multiplier for `input_fidelity: high`, in thousandths (1500 = ×1.5). */
   highFidelityPermille: bigint;
   /** Nano-USD per call of each priced hosted tool. */
@@ -78,6 +95,7 @@ function defaultImagePrice(model: string): ImagePrice {
 export function buildPriceTable(config: BillingConfig): PriceTable {
   const text = new Map<string, TextPrice>();
   const images = new Map<string, ImagePrice>();
+  const audio = new Map<string, AudioPrice>();
   for (const model of MODELS) {
     if (model.family === "image") {
       const price = defaultImagePrice(model.id);
@@ -89,6 +107,22 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
         }
       }
       images.set(model.id, price);
+    } else if (model.family === "transcription" || model.family === "speech") {
+      const given = { ...DEFAULT_AUDIO_PRICES[model.id], ...config.audio[model.id] };
+      audio.set(model.id, {
+        perMinute: usd(given.usd_per_minute ?? "0"),
+        perMillionChars: usd(given.usd_per_mchar ?? "0"),
+        audioInput: usd(given.audio_input_usd_per_mtok ?? "0"),
+        textInput: usd(given.input_usd_per_mtok ?? "0"),
+        output: usd(given.output_usd_per_mtok ?? "0"),
+        audioOutput: usd(given.audio_output_usd_per_mtok ?? "0"),
+      });
+    } else if (model.family === "embedding") {
+      // Input only: every input-side rate is the input price, output is free (none is produced).
+      const input = usd(
+        config.embeddings[model.id]?.input_usd_per_mtok ?? DEFAULT_EMBEDDING_PRICES[model.id] ?? "0",
+      );
+      text.set(model.id, { input, cachedInput: input, output: 0n, cacheWrite: input, cacheWrite1h: input });
     } else {
       const [input, cached, output, write, write1h] = DEFAULT_TEXT_PRICES[model.id] ?? [
         "0",
@@ -111,6 +145,7 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
   return {
     text,
     images,
+    audio,
     highFidelityPermille: permille(config.input_fidelity_high_factor),
     toolCalls: {
       web_search: usd(tools.web_search_usd_per_call),

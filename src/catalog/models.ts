@@ -1,9 +1,72 @@
-// The model catalog: exactly the fifteen public ids (docs/api.md), their families and sizes.
-// Anything not listed here (older ids, undated aliases, dotted messages ids) is "model not found".
+// The model catalog: the fifteen public text and image ids (docs/api.md) and the embedding,
+// transcription and speech models, their families and sizes. Anything not listed here (older ids,
+// undated aliases, dotted messages ids) is "model not found".
 import type { ModelId } from "../types.ts";
 
-/** Text models speak Responses and Chat Completions; messages models speak Messages; image models make images. */
-export type Family = "text" | "image" | "messages";
+/**
+ * Text models speak Responses and Chat Completions; messages models speak Messages; image models
+ * make images; embedding models turn text into vectors; transcription models turn speech into
+ * text; speech models turn text into speech.
+ */
+export type Family = "text" | "image" | "messages" | "embedding" | "transcription" | "speech";
+
+/** The endpoints a family is served on, as a refusal names them ("call POST …"). */
+export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
+  text: "POST /v1/responses or /v1/chat/completions",
+  messages: "POST /v1/messages or /v1/chat/completions",
+  image: "POST /v1/images/generations or /v1/images/edits",
+  embedding: "POST /v1/embeddings",
+  transcription: "POST /v1/audio/transcriptions (or /v1/audio/translations)",
+  speech: "POST /v1/audio/speech",
+};
+
+/** The audio formats of OpenAI's speech endpoint. */
+export const SPEECH_FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+/** The built-in voices of the first speech models; the 4o model adds four (the reference's list). */
+const TTS_VOICES = ["alloy", "ash", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer"] as const;
+
+/** What a speech model takes and gives (OpenAI's text-to-speech guide and API reference). */
+export interface SpeechFacts {
+  /** How it is billed: per character of input, or per token (text input, audio output). */
+  billing: "characters" | "tokens";
+  voices: readonly string[];
+  /** Whether it takes `instructions`. */
+  instructions: boolean;
+  /** Whether it streams `stream_format: "sse"`. */
+  sse: boolean;
+}
+
+/** The answer formats of OpenAI's transcription and translation endpoints. */
+export const TRANSCRIPT_FORMATS = ["json", "text", "srt", "verbose_json", "vtt"] as const;
+export type TranscriptFormat = (typeof TRANSCRIPT_FORMATS)[number];
+
+/** What a transcription model takes and gives (OpenAI's speech-to-text guide and API reference). */
+export interface TranscriptionFacts {
+  /** How it is billed: per minute of audio, or per token (audio and text input, text output). */
+  billing: "minute" | "tokens";
+  /** The response formats it produces. */
+  formats: readonly TranscriptFormat[];
+  /** Whether `stream: true` streams `transcript.text.*` events. */
+  streams: boolean;
+  /** Whether it also serves /v1/audio/translations. */
+  translates: boolean;
+  /** The most output tokens an answer may hold (the reservation's bound for token models). */
+  maxOutputTokens: number;
+}
+
+/** What an embedding model takes and gives (OpenAI's embeddings guide and API reference). */
+export interface EmbeddingFacts {
+  /** The length of a vector when the request asks for no `dimensions`. */
+  dimensions: number;
+  /** Whether a request may shorten the vectors with `dimensions` (1 … `dimensions`). */
+  shortens: boolean;
+  /** Tokens one input may hold. */
+  maxInputTokens: number;
+  /** Tokens all inputs of one request may hold together. */
+  maxRequestTokens: number;
+}
 
 export interface ModelInfo {
   id: ModelId;
@@ -18,6 +81,12 @@ export interface ModelInfo {
   maxOutputTokens: number;
   /** How an Anthropic Messages upstream takes thinking for this model (translated requests). */
   thinking: AnthropicThinking;
+  /** Embedding models only: vector size and input limits. */
+  embedding?: EmbeddingFacts | undefined;
+  /** Transcription models only: billing unit, formats, streaming. */
+  transcription?: TranscriptionFacts | undefined;
+  /** Speech models only: billing unit, voices, instructions, SSE. */
+  speech?: SpeechFacts | undefined;
 }
 
 /**
@@ -91,7 +160,91 @@ function image(id: string, displayName: string, created: string): ModelInfo {
   };
 }
 
-/** The catalog in its published order (docs/api.md). Context sizes are ours: the ids come without them. */
+/**
+ * An embedding model. Sizes and limits are the published ones of the family each id stands for:
+ * 8,192 tokens an input, 300,000 tokens a request, 2,048 inputs (src/wire/embeddings.ts).
+ */
+function embedding(
+  id: string,
+  displayName: string,
+  created: string,
+  dimensions: number,
+  shortens: boolean,
+): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "embedding",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 8192,
+    maxOutputTokens: 0,
+    thinking: BUDGET,
+    embedding: { dimensions, shortens, maxInputTokens: 8192, maxRequestTokens: 300_000 },
+  };
+}
+
+/**
+ * A transcription model. `modelx-transcribe-1` stands for the per-minute Whisper model (every
+ * format, translations, no streaming), the 4o ids for the token-billed models that stream and
+ * answer JSON only, up to 2,000 output tokens.
+ */
+function transcription(
+  id: string,
+  displayName: string,
+  created: string,
+  facts: TranscriptionFacts,
+): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "transcription",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 0,
+    maxOutputTokens: facts.maxOutputTokens,
+    thinking: BUDGET,
+    transcription: facts,
+  };
+}
+
+const STREAMING_TRANSCRIBER: TranscriptionFacts = {
+  billing: "tokens",
+  formats: ["json"],
+  streams: true,
+  translates: false,
+  maxOutputTokens: 2000,
+};
+
+/**
+ * A speech model. `modelx-tts-1` and `-1-hd` stand for the per-character models (no instructions,
+ * no SSE), `modelx-tts-4o-mini` for the token-billed one (instructions, SSE, four more voices).
+ */
+function speech(id: string, displayName: string, created: string, facts: SpeechFacts): ModelInfo {
+  return {
+    id: id as ModelId,
+    family: "speech",
+    displayName,
+    created: day(created),
+    ownedBy: "modelx",
+    contextTokens: 0,
+    maxOutputTokens: 0,
+    thinking: BUDGET,
+    speech: facts,
+  };
+}
+
+const CHARACTER_SPEECH: SpeechFacts = {
+  billing: "characters",
+  voices: TTS_VOICES,
+  instructions: false,
+  sse: false,
+};
+
+/**
+ * The catalog in its published order (docs/api.md), then the embedding, transcription and speech
+ * models. Context sizes are ours: the ids come without them.
+ */
 export const MODELS: readonly ModelInfo[] = [
   text("modelx-5.5", "ModelX 5.5", "2026-04-23", 1_050_000, 128_000),
   text("modelx-5.4", "ModelX 5.4", "2026-03-05", 1_050_000, 128_000),
@@ -115,6 +268,31 @@ export const MODELS: readonly ModelInfo[] = [
   messages("modelz-sonnet-4-6", "ModelZ Sonnet 4.6", "2026-02-17", 1_000_000, 64_000, ADAPTIVE),
   messages("modelz-sonnet-4-5-20250929", "ModelZ Sonnet 4.5", "2025-09-29", 200_000, 64_000),
   messages("modelz-haiku-4-5-20251001", "ModelZ Haiku 4.5", "2025-10-01", 200_000, 64_000),
+  embedding("modelx-embed-3-large", "ModelX Embed 3 large", "2024-01-25", 3072, true),
+  embedding("modelx-embed-3-small", "ModelX Embed 3 small", "2024-01-25", 1536, true),
+  embedding("modelx-embed-2", "ModelX Embed 2", "2022-12-15", 1536, false),
+  transcription("modelx-transcribe-1", "ModelX Transcribe 1", "2023-03-01", {
+    billing: "minute",
+    formats: TRANSCRIPT_FORMATS,
+    streams: false,
+    translates: true,
+    maxOutputTokens: 0,
+  }),
+  transcription("modelx-transcribe-4o", "ModelX Transcribe 4o", "2025-03-20", STREAMING_TRANSCRIBER),
+  transcription(
+    "modelx-transcribe-4o-mini",
+    "ModelX Transcribe 4o mini",
+    "2025-03-20",
+    STREAMING_TRANSCRIBER,
+  ),
+  speech("modelx-tts-1", "ModelX TTS 1", "2023-11-06", CHARACTER_SPEECH),
+  speech("modelx-tts-1-hd", "ModelX TTS 1 HD", "2023-11-06", CHARACTER_SPEECH),
+  speech("modelx-tts-4o-mini", "ModelX TTS 4o mini", "2025-03-20", {
+    billing: "tokens",
+    voices: [...TTS_VOICES, "ballad", "verse", "marin", "cedar"],
+    instructions: true,
+    sse: true,
+  }),
 ];
 
 const BY_ID = new Map<string, ModelInfo>(MODELS.map((m) => [m.id, m]));

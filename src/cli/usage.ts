@@ -1,7 +1,7 @@
-// `modelgate usage`: totals of requests, tokens, generations, hosted tool calls and cost from the
-// usage records, optionally filtered by key, account and time, grouped by any of key, account,
-// model and billing day, printed as a table, JSON or CSV (for invoices and reconciliation against
-// provider bills).
+// `modelgate usage`: totals of requests, tokens, generations, hosted tool calls, audio seconds,
+// speech characters and cost from the usage records, optionally filtered by key, account and
+// time, grouped by any of key, account, model and billing day, printed as a table, JSON or CSV
+// (for invoices and reconciliation against provider bills).
 import * as v from "valibot";
 import { formatUsd } from "../base/money.ts";
 import { PRICED_TOOLS, type UsageTotals } from "../store/usage.ts";
@@ -85,6 +85,8 @@ export function usageRow(
     reasoning_tokens: row.reasoningTokens,
     generations: row.generations,
     ...Object.fromEntries(PRICED_TOOLS.map((tool) => [toolColumn(tool), row.toolCalls[tool]])),
+    audio_seconds: row.audioMs / 1000,
+    characters: row.characters,
     cost_usd: formatUsd(row.costNanos),
     cost_nanos: row.costNanos,
   };
@@ -99,6 +101,8 @@ const ZERO: UsageTotals = {
   reasoningTokens: 0,
   generations: 0,
   toolCalls: { web_search: 0, file_search: 0, web_fetch: 0, image_generation: 0, code_interpreter: 0 },
+  audioMs: 0,
+  characters: 0,
   costNanos: 0 as UsageTotals["costNanos"],
 };
 
@@ -130,10 +134,15 @@ export async function usageCommand(args: string[]): Promise<void> {
     if (format === "json") console.log(JSON.stringify(view));
     else if (format === "csv") process.stdout.write(toCsv(view, Object.keys(usageRow(ZERO, {}, dims))));
     else {
-      // The table shows a tool's column only when some row called it; CSV and JSON always have all.
+      // The table shows a tool's column (and the audio units) only when some row has one; CSV and
+      // JSON always have all.
       const tools = PRICED_TOOLS.filter((tool) => rows.some((row) => row.totals.toolCalls[tool] > 0));
       const columns = [...dims, "requests", "input_tokens", "output_tokens", "generations"];
-      console.log(table(view, [...columns, ...tools.map(toolColumn), "cost_usd"]));
+      const audio = [
+        ...(rows.some((row) => row.totals.audioMs > 0) ? ["audio_seconds"] : []),
+        ...(rows.some((row) => row.totals.characters > 0) ? ["characters"] : []),
+      ];
+      console.log(table(view, [...columns, ...tools.map(toolColumn), ...audio, "cost_usd"]));
     }
   } finally {
     await store.close();

@@ -36,6 +36,22 @@ export const OPENAI_QUIRKS: Quirks = {
 
 export type PresetKind = "openai-responses" | "openai-chat" | "anthropic";
 
+/** The OpenAI-style endpoints besides text that a server may offer (src/upstream/media.ts routes by them). */
+export type MediaEndpoint = "embeddings" | "transcriptions" | "translations" | "speech";
+
+/** What a server's `/v1/embeddings` takes beyond strings (its documentation says; the gateway adapts). */
+export interface EmbeddingsDialect {
+  /** Token-id arrays as `input`; a channel without them is skipped for token inputs. */
+  token_input: boolean;
+  /** `encoding_format: "base64"`; without it the gateway asks for floats and encodes them itself. */
+  base64: boolean;
+}
+
+/** The dialect of a channel without a preset: OpenAI's reference. */
+export const OPENAI_EMBEDDINGS: EmbeddingsDialect = { token_input: true, base64: true };
+/** Strings and floats only: what every server that serves embeddings documents. */
+const PLAIN_EMBEDDINGS: EmbeddingsDialect = { token_input: false, base64: false };
+
 export interface Preset {
   /** What the operator reads in errors and docs. */
   title: string;
@@ -50,6 +66,12 @@ export interface Preset {
   images: string;
   /** How the server reports usage, for docs/upstreams.md and the lead's dialect tests. */
   usage: string;
+  /** The media endpoints it serves (docs/endpoints-media.md); a channel is not routed others. */
+  media: readonly MediaEndpoint[];
+  /** Its `/v1/embeddings` dialect, when it serves embeddings. */
+  embeddings?: EmbeddingsDialect;
+  /** Whether its `/v1/audio/speech` streams `stream_format: "sse"` (channels without are skipped for it). */
+  speech_sse?: boolean;
 }
 
 /** Servers people run; facts from each one's own documentation or server code (docs/upstreams.md). */
@@ -64,6 +86,9 @@ export const PRESETS = {
     images: "URLs and data: URLs",
     usage:
       "Responses: response.completed carries usage; Chat: a last chunk with empty choices on include_usage",
+    speech_sse: true,
+    media: ["embeddings", "transcriptions", "translations", "speech"],
+    embeddings: OPENAI_EMBEDDINGS,
   },
   anthropic: {
     title: "Anthropic",
@@ -74,6 +99,7 @@ export const PRESETS = {
     quirks: OPENAI_QUIRKS,
     images: "base64 and URL image blocks",
     usage: "message_start has input and cache tokens, message_delta the cumulative output_tokens",
+    media: [],
   },
   openrouter: {
     title: "OpenRouter",
@@ -89,6 +115,7 @@ export const PRESETS = {
     },
     images: "URLs and data: URLs (vision models)",
     usage: "always sent (include_usage has no effect) in the last SSE message, with cost and cached_tokens",
+    media: [],
   },
   deepseek: {
     title: "DeepSeek",
@@ -104,6 +131,7 @@ export const PRESETS = {
     },
     images: "none (text only)",
     usage: "include_usage honoured; prompt_cache_hit_tokens / prompt_cache_miss_tokens for the cache",
+    media: [],
   },
   gemini: {
     title: "Gemini (OpenAI-compatible endpoint)",
@@ -119,6 +147,8 @@ export const PRESETS = {
     },
     images: "data: URLs (base64)",
     usage: "prompt_tokens, completion_tokens, total_tokens; streamed on include_usage",
+    media: ["embeddings"],
+    embeddings: PLAIN_EMBEDDINGS,
   },
   ollama: {
     title: "Ollama",
@@ -133,6 +163,8 @@ export const PRESETS = {
     },
     images: "data: URLs only; links are refused by Ollama",
     usage: "prompt/completion/total only; streamed in a chunk with empty choices on include_usage",
+    media: ["embeddings"],
+    embeddings: PLAIN_EMBEDDINGS,
   },
   vllm: {
     title: "vLLM",
@@ -147,6 +179,8 @@ export const PRESETS = {
     },
     images: "URLs and data: URLs (multimodal models)",
     usage: "include_usage honoured; continuous_usage_stats puts cumulative usage on every chunk",
+    media: ["embeddings", "transcriptions", "translations"],
+    embeddings: { token_input: true, base64: true },
   },
   llamacpp: {
     title: "llama.cpp server",
@@ -162,6 +196,8 @@ export const PRESETS = {
     images: "data: URLs with a multimodal model (--mmproj)",
     usage:
       "chunk with empty choices plus timings on include_usage; older builds put usage on the finish chunk",
+    media: ["embeddings"],
+    embeddings: PLAIN_EMBEDDINGS,
   },
   lmstudio: {
     title: "LM Studio",
@@ -176,6 +212,28 @@ export const PRESETS = {
     },
     images: "data: URLs (vision models)",
     usage: "prompt_tokens, completion_tokens, total_tokens",
+    media: ["embeddings"],
+    embeddings: PLAIN_EMBEDDINGS,
+  },
+  speaches: {
+    title: "Speaches",
+    kind: "openai-chat",
+    base_url: "http://localhost:8000/v1",
+    auth: "none (optional Bearer)",
+    quirks: OPENAI_QUIRKS,
+    images: "none (speech only)",
+    usage: "none reported: transcriptions are billed from the duration the gateway reads",
+    media: ["transcriptions", "translations", "speech"],
+  },
+  kokoro: {
+    title: "Kokoro-FastAPI",
+    kind: "openai-chat",
+    base_url: "http://localhost:8880/v1",
+    auth: "none (optional Bearer)",
+    quirks: OPENAI_QUIRKS,
+    images: "none (speech only)",
+    usage: "none reported: speech is billed from the characters the gateway counts",
+    media: ["speech"],
   },
 } as const satisfies Record<string, Preset>;
 

@@ -16,6 +16,33 @@
 //
 // Prices given for a model replace only the fields given; the rest keep their defaults.
 //
+// Embedding models are priced per million input tokens (they produce no output tokens). Their
+// defaults are the published list prices of the families the ids stand for ($0.13, $0.02 and
+// $0.10 per million tokens for embed-3-large, embed-3-small and embed-2):
+//
+//   [billing.embeddings."modelx-embed-3-small"]
+//   input_usd_per_mtok = "0.02"
+//
+// Audio models are priced in their own units, defaults again the published list prices: per
+// minute of audio (modelx-transcribe-1: $0.006), or per million tokens of audio input, text input
+// and output (modelx-transcribe-4o: $6, $2.50, $10; 4o-mini: $3, $1.25, $5):
+//
+//   [billing.audio."modelx-transcribe-1"]
+//   usd_per_minute = "0.006"
+//   [billing.audio."modelx-transcribe-4o"]
+//   audio_input_usd_per_mtok = "6"
+//   input_usd_per_mtok = "2.5"          # text input (the prompt)
+//   output_usd_per_mtok = "10"
+//
+// Speech: per million characters of input (modelx-tts-1: $15, -1-hd: $30), or per million tokens
+// of text input and audio output (modelx-tts-4o-mini: $0.60 and $12):
+//
+//   [billing.audio."modelx-tts-1"]
+//   usd_per_mchar = "15"
+//   [billing.audio."modelx-tts-4o-mini"]
+//   input_usd_per_mtok = "0.6"
+//   audio_output_usd_per_mtok = "12"
+//
 // Hosted (server-side) tools the upstream runs and bills per call are priced in `[billing.tools]`.
 // Unlike the token placeholders, their defaults are the providers' list prices at the time of
 // writing (OpenAI: web search $10 and file search $2.50 per 1,000 calls; Anthropic: web search $10
@@ -72,6 +99,21 @@ const ImagePriceSchema = v.strictObject({
 const idsOf = (families: string[]) => MODELS.filter((m) => families.includes(m.family)).map((m) => m.id);
 const TEXT_IDS: readonly string[] = idsOf(["text", "messages"]);
 const IMAGE_IDS: readonly string[] = idsOf(["image"]);
+const EMBEDDING_IDS: readonly string[] = idsOf(["embedding"]);
+
+const EmbeddingPriceSchema = v.strictObject({ input_usd_per_mtok: v.optional(Usd) });
+const AUDIO_IDS: readonly string[] = idsOf(["transcription", "speech"]);
+
+const AudioPriceSchema = v.strictObject({
+  usd_per_minute: v.optional(Usd),
+  audio_input_usd_per_mtok: v.optional(Usd),
+  input_usd_per_mtok: v.optional(Usd),
+  output_usd_per_mtok: v.optional(Usd),
+  usd_per_mchar: v.optional(Usd),
+  audio_output_usd_per_mtok: v.optional(Usd),
+});
+
+export type AudioPriceConfig = v.InferOutput<typeof AudioPriceSchema>;
 
 function modelRecord<S extends v.GenericSchema>(ids: readonly string[], schema: S, family: string) {
   return v.record(
@@ -136,6 +178,8 @@ export const BillingSchema = v.strictObject({
   input_fidelity_high_factor: v.optional(Factor, "1.5"),
   text: v.optional(modelRecord(TEXT_IDS, TextPriceSchema, "text or messages"), {}),
   images: v.optional(modelRecord(IMAGE_IDS, ImagePriceSchema, "image"), {}),
+  embeddings: v.optional(modelRecord(EMBEDDING_IDS, EmbeddingPriceSchema, "embedding"), {}),
+  audio: v.optional(modelRecord(AUDIO_IDS, AudioPriceSchema, "audio"), {}),
   tools: v.optional(ToolsSchema, {}),
 });
 
@@ -147,6 +191,8 @@ const Usd3 = v.tuple([Usd, Usd, Usd]);
 const DEFAULTS = v.parse(
   v.strictObject({
     text: modelRecord(TEXT_IDS, v.tuple([Usd, Usd, Usd, Usd, Usd]), "text or messages"),
+    embeddings: modelRecord(EMBEDDING_IDS, Usd, "embedding"),
+    audio: modelRecord(AUDIO_IDS, AudioPriceSchema, "audio"),
     image2: v.strictObject({ low: Usd3, medium: Usd3, high: Usd3 }),
     image_scale: modelRecord(IMAGE_IDS, v.tuple([wholeNumber(1), wholeNumber(1)]), "image"),
   }),
@@ -162,6 +208,12 @@ const DEFAULTS = v.parse(
 export const DEFAULT_TEXT_PRICES: Readonly<
   Record<string, readonly [string, string, string, string, string]>
 > = DEFAULTS.text;
+
+/** Embedding prices, USD per million input tokens: the published list prices (see the header). */
+export const DEFAULT_EMBEDDING_PRICES: Readonly<Record<string, string>> = DEFAULTS.embeddings;
+
+/** Audio prices in their units: the published list prices (see the header). */
+export const DEFAULT_AUDIO_PRICES: Readonly<Record<string, AudioPriceConfig>> = DEFAULTS.audio;
 
 /**
  * Placeholder image prices per generation for modelx-image-2 by quality, for the sizes

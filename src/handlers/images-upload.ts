@@ -62,6 +62,25 @@ export function recognise(bytes: Uint8Array, field: string): UploadedImage {
   return { bytes, info };
 }
 
+/** A busboy parser for `contentType` (a malformed boundary is a 400, not a throw out of busboy). */
+export function multipartParser(
+  contentType: string,
+  isFile: (name: string | undefined) => boolean,
+  limits: { fileSize: number; files: number; fieldSize: number; fields: number },
+): BusboyInstance {
+  try {
+    return Busboy({
+      headers: { "content-type": contentType },
+      isPartAFile: isFile,
+      // Fields arrive as their bytes, so fieldText can refuse what is not UTF-8.
+      defCharset: "latin1",
+      limits,
+    });
+  } catch (thrown) {
+    throw bad(`malformed multipart/form-data: ${thrown instanceof Error ? thrown.message : String(thrown)}`);
+  }
+}
+
 /** Streams the request body through the multipart parser; resolves once every part is in. */
 export async function readImageUpload(request: Request): Promise<ImageUpload> {
   const contentType = request.headers.get("content-type") ?? "";
@@ -75,18 +94,12 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   const fail = (error: GatewayError) => {
     failure ??= error;
   };
-  let parser: BusboyInstance;
-  try {
-    parser = Busboy({
-      headers: { "content-type": contentType },
-      isPartAFile: (name) => FILE_FIELDS.has(name ?? ""),
-      // Fields arrive as their bytes, so fieldText can refuse what is not UTF-8.
-      defCharset: "latin1",
-      limits: { fileSize: MAX_FILE_BYTES, files: MAX_IMAGES + 1, fieldSize: MAX_FIELD_BYTES, fields: 64 },
-    });
-  } catch (thrown) {
-    throw bad(`malformed multipart/form-data: ${thrown instanceof Error ? thrown.message : String(thrown)}`);
-  }
+  const parser = multipartParser(contentType, (name) => FILE_FIELDS.has(name ?? ""), {
+    fileSize: MAX_FILE_BYTES,
+    files: MAX_IMAGES + 1,
+    fieldSize: MAX_FIELD_BYTES,
+    fields: 64,
+  });
   const finished = new Promise<void>((resolve) => {
     parser.on("finish", resolve);
     parser.on("error", (e) => {
@@ -127,14 +140,20 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
  * memory grows with the file (pages are touched only as written), and no second copy is made
  * at the end, so a file costs about its own size however many uploads are in flight.
  */
-class FileBuffer {
-  readonly #buffer = new ArrayBuffer(0, { maxByteLength: MAX_FILE_BYTES });
+export class FileBuffer {
+  readonly #buffer: ArrayBuffer;
+  readonly #max: number;
   #length = 0;
+
+  constructor(max = MAX_FILE_BYTES) {
+    this.#max = max;
+    this.#buffer = new ArrayBuffer(0, { maxByteLength: max });
+  }
 
   append(chunk: Uint8Array): void {
     const end = this.#length + chunk.byteLength;
     if (end > this.#buffer.byteLength) {
-      this.#buffer.resize(Math.min(MAX_FILE_BYTES, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)));
+      this.#buffer.resize(Math.min(this.#max, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)));
     }
     new Uint8Array(this.#buffer).set(chunk, this.#length);
     this.#length = end;
@@ -188,7 +207,7 @@ function collectFile(
 }
 
 /** Feeds the body to the parser chunk by chunk within the body timeouts, honouring back-pressure; stops early on failure. */
-async function pump(
+export async function pump(
   request: Request,
   body: ReadableStream<Uint8Array>,
   parser: BusboyInstance,

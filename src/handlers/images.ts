@@ -9,7 +9,7 @@ import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { type ImageRequest, runImages } from "../pipeline/images.ts";
-import { requireModel } from "../pipeline/model.ts";
+import { requireFamily, requireModel } from "../pipeline/model.ts";
 import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { GenerationBodySchema, toImageOptions } from "../wire/images.ts";
@@ -23,14 +23,9 @@ export interface ImageEndpoint<Body extends { model: string }> {
   job(body: Body): ImageRequest["job"];
 }
 
-/** Refuses a text or messages model on an image endpoint. */
-export function requireImageModel(model: ModelInfo): ModelInfo {
-  if (model.family === "image") return model;
-  throw new GatewayError(
-    "invalid_request",
-    `model ${model.id} does not make images; use modelx-image-2, modelx-image-1.5 or modelx-image-1`,
-    { param: "model" },
-  );
+/** Refuses a model of another family on an image endpoint, naming where it is served. */
+export function requireImageModel(model: ModelInfo, endpoint: string): ModelInfo {
+  return requireFamily(model, ["image"], endpoint);
 }
 
 /** The fields of a loose body that the schema does not know: passed on to the upstream. */
@@ -49,7 +44,7 @@ export async function serveImages<Body extends { model: string }>(
 ): Promise<Response> {
   const principal = authenticate(ctx, gateway);
   const body = await endpoint.decode(ctx.request);
-  const model = requireImageModel(requireModel(principal, body.model, gateway.aliases));
+  const model = requireImageModel(requireModel(principal, body.model, gateway.aliases), endpoint.path);
   const alias = body.model === model.id ? undefined : body.model;
   return runImages(ctx, gateway, {
     principal,

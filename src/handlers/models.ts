@@ -1,20 +1,23 @@
 // GET /v1/models and /v1/models/{id}: the models the key can reach — allowed by its group and
 // served by a configured channel that can make that kind of model (a text channel for text and
-// messages models, an images channel for image models) — in the client's list shape: OpenAI's,
+// messages models, an images channel for image models, a channel serving embeddings for
+// embedding models) — in the client's list shape: OpenAI's,
 // Anthropic's for clients that send a version header, Codex's catalog when Codex asks for it.
 // The aliases the key's group sees (`[aliases]`) are listed after the catalog, each under its own
 // name with its target's facts, when the key may use and the gateway can serve the target.
 
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
-import type { ModelInfo } from "../catalog/models.ts";
+import type { Family, ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { upstreamProtocol } from "../pipeline/channels.ts";
 import { requireModel } from "../pipeline/model.ts";
 import type { ModelId } from "../types.ts";
+import type { Channel } from "../upstream/channels.ts";
 import { servesImages } from "../upstream/images.ts";
+import { mediaTransport } from "../upstream/media.ts";
 import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { anthropicModel, anthropicModelList, openaiModel, openaiModelList } from "../wire/models.ts";
@@ -22,11 +25,28 @@ import { codexModelList } from "../wire/models-codex.ts";
 
 /** Whether some configured channel can answer requests for `model` (otherwise they would be 503). */
 function served(gateway: Gateway, model: ModelInfo): boolean {
-  return gateway.channels
-    .forModel(model.id)
-    .some((channel) =>
-      model.family === "image" ? servesImages(channel) : upstreamProtocol(channel, "responses") !== undefined,
-    );
+  return gateway.channels.forModel(model.id).some((channel) => servesFamily(channel, model.family));
+}
+
+/** Whether `channel` can serve a model of `family`. */
+function servesFamily(channel: Channel, family: Family): boolean {
+  switch (family) {
+    case "image":
+      return servesImages(channel);
+    case "embedding":
+      return mediaTransport(channel, "embeddings") !== undefined;
+    case "transcription":
+      return mediaTransport(channel, "transcriptions") !== undefined;
+    case "speech":
+      return mediaTransport(channel, "speech") !== undefined;
+    case "text":
+    case "messages":
+      return upstreamProtocol(channel, "responses") !== undefined;
+    default: {
+      const never: never = family;
+      throw new Error(`unknown model family ${String(never)}`);
+    }
+  }
 }
 
 /** The models the key may use and the gateway can serve, in catalog order, then its aliases by name. */
@@ -74,10 +94,15 @@ export function listModels(ctx: RequestContext, gateway: Gateway): Response {
   const url = new URL(ctx.request.url);
   if (wantsCodexCatalog(url)) return Response.json(codexModelList(models));
   if (!wantsAnthropic(ctx.request)) return Response.json(openaiModelList(models));
+  // An Anthropic client lists what it can call in its own protocol (and, as before, the image
+  // models); embedding and audio models have no Messages form.
+  const listed = models.filter(
+    (m) => m.family !== "embedding" && m.family !== "transcription" && m.family !== "speech",
+  );
   const query = v.safeParse(AnthropicQuery, Object.fromEntries(url.searchParams));
   if (!query.success) throw new GatewayError("invalid_request", describeIssues(query.issues));
   return Response.json(
-    anthropicModelList(models, {
+    anthropicModelList(listed, {
       limit: query.output.limit,
       afterId: query.output.after_id,
       beforeId: query.output.before_id,

@@ -1,4 +1,5 @@
-// What operators chart beyond request counts: tokens and cost by model, key and channel; upstream
+// What operators chart beyond request counts: tokens, audio seconds, speech characters and cost
+// by model, key and channel; upstream
 // attempt latency and time to first token by channel; errors by kind (the error table of
 // src/wire/errors.ts); limiter refusals by reason; circuit state per channel; the usage journal's
 // backlog. Label sets are bounded: models and channels come from the configuration and the
@@ -29,6 +30,9 @@ interface UsageSeries {
   output: CounterSeries;
   reasoning: CounterSeries;
   cost: CounterSeries;
+  /** Made at the first audio settlement of the series: text series show no audio lines. */
+  audioSeconds: CounterSeries | undefined;
+  characters: CounterSeries | undefined;
   settled: Record<UsageEvent["usageSource"], CounterSeries>;
 }
 
@@ -43,6 +47,8 @@ export class TrafficMetrics {
   readonly #keys: BoundedLabel;
   readonly #tokens = counter("modelgate_tokens_total");
   readonly #cost = counter("modelgate_cost_usd_total");
+  readonly #audioSeconds = counter("modelgate_audio_seconds_total");
+  readonly #characters = counter("modelgate_speech_characters_total");
   readonly #settled = counter("modelgate_settled_requests_total");
   readonly #attempts = histogram("modelgate_upstream_attempt_duration_seconds");
   readonly #ttft = histogram("modelgate_time_to_first_token_seconds");
@@ -68,12 +74,21 @@ export class TrafficMetrics {
   settled(event: UsageEvent): void {
     if (event.unbilled) return;
     const key = this.#keys.of(event.keyName || event.keyId);
-    const series = this.#usageSeries(event.model, key, event.channels.at(-1) ?? "none");
+    const channel = event.channels.at(-1) ?? "none";
+    const series = this.#usageSeries(event.model, key, channel);
     series.input.count += event.inputTokens;
     series.cachedInput.count += event.cachedInputTokens;
     series.output.count += event.outputTokens;
     series.reasoning.count += event.reasoningTokens;
     series.cost.count += event.costNanos / 1e9;
+    if (event.audioMs !== undefined && event.audioMs > 0) {
+      series.audioSeconds ??= this.#audioSeconds.series([event.model, key, channel]);
+      series.audioSeconds.count += event.audioMs / 1000;
+    }
+    if (event.characters !== undefined && event.characters > 0) {
+      series.characters ??= this.#characters.series([event.model, key, channel]);
+      series.characters.count += event.characters;
+    }
     series.settled[event.usageSource].count++;
   }
 
@@ -89,6 +104,8 @@ export class TrafficMetrics {
         output: tokens("output"),
         reasoning: tokens("reasoning"),
         cost: this.#cost.series([model, key, channel]),
+        audioSeconds: undefined,
+        characters: undefined,
         settled: {
           reported: settled("reported"),
           counted: settled("counted"),
@@ -136,6 +153,8 @@ export class TrafficMetrics {
   render(lines: string[]): void {
     this.#cache.render(lines);
     this.#tokens.render(lines);
+    this.#audioSeconds.render(lines);
+    this.#characters.render(lines);
     this.#cost.render(lines);
     this.#settled.render(lines);
     this.#attempts.render(lines);

@@ -124,20 +124,7 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
   };
   try {
     const response = await callText(channel, attemptCall, env);
-    if (!response.ok) {
-      const error = await upstreamError(channel.name, call.protocol, response);
-      guard.dispose();
-      const retryable = error.retryable;
-      lease.release(response.status === 429 || !retryable ? "neutral" : "failure");
-      // A refused credential is worth another call here only when the channel has another one.
-      const refused = response.status === 401 || response.status === 403;
-      const sameChannel = !refused || channel.credentials > 1;
-      const status = response.status;
-      return {
-        ok: false,
-        failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel, status },
-      };
-    }
+    if (!response.ok) return await refusedAttempt(lease, guard, call.protocol, response);
     if (!call.stream) {
       const bytes = await guard.readAll(response, lease);
       const value = { response, body: undefined, bytes, abort: guard.stop, channel, timing: guard.timing };
@@ -147,24 +134,62 @@ async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Prom
     const value = { response, body, bytes: undefined, abort: guard.stop, channel, timing: guard.timing };
     return { ok: true, value };
   } catch (thrown) {
-    guard.dispose();
-    const fired = guard.fired;
-    if (call.signal.aborted) {
-      lease.release("neutral");
-      throw thrown;
-    }
-    lease.release("failure");
-    if (fired !== undefined)
-      return { ok: false, failure: { error: guard.timeoutError(fired), retryable: true } };
-    if (thrown instanceof UpstreamUnreachable)
-      return { ok: false, failure: { error: thrown, retryable: true } };
-    const why = thrown instanceof Error ? thrown.message : String(thrown);
-    const error = new GatewayError(
-      "upstream_failed",
-      `Channel "${channel.name}" broke off before answering (${why}). Retry later.`,
-    );
-    return { ok: false, failure: { error, retryable: true } };
+    return thrownAttempt(thrown, lease, guard, call.signal);
   }
+}
+
+/**
+ * The failure of an attempt the upstream answered non-2xx: its error read in `protocol`'s shape,
+ * the lease released (a 429 or the request's own fault tells the circuit nothing).
+ */
+export async function refusedAttempt<T>(
+  lease: Lease,
+  guard: AttemptGuard,
+  protocol: TextProtocol,
+  response: Response,
+): Promise<Attempt<T>> {
+  const channel = lease.channel;
+  const error = await upstreamError(channel.name, protocol, response);
+  guard.dispose();
+  const retryable = error.retryable;
+  lease.release(response.status === 429 || !retryable ? "neutral" : "failure");
+  // A refused credential is worth another call here only when the channel has another one.
+  const refused = response.status === 401 || response.status === 403;
+  const sameChannel = !refused || channel.credentials > 1;
+  const status = response.status;
+  return {
+    ok: false,
+    failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel, status },
+  };
+}
+
+/**
+ * The failure of an attempt that threw before its answer was handed on: a timeout, an unreachable
+ * channel or a broken answer is worth another attempt; the client's abort is thrown on.
+ */
+export function thrownAttempt<T>(
+  thrown: unknown,
+  lease: Lease,
+  guard: AttemptGuard,
+  client: AbortSignal,
+): Attempt<T> {
+  guard.dispose();
+  const fired = guard.fired;
+  if (client.aborted) {
+    lease.release("neutral");
+    throw thrown;
+  }
+  lease.release("failure");
+  if (fired !== undefined)
+    return { ok: false, failure: { error: guard.timeoutError(fired), retryable: true } };
+  if (thrown instanceof UpstreamUnreachable)
+    return { ok: false, failure: { error: thrown, retryable: true } };
+  const why = thrown instanceof Error ? thrown.message : String(thrown);
+  const error = new GatewayError(
+    "upstream_failed",
+    `Channel "${lease.channel.name}" broke off before answering (${why}). Retry later.`,
+  );
+  return { ok: false, failure: { error, retryable: true } };
 }
 
 function retryAfterMs(error: GatewayError): number | undefined {

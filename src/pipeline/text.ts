@@ -26,8 +26,12 @@ import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
 import { textChannelsFor, upstreamProtocol } from "./channels.ts";
 import { checkForwardable } from "./forwarding.ts";
 import { reservedInputTokens } from "./input-bound.ts";
-import { requireModel } from "./model.ts";
+import { requireFamily, requireModel } from "./model.ts";
 import type { Keep } from "./relay/keep.ts";
+
+/** The families the text endpoints serve (a messages model is called in Messages, translated when needed). */
+const TEXT_FAMILIES = ["text", "messages"] as const;
+
 import { respond } from "./relay/respond.ts";
 
 /** A decoded request: the neutral view plus what is needed to forward it unchanged. */
@@ -60,14 +64,11 @@ export function requireTextModel(
   id: string,
   protocol: TextProtocol,
 ): ModelInfo {
-  const model = requireModel(principal, id, gateway.aliases);
-  if (model.family === "image") {
-    throw new GatewayError(
-      "invalid_request",
-      `The model \`${model.id}\` is an image model: call POST /v1/images/generations or /v1/images/edits.`,
-      { param: "model" },
-    );
-  }
+  const model = requireFamily(
+    requireModel(principal, id, gateway.aliases),
+    TEXT_FAMILIES,
+    TEXT_PATHS[protocol],
+  );
   const allowed = gateway.config.endpoints.models[model.id];
   if (allowed !== undefined && !allowed.includes(protocol)) {
     const where = allowed.map((p) => TEXT_PATHS[p]).join(" or ");

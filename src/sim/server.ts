@@ -7,17 +7,23 @@ import { MODELS } from "../catalog/models.ts";
 import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
 import { describeIssues } from "../validation.ts";
 import { openaiModelList } from "../wire/models.ts";
+import { SIM_EMBEDDING_ROUTES } from "./embeddings.ts";
 import { FaultInjector, type SimStats } from "./faults.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
 import type { SimRoute, SimServerOptions } from "./routes.ts";
+import { SIM_SPEECH_ROUTES } from "./speech.ts";
 import { simError } from "./text/errors.ts";
 import { SIM_TEXT_ROUTES } from "./text/routes.ts";
+import { SIM_TRANSCRIPTION_ROUTES } from "./transcriptions.ts";
 
 const ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },
   { method: "GET", path: "/v1/models", handle: () => Response.json(openaiModelList(MODELS)) },
   ...SIM_IMAGE_ROUTES,
   ...SIM_TEXT_ROUTES,
+  ...SIM_EMBEDDING_ROUTES,
+  ...SIM_TRANSCRIPTION_ROUTES,
+  ...SIM_SPEECH_ROUTES,
 ];
 
 export interface SimServer {

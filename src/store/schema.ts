@@ -108,6 +108,10 @@ export const usageRecords = sqliteTable(
     generations: integer("generations").notNull().default(0),
     /** Hosted tool calls billed per call, by tool, as JSON (`{"web_search":2}`); null when none ran. */
     toolCalls: text("tool_calls", { mode: "json" }).$type<ToolCalls>(),
+    /** Milliseconds of audio billed per minute (speech to text). */
+    audioMs: integer("audio_ms").notNull().default(0),
+    /** Input characters billed per character (speech). */
+    characters: integer("characters").notNull().default(0),
     costNanos: integer("cost_nanos").notNull().default(0),
     /** Where the figures come from (UsageSource in usage.ts): `reported`, `counted`, `estimated` or `none`. */
     usageSource: text("usage_source", { enum: ["reported", "counted", "estimated", "none"] }).notNull(),

@@ -205,6 +205,8 @@ export function totalsFields(u: Either<"usageRecords">, group: SQL<string | null
     output: sum(u.outputTokens),
     reasoning: sum(u.reasoningTokens),
     generations: sum(u.generations),
+    audioMs: sum(u.audioMs),
+    characters: sum(u.characters),
     cost: sum(u.costNanos),
     ...(tools as Record<PricedTool, SQL<number>>),
   };
@@ -231,6 +233,8 @@ export function toTotals(
     output: number;
     reasoning: number;
     generations: number;
+    audioMs: number;
+    characters: number;
     cost: number;
   } & Record<PricedTool, number>,
 ): UsageTotals {
@@ -243,6 +247,8 @@ export function toTotals(
     reasoningTokens: r.reasoning,
     generations: r.generations,
     toolCalls: Object.fromEntries(PRICED_TOOLS.map((tool) => [tool, r[tool]])) as Record<PricedTool, number>,
+    audioMs: r.audioMs,
+    characters: r.characters,
     costNanos: nanos(r.cost),
   };
 }

@@ -66,6 +66,9 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     reasoningTokens: r.reasoningTokens,
     generations: r.generations,
     toolCalls: hasToolCalls(r.toolCalls) ? r.toolCalls : null,
+    // A journal line written before these fields existed has none (and text records never do).
+    audioMs: r.audioMs ?? 0,
+    characters: r.characters ?? 0,
     costNanos: r.costNanos,
     usageSource: r.usageSource,
     channels: r.channels.join(","),
@@ -86,12 +89,23 @@ function hasToolCalls(calls: ToolCalls | undefined): calls is ToolCalls {
   return calls !== undefined && Object.values(calls).some((n) => n !== undefined && n > 0);
 }
 
-export function fromUsageRow({ id: _serial, toolCalls, alias, cacheHit, ...row }: UsageRow): UsageRecord {
+export function fromUsageRow({
+  id: _serial,
+  toolCalls,
+  alias,
+  cacheHit,
+  audioMs,
+  characters,
+  ...row
+}: UsageRow): UsageRecord {
   return {
     ...row,
     ...(cacheHit ? { cacheHit } : {}),
     ...(toolCalls ? { toolCalls } : {}),
     ...(alias === null ? {} : { alias }),
+    // Audio units only on the records that have them, as a settlement reports them.
+    ...(audioMs > 0 ? { audioMs } : {}),
+    ...(characters > 0 ? { characters } : {}),
     costNanos: nanos(row.costNanos),
     channels: row.channels.split(",").filter((c) => c.length > 0),
   };

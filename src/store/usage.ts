@@ -64,6 +64,10 @@ export interface UsageCounts {
   generations: number;
   /** Hosted tool calls the upstream ran (and bills per call), by tool; absent when none ran. */
   toolCalls?: ToolCalls | undefined;
+  /** Milliseconds of audio billed per minute (speech to text); absent when none. */
+  audioMs?: number | undefined;
+  /** Input characters billed per character (speech); absent when none. */
+  characters?: number | undefined;
 }
 
 /**
@@ -125,6 +129,9 @@ export interface UsageTotals {
   generations: number;
   /** Calls of each priced hosted tool (0 for a tool not called). */
   toolCalls: Record<PricedTool, number>;
+  /** Audio billed per minute, in milliseconds, and input characters billed per character. */
+  audioMs: number;
+  characters: number;
   costNanos: Nanos;
 }
 

@@ -87,6 +87,6 @@ export function codexModel(model: ModelInfo, priority: number): CodexModel {
 
 /** The catalog Codex reads: the text and messages models given (image models cannot run Codex). */
 export function codexModelList(models: readonly ModelInfo[]): { models: CodexModel[] } {
-  const usable = models.filter((m) => m.family !== "image");
+  const usable = models.filter((m) => m.family === "text" || m.family === "messages");
   return { models: usable.map((m, i) => codexModel(m, i + 1)) };
 }

@@ -20,11 +20,16 @@ export interface StoredUsage {
   channels: string;
 }
 
-/** The stored usage record of `requestId`, or undefined while it is not stored. */
+/**
+ * The stored usage record of `requestId` (the gateway's own id, or the id the test sent, kept as
+ * `client_request_id`), or undefined while it is not stored.
+ */
 export function storedUsage(gw: RunningGateway, requestId: string): StoredUsage | undefined {
   const db = new Database(gw.dbUrl.replace(/^sqlite:\/\//, ""), { readonly: true });
   try {
-    const row = db.query("SELECT * FROM usage_records WHERE request_id = ?").get(requestId);
+    const row = db
+      .query("SELECT * FROM usage_records WHERE request_id = ?1 OR client_request_id = ?1")
+      .get(requestId);
     return (row ?? undefined) as StoredUsage | undefined;
   } finally {
     db.close();

@@ -81,7 +81,8 @@ describe("HTTPS", () => {
         tls: { ca },
       });
       expect(response.status).toBe(200);
-      expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(15);
+      // The 15 text and image models and the 9 media models (docs/endpoints-media.md).
+      expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(24);
       // A client that does not trust the certificate is refused by TLS itself.
       await expect(fetch(`${gw.url}/v1/models`)).rejects.toThrow();
 
@@ -109,7 +110,7 @@ describe("HTTPS", () => {
       );
       expect(h2.alpn).toBe("h2");
       expect(h2.status).toBe(200);
-      expect((JSON.parse(h2.body) as { data: unknown[] }).data).toHaveLength(15);
+      expect((JSON.parse(h2.body) as { data: unknown[] }).data).toHaveLength(24);
     } finally {
       await gw.stop();
     }

@@ -96,6 +96,8 @@ describe("modelgate usage export", () => {
       "web_fetch_calls",
       "image_generation_calls",
       "code_interpreter_calls",
+      "audio_seconds",
+      "characters",
       "cost_usd",
       "cost_nanos",
     ]);

@@ -235,6 +235,8 @@ describe("usage, requests and audit", () => {
       reasoning_tokens: 10,
       generations: 1,
       tool_calls: { web_search: 2 },
+      audio_ms: 0,
+      characters: 0,
       cost_nanos: 999,
       cache_hit: false,
       latency_ms: 120,
@@ -313,6 +315,8 @@ describe("the live event record", () => {
     reasoning_tokens: 10,
     generations: 1,
     tool_calls: { web_search: 1 },
+    audio_ms: 0,
+    characters: 0,
     cost_nanos: 1_500_000_000,
     cost_usd: "1.50",
     usage_source: "reported",
@@ -330,5 +334,10 @@ describe("the live event record", () => {
   test("absent tool calls and error code: {} and null", () => {
     const { toolCalls: _t, errorCode: _e, ...bare } = event;
     expectShown(eventRecord(bare), { ...expected, tool_calls: {}, error_code: null });
+  });
+
+  test("an audio request: its milliseconds of audio or its speech characters", () => {
+    expectShown(eventRecord({ ...event, audioMs: 5000 }), { ...expected, audio_ms: 5000 });
+    expectShown(eventRecord({ ...event, characters: 42 }), { ...expected, characters: 42 });
   });
 });

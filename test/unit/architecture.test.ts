@@ -85,8 +85,16 @@ describe("the walk of one request", () => {
     expect(new Set(targets)).toEqual(new Set(["billing/metered.ts"]));
   });
 
-  test("in pipeline/, only the route and call stages (and the image run, which routes and calls) enter upstream/", () => {
-    const stages = new Set(["pipeline/channels.ts", "pipeline/call.ts", "pipeline/images.ts"]);
+  test("in pipeline/, only the route and call stages (and the image and media runs, which route and call) enter upstream/", () => {
+    const stages = new Set([
+      "pipeline/channels.ts",
+      "pipeline/call.ts",
+      "pipeline/images.ts",
+      "pipeline/embeddings.ts",
+      "pipeline/media-call.ts",
+      "pipeline/transcriptions.ts",
+      "pipeline/speech.ts",
+    ]);
     const entering = new Set(runtimeEdges("pipeline/", "upstream/").map((edge) => edge.split(" -> ")[0]));
     expect([...entering].filter((file) => !stages.has(file ?? ""))).toEqual([]);
     expect(entering.has("pipeline/call.ts")).toBe(true);

@@ -148,6 +148,8 @@ export function requestEvent(overrides: Partial<RequestEvent> = {}): RequestEven
     input_tokens: 12,
     output_tokens: 34,
     generations: 0,
+    audio_ms: 0,
+    characters: 0,
     cost_nanos: 1_250_000,
     latency_ms: 42,
     ttfb_ms: null,

@@ -53,6 +53,32 @@ test("each request is a line: time, status, endpoint, key, model, tokens, cost, 
   expectFits(ui);
 });
 
+test("audio requests show their unit: seconds of audio, speech characters", async () => {
+  const { feed, ui } = start();
+  await shows(ui, "waiting for requests");
+  feed.push(
+    requestEvent({
+      at: "2026-11-21T10:01:07.000Z",
+      endpoint: "/v1/audio/transcriptions",
+      model: "modelx-transcribe-1",
+      audio_ms: 5000,
+    }),
+  );
+  feed.push(
+    requestEvent({
+      at: "2026-11-21T10:01:08.000Z",
+      endpoint: "/v1/audio/speech",
+      model: "modelx-tts-1",
+      characters: 420,
+    }),
+  );
+  await shows(ui, "2 request(s)");
+  const [transcription, speech] = rows(ui);
+  expect(transcription).toContain(" 5 s ");
+  expect(speech).toContain(" 420 ch ");
+  expectFits(ui);
+});
+
 test("refused requests are marked ✗ with their error code, and counted", async () => {
   const { feed, ui } = start();
   await shows(ui, "waiting for requests");

@@ -1,25 +1,12 @@
 // The in-process simulator as a channel (kind "sim"): the same handlers `modelgate sim` serves,
-// without a socket, behind the channel's own fault injector (its `profile`), whose counters tests
-// and operators read through simChannelStats().
+// without a socket, behind the channel's own fault injector (its `profile`, injectors.ts).
 
-import { FaultInjector, type SimStats } from "../../sim/faults.ts";
-import { NO_FAULTS } from "../../sim/server.ts";
 import { simError } from "../../sim/text/errors.ts";
 import type { Timing } from "../../sim/text/pace.ts";
 import { simTextAnswer } from "../../sim/text/routes.ts";
 import type { TextProtocol } from "../../wire/text-form.ts";
 import type { Channel } from "../channels.ts";
-
-const injectors = new Map<string, FaultInjector>();
-
-function injectorOf(channel: Channel, seed: number): FaultInjector {
-  const found = injectors.get(channel.name);
-  if (found) return found;
-  const profile = channel.config.kind === "sim" ? (channel.config.profile ?? NO_FAULTS) : NO_FAULTS;
-  const made = new FaultInjector(profile, seed);
-  injectors.set(channel.name, made);
-  return made;
-}
+import { injectorOf } from "./injectors.ts";
 
 /** Answers a text call on an in-process sim channel, through its fault profile. */
 export function simChannelText(
@@ -38,9 +25,4 @@ export function simChannelText(
       }),
     (status, message) => simError(protocol, status, message),
   );
-}
-
-/** The counters of an in-process sim channel (undefined before its first call). */
-export function simChannelStats(name: string): SimStats | undefined {
-  return injectors.get(name)?.stats();
 }

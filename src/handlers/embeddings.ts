@@ -1,0 +1,86 @@
+// POST /v1/embeddings as a table row: the JSON body decoded (src/wire/embeddings.ts), the model an
+// embedding model the key may use, `dimensions` within what the model allows, every input counted
+// against the model's limits (each input named when it is over), then the embeddings run
+// (src/pipeline/embeddings.ts).
+import type { ModelInfo } from "../catalog/models.ts";
+import { countTokens } from "../catalog/tokenizer.ts";
+import type { Gateway } from "../gateway.ts";
+import type { RequestContext } from "../http/context.ts";
+import { authenticate } from "../pipeline/authenticate.ts";
+import { EMBEDDINGS_PATH, runEmbeddings } from "../pipeline/embeddings.ts";
+import { requireFamily, requireModel } from "../pipeline/model.ts";
+import {
+  decodeEmbeddingBody,
+  type EmbeddingBody,
+  type EmbeddingInputs,
+  readInputs,
+} from "../wire/embeddings.ts";
+import { GatewayError } from "../wire/errors.ts";
+import { parseJson } from "../wire/json.ts";
+
+/** `dimensions` only on a model that shortens its vectors, and at most its full size (422). */
+function checkDimensions(model: ModelInfo, body: EmbeddingBody): void {
+  const facts = model.embedding;
+  if (body.dimensions === undefined || facts === undefined) return;
+  if (!facts.shortens) {
+    throw new GatewayError(
+      "invalid_request",
+      `dimensions is not supported by \`${model.id}\`: its vectors always have ${facts.dimensions} values; leave dimensions out`,
+      { param: "dimensions" },
+    );
+  }
+  if (body.dimensions > facts.dimensions) {
+    throw new GatewayError(
+      "invalid_value",
+      `dimensions is ${body.dimensions}, above the ${facts.dimensions} values of \`${model.id}\`; ask for 1 to ${facts.dimensions}`,
+      { param: "dimensions" },
+    );
+  }
+}
+
+/**
+ * The inputs' tokens: each within the model's per-input limit (naming `input[i]`), all together
+ * within its per-request limit. Counting stops once the request is over its limit.
+ */
+export function countInputs(model: ModelInfo, inputs: EmbeddingInputs): number {
+  const perInput = model.embedding?.maxInputTokens ?? model.contextTokens;
+  const perRequest = model.embedding?.maxRequestTokens ?? Number.POSITIVE_INFINITY;
+  const single = inputs.items.length === 1;
+  let total = 0;
+  for (const [i, item] of inputs.items.entries()) {
+    const tokens = typeof item === "string" ? countTokens(item) : item.length;
+    if (tokens > perInput) {
+      const at = single ? "input" : `input[${i}]`;
+      throw new GatewayError(
+        "invalid_request",
+        `${at} is ${tokens} tokens, more than the ${perInput} one input of \`${model.id}\` may hold; shorten or split it`,
+        { param: at },
+      );
+    }
+    total += tokens;
+    if (total > perRequest) {
+      throw new GatewayError(
+        "invalid_request",
+        `input holds more than ${perRequest} tokens in all (over the limit at input[${i}]); send fewer inputs per request`,
+        { param: "input" },
+      );
+    }
+  }
+  return total;
+}
+
+/** The route's row; its body is read by the edge (`withBody` in src/server.ts). */
+export function createEmbeddings(ctx: RequestContext, gateway: Gateway, raw: Uint8Array): Promise<Response> {
+  const principal = authenticate(ctx, gateway);
+  const body = decodeEmbeddingBody(parseJson(raw));
+  const model = requireFamily(
+    requireModel(principal, body.model, gateway.aliases),
+    ["embedding"],
+    EMBEDDINGS_PATH,
+  );
+  checkDimensions(model, body);
+  const inputs = readInputs(body.input);
+  const inputTokens = countInputs(model, inputs);
+  const alias = body.model === model.id ? undefined : body.model;
+  return runEmbeddings(ctx, gateway, { principal, model, alias, body, inputs, inputTokens });
+}
