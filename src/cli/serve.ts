@@ -18,6 +18,7 @@ const FLAGS = {
   journal: { type: "string" },
   "redis-url": { type: "string" },
   "redis-prefix": { type: "string" },
+  "redis-timeout-ms": { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
   "trusted-proxy": { type: "string", multiple: true },

@@ -81,6 +81,11 @@ const RedisSchema = v.strictObject({
   ),
   /** How long a stopped node's slots and reservations stay held (renewed every third of it while alive). */
   lease_seconds: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(600)), 15),
+  /**
+   * Deadline of one Redis call in ms, after which the request answers 503 limiter_unavailable. Time
+   * the node's own event loop was busy does not count (docs/cluster.md, Failure policy).
+   */
+  timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)), 200),
 });
 
 const BootstrapSchema = v.strictObject({

@@ -9,16 +9,17 @@ import { RedisLimiter } from "./redis.ts";
 
 /** The Redis limiter of `config.redis`, connected; undefined without a Redis URL. */
 export async function openLimiter(config: Config): Promise<Limiter | undefined> {
-  const { url, prefix, lease_seconds } = config.redis;
+  const { url, prefix, lease_seconds, timeout_ms } = config.redis;
   if (url === undefined) return undefined;
   try {
     const limiter = await RedisLimiter.connect({
       url,
       prefix,
       leaseMs: lease_seconds * 1000,
+      timeoutMs: timeout_ms,
       dayOffsetMinutes: config.billing.day_utc_offset_minutes,
     });
-    log("info", "limiter on redis", { prefix, lease_seconds });
+    log("info", "limiter on redis", { prefix, lease_seconds, timeout_ms });
     return limiter;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);

@@ -35,6 +35,13 @@ import {
 import { RedisKeys } from "./redis-keys.ts";
 import { SCRIPTS, type Script } from "./redis-scripts.ts";
 
+/** The default deadline of one Redis call (`redis.timeout_ms`), inside the 250 ms the failure policy allows. */
+export const REDIS_TIMEOUT_MS = 200;
+/** A deadline timer firing this much later than due means the event loop, not Redis, was busy. */
+const LAG_TOLERANCE_MS = 20;
+/** Further windows a call gets when its timer fired late (each again only if that one was late too). */
+const LATE_WINDOWS = 4;
+
 const REFUSALS: Record<number, Refusal> = {
   1: "rate_limit_exceeded",
   2: "concurrency_limit_exceeded",
@@ -66,7 +73,10 @@ export interface RedisLimiterOptions extends LimiterOptions {
   leaseMs?: number;
   /** How often held leases are renewed (default a third of the lease). */
   heartbeatMs?: number;
-  /** Deadline of every Redis call (default 200 ms, inside the 250 ms the failure policy allows). */
+  /**
+   * Deadline of every Redis call (default REDIS_TIMEOUT_MS); time the node's own event loop was
+   * busy does not count against it (see #deadline).
+   */
   timeoutMs?: number;
   /** How long a released ticket id is remembered so a replayed release changes nothing (default 10 min). */
   doneMs?: number;
@@ -114,6 +124,7 @@ export class RedisLimiter implements Limiter {
   /** The heartbeat running now: a second call (the timer, close) waits for it instead of overlapping. */
   #beating: Promise<void> | undefined;
   #closed = false;
+  #lateWindows = 0;
 
   private constructor(client: RedisClient, options: RedisLimiterOptions) {
     this.#client = client;
@@ -122,7 +133,7 @@ export class RedisLimiter implements Limiter {
     this.#terms = new LimitTerms(options);
     this.#offsetMs = String(this.#terms.dayOffsetMs);
     this.#leaseMs = options.leaseMs ?? 15_000;
-    this.#timeoutMs = options.timeoutMs ?? 200;
+    this.#timeoutMs = options.timeoutMs ?? REDIS_TIMEOUT_MS;
     this.#doneMs = options.doneMs ?? 600_000;
     this.#callerClock = options.clock === "caller";
     this.#heartbeat = setInterval(() => void this.beat(), options.heartbeatMs ?? this.#leaseMs / 3);
@@ -131,7 +142,7 @@ export class RedisLimiter implements Limiter {
 
   /** Connects (failing within the deadline when Redis cannot be reached) and starts the heartbeat. */
   static async connect(options: RedisLimiterOptions): Promise<RedisLimiter> {
-    const timeoutMs = options.timeoutMs ?? 200;
+    const timeoutMs = options.timeoutMs ?? REDIS_TIMEOUT_MS;
     const client = new RedisClient(options.url, {
       enableOfflineQueue: false,
       autoReconnect: true,
@@ -412,18 +423,36 @@ export class RedisLimiter implements Limiter {
       });
   }
 
+  /**
+   * Races `call` against the deadline. The deadline measures Redis, not this node's event loop: a
+   * timer that fires late (the loop was busy, e.g. a long synchronous task or a CPU-starved host)
+   * first lets the loop read what arrived meanwhile (setImmediate runs after the I/O poll), and if
+   * the answer is still missing grants a further window, up to LATE_WINDOWS times. On a healthy
+   * loop the timer fires on time and a hung Redis is refused at `timeoutMs`.
+   */
   async #deadline<T>(call: Promise<T>, what: string): Promise<T> {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let turn: ReturnType<typeof setImmediate> | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new LimiterUnavailableError(
-              `Redis at ${redacted(this.#url)} did not answer ${what} within ${this.#timeoutMs} ms`,
-            ),
-          ),
-        this.#timeoutMs,
-      );
+      const arm = (ms: number, windows: number): void => {
+        const due = performance.now() + ms;
+        timer = setTimeout(() => {
+          const lagMs = performance.now() - due;
+          turn = setImmediate(() => {
+            if (lagMs > LAG_TOLERANCE_MS && windows < LATE_WINDOWS) {
+              this.#lateWindows++;
+              arm(Math.max(LAG_TOLERANCE_MS, Math.min(this.#timeoutMs, lagMs)), windows + 1);
+              return;
+            }
+            reject(
+              new LimiterUnavailableError(
+                `Redis at ${redacted(this.#url)} did not answer ${what} within ${this.#timeoutMs} ms`,
+              ),
+            );
+          });
+        }, ms);
+      };
+      arm(this.#timeoutMs, 0);
     });
     try {
       return await Promise.race([call, late]);
@@ -435,7 +464,13 @@ export class RedisLimiter implements Limiter {
       throw error;
     } finally {
       clearTimeout(timer);
+      if (turn) clearImmediate(turn);
     }
+  }
+
+  /** How often a deadline timer fired late and the call was given a further window (tests, metrics). */
+  get lateWindows(): number {
+    return this.#lateWindows;
   }
 }
 
