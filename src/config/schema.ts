@@ -67,6 +67,11 @@ const StoreSchema = v.strictObject({
   ),
   /** This node's usage journal; default beside the SQLite file, or modelgate-DB-usage.log for PostgreSQL. */
   journal: v.optional(v.pipe(v.string(), v.minLength(1, "expected a file path"))),
+  /**
+   * Most PostgreSQL connections of a serving node's pool (key loads, revision polls, seeds, the
+   * admin API); the node opens 3 more of its own (docs/cluster.md, Connections). Unused on SQLite.
+   */
+  pool_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 4),
 });
 
 /** The shared limiter of several nodes (docs/cluster.md); without a url the limiter is in memory. */
