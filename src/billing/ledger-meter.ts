@@ -36,7 +36,10 @@ export interface LedgerMeterOptions {
   billing: BillingConfig;
   /** Defaults to an in-memory limiter with the configured billing day. */
   limiter?: Limiter;
-  /** The clock for windows, days and record times (ms since the epoch). */
+  /**
+   * The clock for windows, days and record times (ms since the epoch); default the shared
+   * limiter's (Redis's), so a node's own clock decides no day, else this process's.
+   */
   now?: () => number;
   /** How often the store revision is polled for credits; 0 disables polling. */
   pollMs?: number;
@@ -72,6 +75,8 @@ export class LedgerMeter implements Meter {
   readonly #pollMs: number;
   readonly #journal: Journal<UsageRecord> | undefined;
   readonly #thread: StoreThread | undefined;
+  /** The limiter rebuilds itself from the store (a Redis limiter on PostgreSQL): releases carry journal numbers. */
+  readonly #rebuilds: boolean;
 
   constructor(options: LedgerMeterOptions) {
     this.#store = options.store;
@@ -80,7 +85,10 @@ export class LedgerMeter implements Meter {
     this.#day = new BillingDay(options.billing.day_utc_offset_minutes);
     this.#limiter =
       options.limiter ?? new MemoryLimiter({ dayOffsetMinutes: options.billing.day_utc_offset_minutes });
-    this.#now = options.now ?? Date.now;
+    const ledger = options.store.limiterLedger?.();
+    this.#rebuilds = ledger !== undefined && this.#limiter.attach?.(ledger) === true;
+    const limiter = this.#limiter;
+    this.#now = options.now ?? (limiter.now ? () => limiter.now?.() ?? Date.now() : Date.now);
     this.#pricer = new Pricer(buildPriceTable(options.billing));
     this.#journal = options.journalPath ? openJournal(options.journalPath) : undefined;
     const thread = options.thread;
@@ -101,8 +109,9 @@ export class LedgerMeter implements Meter {
       windowMs: options.billing.commit_window_ms,
       log: this.#journal,
       storeBatch: STORE_BATCH,
+      onStored: (upTo) => limiter.stored?.(upTo),
     });
-    this.#sync = new BalanceSync(this.#store, this.#limiter, this.#writer);
+    this.#sync = new BalanceSync(this.#store, this.#limiter, this.#writer, this.#rebuilds);
     this.#pollMs = options.pollMs ?? 250;
   }
 
@@ -217,12 +226,23 @@ export class LedgerMeter implements Meter {
     }
     const now = this.#now();
     const record = toRecord(input, result, cost, latencyMs, now);
-    // Release and enqueue without an await between them: a balance reload sees either neither or
-    // both (the debit applied in memory and the record queued).
-    const released = this.#limiter.release(ticket, cost, now);
-    const durable = this.#writer.write(record);
-    await released;
-    await durable;
+    if (this.#rebuilds) {
+      // The release carries the record's journal number, so it follows the append: Redis then
+      // counts the debit once whether or not the ledger already holds the record (redis-scripts.ts).
+      let seq: number | undefined;
+      try {
+        seq = await this.#writer.write(record);
+      } finally {
+        await this.#limiter.release(ticket, cost, now, seq);
+      }
+    } else {
+      // Release and enqueue without an await between them: a balance reload sees either neither or
+      // both (the debit applied in memory and the record queued).
+      const released = this.#limiter.release(ticket, cost, now);
+      const durable = this.#writer.write(record);
+      await released;
+      await durable;
+    }
     // The event is built only for someone to read it (the admin feed is usually unwatched).
     if (this.#feed.subscribers === 0) return;
     this.#feed.publish({

@@ -4,11 +4,13 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
+import type { LimiterLedger } from "../limits/limiter.ts";
 import type { Nanos } from "../types.ts";
 import { DrizzleStore } from "./drizzle-store.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb } from "./pg-db.ts";
 import { pgDialect } from "./pg-dialect.ts";
+import { PgLimiterLedger } from "./pg-limiter-ledger.ts";
 import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
 import { newKeyRow, toAccount } from "./shapes.ts";
@@ -112,6 +114,10 @@ export class PgStore extends DrizzleStore implements Store {
       );
     }
     this.#nodeLock = client;
+  }
+
+  limiterLedger(): LimiterLedger {
+    return new PgLimiterLedger(this.#db, () => this.usage.journalRow());
   }
 
   watch(onChange: () => void): Promise<() => Promise<void>> {

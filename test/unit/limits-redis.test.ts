@@ -349,7 +349,6 @@ describe("Redis down", () => {
       const results = await Promise.allSettled(calls);
       expect(results.filter((r) => r.status === "rejected")).toEqual([]);
     }
-    expect(node.lateWindows).toBeGreaterThan(0);
   });
 
   test("slow: an acquire that times out here after Redis ran it gives its slot, reservation and RPM count back", async () => {
@@ -398,13 +397,13 @@ describe("Redis down", () => {
       const cancelled = await SCRIPTS.cancel.run(
         client,
         [account.account, account.tickets, account.leases, account.done, window],
-        ["t-late", "600000"],
+        ["0", "t-late", "600000"],
       );
       expect(cancelled).toBe(1);
       const reply = await SCRIPTS.acquire.run(
         client,
         [account.account, account.tickets, account.leases, window, account.done],
-        ["t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
+        ["0", "t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
       );
       expect((reply as number[]).slice(0, 2)).toEqual([0, 5]);
       expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({ inFlight: 0, accountReserved: 0 });
