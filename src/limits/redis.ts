@@ -64,6 +64,11 @@ export const REDIS_TIMEOUT_MS = 200;
 const LAG_TOLERANCE_MS = 20;
 /** Further windows a call gets when its timer fired late (each again only if that one was late too). */
 const LATE_WINDOWS = 4;
+/**
+ * Redis's answers that mean "not now" rather than a bug: loading a snapshot, out of memory under
+ * noeviction, a read-only replica, a script running too long, no reachable master or slot.
+ */
+const UNAVAILABLE_ANSWER = /^(LOADING|OOM|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 /** How often the nodes check that the other nodes acknowledged a new epoch. */
 const BARRIER_POLL_MS = 20;
 /** How long a clean stop waits to leave the ledger's list of nodes alive (it may be down). */
@@ -938,6 +943,11 @@ export class RedisLimiter implements Limiter {
       if (error instanceof LimiterUnavailableError) throw error;
       if (error instanceof Error && isConnectionError(error)) {
         throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is unreachable: ${error.message}`);
+      }
+      if (error instanceof Error && UNAVAILABLE_ANSWER.test(error.message)) {
+        throw new LimiterUnavailableError(
+          `Redis at ${redacted(this.#url)} cannot serve now: ${error.message}`,
+        );
       }
       throw error;
     } finally {

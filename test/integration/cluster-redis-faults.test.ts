@@ -139,6 +139,11 @@ describe("Redis loses or rolls back its data while requests are in flight on eve
     expect(held.map((r) => r.status)).toEqual(Array(9).fill(200));
 
     await redis.send("FLUSHALL");
+    const first = performance.now();
+    const answer = await outcome(await chat(c.node(1), key.secret, QUICK));
+    console.log(
+      `first answer after FLUSHALL: ${answer.status} ${answer.code} in ${Math.round(performance.now() - first)} ms`,
+    );
     const statuses = await burst(c, key.secret, 30);
     console.log(`after FLUSHALL: ${statuses.filter((s) => s === "200").length} of 30 admitted`);
     const answered = (await finish(held)) + statuses.filter((s) => s === "200").length;
@@ -164,6 +169,11 @@ describe("Redis loses or rolls back its data while requests are in flight on eve
     }
     await redis.kill();
     await redis.restart();
+    const first = performance.now();
+    const answer = await outcome(await chat(c.node(1), key.secret, QUICK));
+    console.log(
+      `first answer after the restart: ${answer.status} ${answer.code} in ${Math.round(performance.now() - first)} ms`,
+    );
     const statuses = await burst(c, key.secret, 30);
     console.log(
       `after the restart from the snapshot: ${statuses.filter((s) => s === "200").length} of 30 admitted`,

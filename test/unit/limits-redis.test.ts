@@ -351,6 +351,21 @@ describe("Redis down", () => {
     }
   });
 
+  test("a read-only replica (a demoted master after a failover): 503 limiter_unavailable, not an error", async () => {
+    privateRedis = await PrivateRedis.start();
+    const master = await PrivateRedis.start();
+    try {
+      const node = await limiters.make({ url: privateRedis.url });
+      await node.setBalance(1, nanos(1_000), 1);
+      await privateRedis.send("REPLICAOF", ["127.0.0.1", String(master.port)]);
+      const failure = await node.acquire(request({ reserve: nanos(1) })).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LimiterUnavailableError);
+      expect(String(failure)).toContain("READONLY");
+    } finally {
+      await master.kill();
+    }
+  });
+
   test("slow: an acquire that times out here after Redis ran it gives its slot, reservation and RPM count back", async () => {
     const proxy = SlowRedisProxy.start(REDIS_URL);
     try {
