@@ -13,7 +13,14 @@
 import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
-import { type Limiter, LimiterUnavailableError, type RateState, type Ticket } from "../limits/limiter.ts";
+import {
+  type Limiter,
+  type LimiterHealth,
+  LimiterUnavailableError,
+  NO_LIMITER_HEALTH,
+  type RateState,
+  type Ticket,
+} from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
@@ -129,6 +136,10 @@ export class LedgerMeter implements Meter {
     await this.#thread?.close();
     this.#journal?.close();
     await this.#limiter.close?.();
+  }
+
+  limiterHealth(): LimiterHealth {
+    return this.#limiter.health?.() ?? NO_LIMITER_HEALTH;
   }
 
   /** Settled records not yet committed to the store (the usage journal's lag). */

@@ -117,11 +117,23 @@ export interface Limiter {
   stored?(seq: number): void;
   /** The shared clock (ms since the epoch) every node's days and records use, when there is one. */
   now?(): number;
+  /** A shared limiter's epoch and what its reconciliations corrected (for metrics). */
+  health?(): LimiterHealth;
   /** Checks a shared limiter can be reached now (for /readyz); throws LimiterUnavailableError if not. */
   ping?(): Promise<void>;
   /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
   close?(): Promise<void>;
 }
+
+/** A shared limiter's state for metrics: its epoch and what reconciling it with the ledger corrected. */
+export interface LimiterHealth {
+  epoch: number;
+  correctedAccounts: number;
+  /** Sum of the absolute balance corrections, nanodollars. */
+  correctedNanos: number;
+}
+
+export const NO_LIMITER_HEALTH: LimiterHealth = { epoch: 0, correctedAccounts: 0, correctedNanos: 0 };
 
 /** The ledger's figures a shared limiter is rebuilt from, read in one snapshot. */
 export interface LedgerFigures {

@@ -37,6 +37,7 @@ import {
   type AcquireResult,
   type LedgerFigures,
   type Limiter,
+  type LimiterHealth,
   type LimiterLedger,
   type LimiterOptions,
   LimiterUnavailableError,
@@ -578,6 +579,14 @@ export class RedisLimiter implements Limiter {
   /** Timed-out acquires whose undoing has not reached Redis yet. */
   get cancelling(): number {
     return this.#cancels.size;
+  }
+
+  health(): LimiterHealth {
+    return {
+      epoch: this.#epoch,
+      correctedAccounts: this.reconciled.corrected,
+      correctedNanos: this.reconciled.balanceNanos,
+    };
   }
 
   /** The epoch this node works in (0 without a ledger). */
