@@ -7,7 +7,8 @@ import { SQL } from "bun";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
 import { dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
-afterAll(dropPgDatabases);
+// Dropping several databases takes seconds on a loaded machine.
+afterAll(dropPgDatabases, 30_000);
 
 const clusters: Cluster[] = [];
 afterEach(async () => {

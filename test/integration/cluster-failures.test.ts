@@ -10,12 +10,13 @@ import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts
 import { dropPrefix, PrivateRedis, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
 import { CommitCutter, dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
-afterAll(dropPgDatabases);
+// Dropping several databases takes seconds on a loaded machine.
+afterAll(dropPgDatabases, 30_000);
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+}, 30_000);
 
 async function cluster(options: Parameters<typeof Cluster.start>[0] = {}): Promise<Cluster> {
   const started = await Cluster.start(options);

@@ -6,12 +6,13 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
 import { dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
-afterAll(dropPgDatabases);
+// Dropping several databases takes seconds on a loaded machine.
+afterAll(dropPgDatabases, 30_000);
 
 const clusters: Cluster[] = [];
 afterEach(async () => {
   for (const cluster of clusters.splice(0)) await cluster.dispose();
-});
+}, 30_000);
 
 async function cluster(config?: string): Promise<Cluster> {
   const started = await Cluster.start(config === undefined ? {} : { config });

@@ -12,12 +12,13 @@ import type { RunningGateway } from "../helpers/gateway.ts";
 import { PrivateRedis } from "../unit/limits-redis-fixture.ts";
 import { CommitCutter, dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
-afterAll(dropPgDatabases);
+// Dropping several databases takes seconds on a loaded machine.
+afterAll(dropPgDatabases, 30_000);
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+}, 30_000);
 
 async function privateRedis(options: { dir?: string } = {}): Promise<PrivateRedis> {
   const redis = await PrivateRedis.start(undefined, options);
