@@ -84,11 +84,11 @@ export interface Correction {
 }
 
 /** SEED's answer: the correction it made (zero for a first seed), or why it did nothing. */
-export function seedOutcome(reply: unknown): Correction | "behind" | "ledger went back" {
+export function seedOutcome(reply: unknown): Correction | "behind" | "older figures" {
   if (!Array.isArray(reply)) throw new Error(`redis limiter: unexpected seed reply ${JSON.stringify(reply)}`);
   const n = reply.map(Number);
   if (n[0] === -1) return "behind";
-  if (n[0] === -2) return "ledger went back";
+  if (n[0] === -2) return "older figures";
   if (n[7] !== 1) return { balance: 0, reserved: 0, spent: 0 };
   return {
     balance: (n[2] ?? 0) - (n[1] ?? 0),

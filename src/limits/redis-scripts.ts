@@ -327,7 +327,8 @@ return added
  * - reservations, slots in flight = the sum of the open tickets (T), after expired leases are freed.
  * Returns {1, balanceBefore, balanceAfter, reservedBefore, reservedAfter, spentBefore,
  * spentAfter, seededBefore}, or {-1} when the caller is behind, {-2} when a journal's stored
- * sequence is below the one of the last seed (the ledger went back: restored from a backup).
+ * sequence is below the one of the last seed: the figures were read before that seed's (two
+ * nodes seeding at once), so they are older and change nothing.
  */
 const SEED = `
 local A, T, L, U, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]

@@ -218,6 +218,8 @@ export class RedisLimiter implements Limiter {
   /** The epoch whose accounts may be seeded (every node alive acknowledged it, or a lease passed). */
   #barrierEpoch = 0;
   #rebasing: Promise<void> | undefined;
+  /** The highest journal number of this node the ledger confirmed storing (it never goes back, unless restored). */
+  #storedSeq = 0;
   readonly reconciled: ReconcileStats = { runs: 0, corrected: 0, balanceNanos: 0, lastMs: 0 };
 
   private constructor(client: RedisClient, options: RedisLimiterOptions) {
@@ -438,6 +440,7 @@ export class RedisLimiter implements Limiter {
   }
 
   stored(seq: number): void {
+    this.#storedSeq = Math.max(this.#storedSeq, seq);
     for (const stored of this.#unstored.keys()) if (stored <= seq) this.#unstored.delete(stored);
   }
 
@@ -516,7 +519,20 @@ export class RedisLimiter implements Limiter {
     await this.#barrier();
     const epoch = this.#epoch;
     const now = this.now();
+    // Read before the snapshot: every commit confirmed by then is in it, unless the database went back.
+    const confirmed = this.#storedSeq;
     const figures = await this.#fromLedger(() => ledger.figures(this.#terms.day.start(now)));
+    const held = figures.journals.get(ledger.journal) ?? 0;
+    if (held < confirmed) {
+      // Restored from a backup: Redis counted debits (and credits) the ledger no longer has.
+      this.#storedSeq = held;
+      await this.#openEpoch(
+        "the ledger lost records this node stored (database restored from a backup)",
+        epoch,
+      );
+      if (again) return this.#rebaseOnce(false);
+      throw new LimiterUnavailableError("the ledger went back while Redis was rebuilt from it; retry");
+    }
     const day = this.#terms.day.index(now);
     const spentOf = new Map<number, { keyId: string; spent: number }[]>();
     for (const key of figures.spent) {
@@ -535,11 +551,6 @@ export class RedisLimiter implements Limiter {
         return { accountId, outcome: seedOutcome(reply) };
       }),
     );
-    if (outcomes.some((o) => o.outcome === "ledger went back")) {
-      // A database restored from a backup: Redis counted debits the ledger no longer has.
-      await this.#openEpoch("the ledger's journal positions went back (database restored)", this.#epoch);
-      if (again) return this.#rebaseOnce(false);
-    }
     if (outcomes.some((o) => o.outcome === "behind")) {
       this.#checked = false;
       if (again) return this.#rebaseOnce(false);

@@ -124,6 +124,24 @@ describe("attached to a ledger", () => {
     expect(await redisBalance(limiters.prefix, 1)).toBe(300);
   });
 
+  test("a database restored from a backup (this node's stored records are gone from it) is rebuilt in a new epoch", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(1, 1_000);
+    const node = await attached(ledger);
+    ledger.stored = 5;
+    node.stored(5);
+    await node.rebase();
+    expect(node.epoch).toBe(1);
+    // The backup: before records 3-5 and with the balance they had not spent yet.
+    ledger.stored = 2;
+    ledger.balances.set(1, 1_300);
+    await node.rebase();
+    expect(node.epoch).toBe(2);
+    expect(await redisBalance(limiters.prefix, 1)).toBe(1_300);
+    await node.rebase(); // detected once: the next reconciliation stays in the epoch
+    expect(node.epoch).toBe(2);
+  });
+
   test("cost: reconciling 1000 accounts is one ledger read and one script each", async () => {
     const ledger = new FakeLedger();
     for (let id = 1; id <= 1000; id++) ledger.balances.set(id, 1_000_000);
