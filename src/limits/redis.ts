@@ -47,6 +47,7 @@ import {
   type Refusal,
   type Ticket,
 } from "./limiter.ts";
+import { fields, REDIS_TIMEOUT_MS, RedisCalls, redacted } from "./redis-call.ts";
 import {
   type Correction,
   type EpochState,
@@ -59,17 +60,6 @@ import {
 import { RedisKeys } from "./redis-keys.ts";
 import { SCRIPTS, type Script } from "./redis-scripts.ts";
 
-/** The default deadline of one Redis call (`redis.timeout_ms`), inside the 250 ms the failure policy allows. */
-export const REDIS_TIMEOUT_MS = 200;
-/** A deadline timer firing this much later than due means the event loop, not Redis, was busy. */
-const LAG_TOLERANCE_MS = 20;
-/** Further windows a call gets when its timer fired late (each again only if that one was late too). */
-const LATE_WINDOWS = 4;
-/**
- * Redis's answers that mean "not now" rather than a bug: loading a snapshot, out of memory under
- * noeviction, a read-only replica, a script running too long, no reachable master or slot.
- */
-const UNAVAILABLE_ANSWER = /^(LOADING|OOM|READONLY|BUSY|MASTERDOWN|TRYAGAIN|CLUSTERDOWN)\b/;
 /** How often the nodes check that the other nodes acknowledged a new epoch. */
 const BARRIER_POLL_MS = 20;
 /** How long a clean stop waits to leave the ledger's list of nodes alive (it may be down). */
@@ -181,7 +171,6 @@ export class RedisLimiter implements Limiter {
   readonly #terms: LimitTerms;
   readonly #offsetMs: string;
   readonly #leaseMs: number;
-  readonly #timeoutMs: number;
   readonly #doneMs: number;
   readonly #callerClock: boolean;
   readonly #url: string;
@@ -205,7 +194,7 @@ export class RedisLimiter implements Limiter {
   /** The heartbeat running now: a second call (the timer, close) waits for it instead of overlapping. */
   #beating: Promise<void> | undefined;
   #closed = false;
-  #lateWindows = 0;
+  readonly #calls: RedisCalls;
   /** Redis ms minus this node's clock, from the last script's answer. */
   #clockOffset = 0;
   /** The ledger the copy is rebuilt from (attach); without one the epoch stays 0. */
@@ -225,11 +214,11 @@ export class RedisLimiter implements Limiter {
   private constructor(client: RedisClient, options: RedisLimiterOptions) {
     this.#client = client;
     this.#url = options.url;
+    this.#calls = new RedisCalls(options.url, options.timeoutMs ?? REDIS_TIMEOUT_MS);
     this.#keys = new RedisKeys(options.prefix);
     this.#terms = new LimitTerms(options);
     this.#offsetMs = String(this.#terms.dayOffsetMs);
     this.#leaseMs = options.leaseMs ?? 15_000;
-    this.#timeoutMs = options.timeoutMs ?? REDIS_TIMEOUT_MS;
     this.#doneMs = options.doneMs ?? 600_000;
     this.#callerClock = options.clock === "caller";
     this.#reconcileMs = options.reconcileMs ?? 10_000;
@@ -926,92 +915,16 @@ export class RedisLimiter implements Limiter {
       });
   }
 
-  /**
-   * Races `call` against the deadline. The deadline measures Redis, not this node's event loop: a
-   * timer that fires late (the loop was busy, e.g. a long synchronous task or a CPU-starved host)
-   * first lets the loop read what arrived meanwhile (setImmediate runs after the I/O poll), and if
-   * the answer is still missing grants a further window, up to LATE_WINDOWS times. On a healthy
-   * loop the timer fires on time and a hung Redis is refused at `timeoutMs`.
-   */
-  async #deadline<T>(call: Promise<T>, what: string): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let turn: ReturnType<typeof setImmediate> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      const arm = (ms: number, windows: number): void => {
-        const due = performance.now() + ms;
-        timer = setTimeout(() => {
-          const lagMs = performance.now() - due;
-          turn = setImmediate(() => {
-            if (lagMs > LAG_TOLERANCE_MS && windows < LATE_WINDOWS) {
-              this.#lateWindows++;
-              arm(Math.max(LAG_TOLERANCE_MS, Math.min(this.#timeoutMs, lagMs)), windows + 1);
-              return;
-            }
-            reject(
-              new LimiterUnavailableError(
-                `Redis at ${redacted(this.#url)} did not answer ${what} within ${this.#timeoutMs} ms`,
-              ),
-            );
-          });
-        }, ms);
-      };
-      arm(this.#timeoutMs, 0);
-    });
-    try {
-      return await Promise.race([call, late]);
-    } catch (error) {
-      if (error instanceof LimiterUnavailableError) throw error;
-      if (error instanceof Error && isConnectionError(error)) {
-        throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is unreachable: ${error.message}`);
-      }
-      if (error instanceof Error && UNAVAILABLE_ANSWER.test(error.message)) {
-        throw new LimiterUnavailableError(
-          `Redis at ${redacted(this.#url)} cannot serve now: ${error.message}`,
-        );
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-      if (turn) clearImmediate(turn);
-    }
+  #deadline<T>(call: Promise<T>, what: string): Promise<T> {
+    return this.#calls.deadline(call, what);
   }
 
   /** How often a deadline timer fired late and the call was given a further window (tests, metrics). */
   get lateWindows(): number {
-    return this.#lateWindows;
+    return this.#calls.lateWindows;
   }
 }
 
 function limitArg(limit: number | null): string {
   return limit === null ? "-1" : String(limit);
-}
-
-/** A script reply's integers by name; any other shape is a bug in the script, reported as such. */
-function fields<const K extends readonly string[]>(reply: unknown, names: K): Record<K[number], number> {
-  if (!Array.isArray(reply) || reply.length !== names.length || !reply.every((v) => typeof v === "number")) {
-    throw new Error(
-      `redis limiter: expected ${names.length} integers from a script, got ${JSON.stringify(reply)}`,
-    );
-  }
-  const out: Record<string, number> = {};
-  names.forEach((name, i) => {
-    out[name] = reply[i] ?? 0;
-  });
-  return out as Record<K[number], number>;
-}
-
-function isConnectionError(error: Error): boolean {
-  const code = (error as Error & { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("ERR_REDIS_") && code !== "ERR_REDIS_SERVER_ERROR";
-}
-
-/** The URL without its password, for messages and logs. */
-function redacted(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparsable url)";
-  }
 }
