@@ -69,6 +69,12 @@ const LEDGER_WAIT_MS = 2_000;
 /** How long an epoch check waits for the ledger's identity before it uses the one read last. */
 const IDENTITY_WAIT_MS = 300;
 
+/** How often an epoch check starts over when another node began a newer epoch meanwhile. */
+const CHECK_ATTEMPTS = 3;
+
+/** Redis moved to a newer epoch while this node worked in (or entered) an older one. */
+class EpochMoved extends LimiterUnavailableError {}
+
 const REFUSALS: Record<number, Refusal> = {
   1: "rate_limit_exceeded",
   2: "concurrency_limit_exceeded",
@@ -494,9 +500,15 @@ export class RedisLimiter implements Limiter {
    */
   rebase(): Promise<void> {
     if (!this.#ledger) return Promise.resolve();
-    this.#rebasing ??= this.#rebaseOnce(true).finally(() => {
-      this.#rebasing = undefined;
-    });
+    this.#rebasing ??= this.#rebaseOnce(true)
+      .catch((error: unknown) => {
+        // Another node began a newer epoch while this one seeded: once more, in that one.
+        if (error instanceof EpochMoved) return this.#rebaseOnce(false);
+        throw error;
+      })
+      .finally(() => {
+        this.#rebasing = undefined;
+      });
     return this.#rebasing;
   }
 
@@ -738,6 +750,18 @@ export class RedisLimiter implements Limiter {
    * when it does not, and enters the epoch Redis holds when this node is not in it yet.
    */
   async #check(): Promise<void> {
+    // Nodes that find a lost copy at once each begin an epoch: the older ones lose, and their
+    // nodes enter the newest one instead.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#checkOnce();
+      } catch (error) {
+        if (!(error instanceof EpochMoved) || attempt >= CHECK_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async #checkOnce(): Promise<void> {
     const ledger = this.#ledger;
     if (!ledger) return;
     // Redis first, then the ledger: an epoch Redis holds was moved in the ledger before it.
@@ -829,9 +853,9 @@ export class RedisLimiter implements Limiter {
     });
   }
 
-  #behind(): LimiterUnavailableError {
+  #behind(): EpochMoved {
     this.#checked = false;
-    return new LimiterUnavailableError("Redis moved to a newer epoch while this node entered one; retry");
+    return new EpochMoved("Redis moved to a newer epoch while this node entered one; retry");
   }
 
   /**
