@@ -38,13 +38,18 @@ export class PgLimiterLedger implements LimiterLedger {
   }
 
   async identity(): Promise<{ ledger: string; epoch: number }> {
-    // Made once per database: a random id, so a fresh or other database under a reused prefix differs.
-    const made = Math.floor(Math.random() * 2 ** 48) + 1;
-    await this.#db.insert(storeMeta).values({ name: LEDGER_ID, value: made }).onConflictDoNothing();
-    const rows = await this.#db
-      .select({ name: storeMeta.name, value: storeMeta.value })
-      .from(storeMeta)
-      .where(sql`${storeMeta.name} in (${LEDGER_ID}, ${EPOCH})`);
+    const read = () =>
+      this.#db
+        .select({ name: storeMeta.name, value: storeMeta.value })
+        .from(storeMeta)
+        .where(sql`${storeMeta.name} in (${LEDGER_ID}, ${EPOCH})`);
+    let rows = await read();
+    if (!rows.some((row) => row.name === LEDGER_ID)) {
+      // Made once per database: a random id, so a fresh or other database under a reused prefix differs.
+      const made = Math.floor(Math.random() * 2 ** 48) + 1;
+      await this.#db.insert(storeMeta).values({ name: LEDGER_ID, value: made }).onConflictDoNothing();
+      rows = await read();
+    }
     const value = (name: string) => rows.find((row) => row.name === name)?.value ?? 0;
     return { ledger: String(value(LEDGER_ID)), epoch: value(EPOCH) };
   }
