@@ -100,7 +100,8 @@ async function burst(c: Cluster, secret: string, count: number): Promise<string[
 
 /**
  * The money properties once every answered request settled: ledger >= 0, Σ stored cost = start −
- * end, one record per 200, and every node's Redis figures equal the ledger's.
+ * end, one record per 200, and every node's Redis figures (balance, reserved, the key's spending
+ * today) equal the ledger's.
  */
 async function assertExact(
   c: Cluster,
@@ -117,7 +118,8 @@ async function assertExact(
   for (const node of c.running()) {
     const figures = await waitFor("Redis equal to the ledger", async () => {
       const seen = await view(node, key.secret);
-      return seen.balance_nanos === end && seen.reserved_nanos === 0 ? seen : undefined;
+      const exact = seen.balance_nanos === end && seen.reserved_nanos === 0;
+      return exact && seen.spent_today_nanos === start - end ? seen : undefined;
     });
     expect(figures.balance_nanos).toBe(end);
   }
