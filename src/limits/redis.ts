@@ -69,6 +69,8 @@ const LEDGER_WAIT_MS = 2_000;
 /** How long an epoch check waits for the ledger's identity before it uses the one read last. */
 const IDENTITY_WAIT_MS = 300;
 
+/** Seed scripts one rebuild or reconciliation has in flight at a time. */
+const SEEDS_IN_FLIGHT = 256;
 /** How often an epoch check starts over when another node began a newer epoch meanwhile. */
 const CHECK_ATTEMPTS = 3;
 
@@ -541,8 +543,11 @@ export class RedisLimiter implements Limiter {
       list.push(key);
       spentOf.set(key.accountId, list);
     }
-    const outcomes = await Promise.all(
-      [...figures.balances].map(async ([accountId, balance]) => {
+    const outcomes: { accountId: number; outcome: ReturnType<typeof seedOutcome> }[] = [];
+    const accounts = [...figures.balances];
+    // A bounded number of scripts in flight: Redis serves other nodes' admissions in between.
+    for (let i = 0; i < accounts.length; i += SEEDS_IN_FLIGHT) {
+      const chunk = accounts.slice(i, i + SEEDS_IN_FLIGHT).map(async ([accountId, balance]) => {
         const keys = this.#keys.account(accountId);
         const reply = await this.#run(
           SCRIPTS.seed,
@@ -550,8 +555,9 @@ export class RedisLimiter implements Limiter {
           seedArgs(epoch, figures, balance, day, spentOf.get(accountId) ?? []),
         );
         return { accountId, outcome: seedOutcome(reply) };
-      }),
-    );
+      });
+      outcomes.push(...(await Promise.all(chunk)));
+    }
     if (outcomes.some((o) => o.outcome === "behind")) {
       this.#checked = false;
       if (again) return this.#rebaseOnce(false);
