@@ -138,7 +138,7 @@ async function benchWriter() {
     createdAt: Date.now(),
   });
   const started = performance.now();
-  const writes: Promise<void>[] = [];
+  const writes: Promise<unknown>[] = [];
   for (let i = 0; i < REQUESTS; i++) writes.push(writer.write(record(i)));
   await Promise.all(writes);
   const elapsed = performance.now() - started;

@@ -1,5 +1,5 @@
 // One node in cluster mode against one node on SQLite, side by side:
-//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--bin PATH]
+//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--bin PATH] [--before PATH]
 // Starts the bench upstream (pinned to the load core), a private redis-server on a free port, a
 // fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting loopback
 // proxy, and per round, in alternating order, two modelgate nodes with the same channel, key and
@@ -8,8 +8,10 @@
 // connection), closed-loop req/s with --c connections, the node's CPU µs per request in that
 // loop, and for pg-redis the round trips per request to Redis (EVALSHA/EVAL calls, INFO
 // commandstats) and to PostgreSQL (Sync and simple-Query messages the proxy forwarded), plus
-// redis-server CPU µs per request. Prints medians of the rounds as JSON. The machine is shared
-// and noisy: read the spread of the rounds, not one figure.
+// redis-server CPU µs per request. With --before (another build of modelgate, e.g. the previous
+// release) a third node, `pg-redis-before`, runs that build in cluster mode in the same rounds, so
+// a change's cost is read side by side. Prints medians of the rounds as JSON. The machine is
+// shared and noisy: read the spread of the rounds, not one figure.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     c: { type: "string", default: "32" },
     bin: { type: "string" },
+    before: { type: "string" },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -46,7 +49,7 @@ const C = Number(values.c);
 const PG = process.env.MODELGATE_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432";
 const ROOT = join(import.meta.dir, "..");
 
-type NodeName = "sqlite" | "pg-redis";
+type NodeName = "sqlite" | "pg-redis" | "pg-redis-before";
 
 interface Sample {
   addedP50Us: number;
@@ -234,29 +237,35 @@ try {
   const bodyFile = writeBodyFile(dir);
   const direct = { url: `http://127.0.0.1:${upstreamPort}${CHAT_PATH}`, headers: {}, bodyFile };
 
-  const samples: Record<NodeName, Sample[]> = { sqlite: [], "pg-redis": [] };
+  const samples: Record<NodeName, Sample[]> = { sqlite: [], "pg-redis": [], "pg-redis-before": [] };
+  const names: NodeName[] = values.before
+    ? ["sqlite", "pg-redis", "pg-redis-before"]
+    : ["sqlite", "pg-redis"];
   const loads: string[] = [loadAverage()];
   for (let round = 0; round < ROUNDS; round++) {
-    const order: NodeName[] = round % 2 === 0 ? ["sqlite", "pg-redis"] : ["pg-redis", "sqlite"];
+    // Each round starts with another node (rotated), so no node always runs first.
+    const order = names.map((_, i) => names[(i + round) % names.length] as NodeName);
     for (const name of order) {
       const label = `${name}-${round}`;
+      const clustered = name !== "sqlite";
       // A fresh database per PostgreSQL node, as the SQLite node gets a fresh file.
-      const db = `${dbPrefix}_${round}`;
-      if (name === "pg-redis") {
+      const db = `${dbPrefix}_${round}_${name.replaceAll("-", "_")}`;
+      if (clustered) {
         await admin.unsafe(`CREATE DATABASE ${db}`);
         made.push(db);
       }
+      const binary = name === "pg-redis-before" && values.before ? values.before : modelgateBin;
       const server: ModelgateServer = await startModelgateServer(
-        ctx,
-        name === "sqlite"
-          ? { label, workers: 1, core: TARGET_CORE }
-          : {
+        { ...ctx, modelgateBin: binary },
+        clustered
+          ? {
               label,
               workers: 1,
               core: TARGET_CORE,
               store: counter.url(`${PG}/${db}`),
-              serveArgs: ["--redis-url", redisUrl, "--redis-prefix", `bench${round}`],
-            },
+              serveArgs: ["--redis-url", redisUrl, "--redis-prefix", `bench${round}${name}`],
+            }
+          : { label, workers: 1, core: TARGET_CORE },
       );
       owned.push(server.proc);
       const request = { url: server.base + CHAT_PATH, headers: server.headers, bodyFile };
@@ -276,7 +285,7 @@ try {
         rps: loop.rps,
         cpuUsPerRequest: (cpu * 1e6) / loop.requests,
       };
-      if (name === "pg-redis") {
+      if (clustered) {
         sample.redisTripsPerRequest = (redisAfter.trips - redisBefore.trips) / loop.requests;
         sample.redisCpuUsPerRequest = ((redisAfter.cpu - redisBefore.cpu) * 1e6) / loop.requests;
         sample.pgTripsPerRequest = (counter.trips - tripsBefore) / loop.requests;
@@ -311,6 +320,7 @@ try {
         load_average: loads,
         sqlite: figures("sqlite"),
         "pg-redis": figures("pg-redis"),
+        ...(values.before ? { "pg-redis-before": figures("pg-redis-before") } : {}),
       },
       null,
       2,

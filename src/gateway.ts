@@ -10,6 +10,7 @@ import { type Billing, startBilling } from "./billing/start.ts";
 import { openResponseCache, type ResponseCache } from "./cache/cache.ts";
 import { AliasTable } from "./catalog/aliases.ts";
 import type { Config } from "./config/schema.ts";
+import { NO_LIMITER_HEALTH } from "./limits/limiter.ts";
 import { TrafficMetrics } from "./metrics/traffic.ts";
 import type { Notifier } from "./notify/notifier.ts";
 import type { Store } from "./store/store.ts";
@@ -69,6 +70,7 @@ export async function startGateway(
   const traffic = new TrafficMetrics(config.metrics.max_key_labels, {
     circuits: () => channels.all().map((c) => ({ channel: c.name, state: c.circuit.snapshot().state })),
     journalBacklog: () => meter.backlog?.() ?? 0,
+    limiter: () => meter.limiterHealth?.() ?? NO_LIMITER_HEALTH,
   });
   billing.feed.subscribe((event) => traffic.settled(event));
   return {

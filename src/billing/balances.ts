@@ -4,7 +4,8 @@
 // between writer batches and subtracts the debits still queued, so nothing settled is forgotten.
 // On a shared limiter (Redis) that already holds an account, a reload applies only the change of
 // the account's credit total: overwriting the balance would drop what other nodes released and
-// have not stored yet.
+// have not stored yet. A limiter that rebuilds itself from the store (Redis on PostgreSQL) is
+// asked to do so instead (rebase): it seeds every account, today's spending included, exactly.
 
 import { nanos } from "../base/money.ts";
 import type { Limiter } from "../limits/limiter.ts";
@@ -23,18 +24,29 @@ export class BalanceSync {
   /** A poll asked for while one was running (a notification): run once more after it. */
   #again = false;
   #unwatch: (() => Promise<void>) | undefined;
+  readonly #rebuilds: boolean;
 
-  constructor(store: Store, limiter: Limiter, writer: GroupCommitWriter<UsageRecord>) {
+  constructor(store: Store, limiter: Limiter, writer: GroupCommitWriter<UsageRecord>, rebuilds = false) {
     this.#store = store;
     this.#limiter = limiter;
     this.#writer = writer;
+    this.#rebuilds = rebuilds;
   }
 
   /** Loads balances and what each key spent since `dayStart`, then polls every `pollMs`. */
   async start(dayStart: number, now: number, pollMs: number): Promise<void> {
     this.#revision = await this.#store.revision();
-    await this.reload();
-    await this.seedSpent(dayStart, now);
+    if (this.#rebuilds) {
+      // Another node may be rebuilding Redis now: the first admission seeds then, not this start.
+      await this.reload().catch((error: unknown) => {
+        log("warn", "the shared limiter is not seeded yet; the first request will seed it", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+      });
+    } else {
+      await this.reload();
+      await this.seedSpent(dayStart, now);
+    }
     if (pollMs > 0) {
       this.#timer = setInterval(() => void this.poll(), pollMs);
       this.#timer.unref();
@@ -52,6 +64,7 @@ export class BalanceSync {
 
   /** Sets each key's spending since `dayStart` (at start, and when a shared limiter lost its data). */
   async seedSpent(dayStart: number, now: number): Promise<void> {
+    if (this.#rebuilds) return;
     const owners = new Map<string, number>(
       (await this.#store.listKeys()).map((key) => [key.id, key.accountId]),
     );
@@ -98,6 +111,7 @@ export class BalanceSync {
    * applies only the credits: see Limiter.setBalance).
    */
   reload(): Promise<void> {
+    if (this.#rebuilds) return this.#limiter.rebase?.() ?? Promise.resolve();
     return this.#writer.exclusive(async () => {
       const figures = await this.#store.usage.seedFigures();
       const pending = new Map<number, number>();

@@ -13,7 +13,13 @@
 import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
-import { type Limiter, LimiterUnavailableError, type Ticket } from "../limits/limiter.ts";
+import {
+  type Limiter,
+  type LimiterHealth,
+  LimiterUnavailableError,
+  NO_LIMITER_HEALTH,
+  type Ticket,
+} from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
@@ -37,7 +43,10 @@ export interface LedgerMeterOptions {
   billing: BillingConfig;
   /** Defaults to an in-memory limiter with the configured billing day. */
   limiter?: Limiter;
-  /** The clock for windows, days and record times (ms since the epoch). */
+  /**
+   * The clock for windows, days and record times (ms since the epoch); default the shared
+   * limiter's (Redis's), so a node's own clock decides no day, else this process's.
+   */
   now?: () => number;
   /** How often the store revision is polled for credits; 0 disables polling. */
   pollMs?: number;
@@ -73,6 +82,8 @@ export class LedgerMeter implements Meter {
   readonly #pollMs: number;
   readonly #journal: Journal<UsageRecord> | undefined;
   readonly #thread: StoreThread | undefined;
+  /** The limiter rebuilds itself from the store (a Redis limiter on PostgreSQL): releases carry journal numbers. */
+  readonly #rebuilds: boolean;
 
   constructor(options: LedgerMeterOptions) {
     this.#store = options.store;
@@ -81,7 +92,10 @@ export class LedgerMeter implements Meter {
     this.#day = new BillingDay(options.billing.day_utc_offset_minutes);
     this.#limiter =
       options.limiter ?? new MemoryLimiter({ dayOffsetMinutes: options.billing.day_utc_offset_minutes });
-    this.#now = options.now ?? Date.now;
+    const ledger = options.store.limiterLedger?.();
+    this.#rebuilds = ledger !== undefined && this.#limiter.attach?.(ledger) === true;
+    const limiter = this.#limiter;
+    this.#now = options.now ?? (limiter.now ? () => limiter.now?.() ?? Date.now() : Date.now);
     this.#pricer = new Pricer(buildPriceTable(options.billing));
     this.#journal = options.journalPath ? openJournal(options.journalPath) : undefined;
     const thread = options.thread;
@@ -102,8 +116,9 @@ export class LedgerMeter implements Meter {
       windowMs: options.billing.commit_window_ms,
       log: this.#journal,
       storeBatch: STORE_BATCH,
+      onStored: (upTo) => limiter.stored?.(upTo),
     });
-    this.#sync = new BalanceSync(this.#store, this.#limiter, this.#writer);
+    this.#sync = new BalanceSync(this.#store, this.#limiter, this.#writer, this.#rebuilds);
     this.#pollMs = options.pollMs ?? 250;
   }
 
@@ -121,6 +136,10 @@ export class LedgerMeter implements Meter {
     await this.#thread?.close();
     this.#journal?.close();
     await this.#limiter.close?.();
+  }
+
+  limiterHealth(): LimiterHealth {
+    return this.#limiter.health?.() ?? NO_LIMITER_HEALTH;
   }
 
   /** Settled records not yet committed to the store (the usage journal's lag). */
@@ -221,12 +240,23 @@ export class LedgerMeter implements Meter {
     }
     const now = this.#now();
     const record = toRecord(input, result, cost, latencyMs, now);
-    // Release and enqueue without an await between them: a balance reload sees either neither or
-    // both (the debit applied in memory and the record queued).
-    const released = this.#limiter.release(ticket, cost, now);
-    const durable = this.#writer.write(record);
-    await released;
-    await durable;
+    if (this.#rebuilds) {
+      // The release carries the record's journal number, so it follows the append: Redis then
+      // counts the debit once whether or not the ledger already holds the record (redis-scripts.ts).
+      let seq: number | undefined;
+      try {
+        seq = await this.#writer.write(record);
+      } finally {
+        await this.#limiter.release(ticket, cost, now, seq);
+      }
+    } else {
+      // Release and enqueue without an await between them: a balance reload sees either neither or
+      // both (the debit applied in memory and the record queued).
+      const released = this.#limiter.release(ticket, cost, now);
+      const durable = this.#writer.write(record);
+      await released;
+      await durable;
+    }
     // The event is built only for someone to read it (the admin feed is usually unwatched).
     if (this.#feed.subscribers === 0) return cost;
     this.#feed.publish({

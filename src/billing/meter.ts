@@ -2,6 +2,7 @@
 // settle exactly once on every path afterwards. LedgerMeter (ledger-meter.ts) implements it.
 import type { Principal } from "../auth/keys.ts";
 import type { ModelInfo } from "../catalog/models.ts";
+import type { LimiterHealth } from "../limits/limiter.ts";
 import type { PricedTool, UsageCounts, UsageSource } from "../store/usage.ts";
 import type { Nanos } from "../types.ts";
 
@@ -139,6 +140,8 @@ export interface Meter {
   close?(): Promise<void>;
   /** Usage records settled but not yet committed to the store (journal lag), when kept here. */
   backlog?(): number;
+  /** The shared limiter's epoch and reconciliation corrections, when it has one. */
+  limiterHealth?(): LimiterHealth;
 }
 
 export const NO_USAGE: UsageCounts = {

@@ -15,6 +15,8 @@ declare const self: Worker;
  * leaves the main thread retrying a batch the store has (test/unit/usage-batches.test.ts).
  */
 const TEST_EXIT_AFTER_COMMIT = process.env.MODELGATE_TEST_STORE_THREAD_EXIT_AFTER_COMMIT === "1";
+/** PostgreSQL connections of the store thread's own pool (docs/cluster.md, Connections). */
+const STORE_THREAD_POOL = 2;
 
 let store: Store | undefined;
 /** Requests run one after another: a close waits for the commit before it. */
@@ -36,7 +38,9 @@ self.addEventListener("message", (event: MessageEvent<ThreadRequest>) => {
 async function handle(request: ThreadRequest): Promise<void> {
   switch (request.kind) {
     case "open":
-      store = await openStore(request.url, request.journal);
+      // Batches are committed one at a time (writer.ts); the second connection reads a batch's
+      // settlement row back when a COMMIT's answer was lost.
+      store = await openStore(request.url, request.journal, STORE_THREAD_POOL);
       return;
     case "commit": {
       if (!store) throw new Error("the store thread has no store open");

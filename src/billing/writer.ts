@@ -59,11 +59,14 @@ export interface WriterOptions<T> {
   storeDelayMs?: number;
   /** Most logged items per commit to the store; this many waiting commit at once. */
   storeBatch?: number;
+  /** Called after each commit of logged items with the log sequence number of the last one. */
+  onStored?: (upTo: number) => void;
 }
 
 interface Pending<T> {
   item: T;
-  resolve: () => void;
+  /** With the item's log sequence number when a log made it durable. */
+  resolve: (seq: number | undefined) => void;
   reject: (error: unknown) => void;
 }
 
@@ -93,6 +96,7 @@ export class GroupCommitWriter<T> {
   readonly #log: DurableLog<T> | undefined;
   readonly #storeDelayMs: number;
   readonly #storeBatch: number;
+  readonly #onStored: ((upTo: number) => void) | undefined;
   #queue: Pending<T>[] = [];
   /** Logged (durable) items not yet in the store, oldest first. */
   #logged: Logged<T>[] = [];
@@ -123,12 +127,16 @@ export class GroupCommitWriter<T> {
     this.#log = options.log;
     this.#storeDelayMs = options.storeDelayMs ?? 20;
     this.#storeBatch = options.storeBatch ?? 256;
+    this.#onStored = options.onStored;
   }
 
-  /** Queues an item; resolves once the transaction holding it has committed. */
-  write(item: T): Promise<void> {
+  /**
+   * Queues an item; resolves once it is durable (appended to the log, or committed to the store
+   * without one), with its log sequence number when logged.
+   */
+  write(item: T): Promise<number | undefined> {
     if (this.#closed) return Promise.reject(new Error("the usage writer is closed"));
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number | undefined>((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
       this.#kick(this.#queue.length >= this.#maxBatch ? 0 : this.#windowMs);
     });
@@ -277,7 +285,8 @@ export class GroupCommitWriter<T> {
     }
     this.#logged.push({ items, upTo, text: this.#log.lastText });
     this.#loggedCount += items.length;
-    for (const p of batch) p.resolve();
+    // An append numbers its items consecutively, ending at upTo.
+    for (const [i, p] of batch.entries()) p.resolve(upTo - (batch.length - 1 - i));
     this.#scheduleStore();
     return true;
   }
@@ -349,6 +358,7 @@ export class GroupCommitWriter<T> {
       return false;
     }
     this.#storeFailures = 0;
+    this.#onStored?.(upTo);
     this.#logged.splice(0, whole);
     if (rest !== undefined) this.#logged[0] = rest;
     this.#loggedCount -= items.length;
@@ -375,7 +385,7 @@ export class GroupCommitWriter<T> {
       this.#attempts,
     );
     for (const p of batch) {
-      if (failed === undefined) p.resolve();
+      if (failed === undefined) p.resolve(undefined);
       else p.reject(failed.error);
     }
   }

@@ -37,7 +37,7 @@ function claimPort(listen: string): number {
 export async function runPrimary(config: Config): Promise<void> {
   const workers = config.server.workers;
   const port = claimPort(config.server.listen);
-  const store = await openStore(config.store.url, config.store.journal);
+  const store = await openStore(config.store.url, config.store.journal, config.store.pool_size);
   const bootstrapped = await bootstrapIfEnabled(config, store);
   const billing = await startBilling(config, store);
   billing.notifier.start(billing.feed);

@@ -34,8 +34,10 @@ const FLAGS = {
   listen: { type: "string" },
   db: { type: "string" },
   journal: { type: "string" },
+  "db-pool-size": { type: "string" },
   "redis-url": { type: "string" },
   "redis-prefix": { type: "string" },
+  "redis-timeout-ms": { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
   "trusted-proxy": { type: "string", multiple: true },
@@ -62,7 +64,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });
   if (config.server.workers > 1) return (await import("./cluster-primary.ts")).runPrimary(config);
 
-  const store = await openStore(config.store.url, config.store.journal);
+  const store = await openStore(config.store.url, config.store.journal, config.store.pool_size);
   await store.claimNode?.(config.redis.url !== undefined);
   const bootstrapped = await bootstrapIfEnabled(config, store);
   const gateway = await startGateway(config, store);

@@ -61,8 +61,11 @@ export const SETTINGS: readonly Setting[] = Object.entries(settingsTable).map(([
 
 /** Variables read by commands other than through SETTINGS; any other MODELGATE_* is a typo. */
 const OTHER_ENV = new Set(["MODELGATE_CONFIG", "MODELGATE_ADMIN_URL", "MODELGATE_ADMIN_TOKEN"]);
-/** Set by `serve --workers` on its own worker processes (src/cluster/); not for operators. */
-const INTERNAL_ENV = new Set(["MODELGATE_WORKER", "MODELGATE_WORKER_PORT"]);
+/**
+ * Set by `serve --workers` on its own worker processes (src/cluster/), or by tests (a node's clock
+ * shifted: src/limits/open.ts); not for operators.
+ */
+const INTERNAL_ENV = new Set(["MODELGATE_WORKER", "MODELGATE_WORKER_PORT", "MODELGATE_TEST_CLOCK_OFFSET_MS"]);
 
 export interface ConfigSources {
   /** Path of a TOML file, from `--config` or MODELGATE_CONFIG. */

@@ -69,6 +69,11 @@ const StoreSchema = v.strictObject({
   ),
   /** This node's usage journal; default beside the SQLite file, or modelgate-DB-usage.log for PostgreSQL. */
   journal: v.optional(v.pipe(v.string(), v.minLength(1, "expected a file path"))),
+  /**
+   * Most PostgreSQL connections of a serving node's pool (key loads, revision polls, seeds, the
+   * admin API); the node opens 3 more of its own (docs/cluster.md, Connections). Unused on SQLite.
+   */
+  pool_size: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(100)), 4),
 });
 
 /** The shared limiter of several nodes (docs/cluster.md); without a url the limiter is in memory. */
@@ -83,6 +88,11 @@ const RedisSchema = v.strictObject({
   ),
   /** How long a stopped node's slots and reservations stay held (renewed every third of it while alive). */
   lease_seconds: v.optional(v.pipe(v.number(), v.minValue(1), v.maxValue(600)), 15),
+  /**
+   * Deadline of one Redis call in ms, after which the request answers 503 limiter_unavailable. Time
+   * the node's own event loop was busy does not count (docs/cluster.md, Failure policy).
+   */
+  timeout_ms: v.optional(v.pipe(v.number(), v.integer(), v.minValue(10), v.maxValue(10_000)), 200),
 });
 
 const BootstrapSchema = v.strictObject({

@@ -85,8 +85,12 @@ export interface LimitSnapshot {
 export interface Limiter {
   /** Admits (counting the request, taking a slot, reserving) or refuses with nothing changed. */
   acquire(request: AcquireRequest): Promise<AcquireResult>;
-  /** Releases the slot and turns the reservation into `cost` (debited and counted as spent). */
-  release(ticket: Ticket, cost: Nanos, now: number): Promise<void>;
+  /**
+   * Releases the slot and turns the reservation into `cost` (debited and counted as spent). `seq`
+   * is the usage record's number in this node's journal, given to a limiter attached to a ledger:
+   * the debit then counts once whether the ledger already holds the record or not.
+   */
+  release(ticket: Ticket, cost: Nanos, now: number, seq?: number): Promise<void>;
   /** The RPM window without counting a request (for answers that are not admitted requests). */
   peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState>;
   snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
@@ -106,10 +110,66 @@ export interface Limiter {
    * shared limiter applies it once per billing day, never adding to what it counts.
    */
   setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void>;
+  /**
+   * Makes a shared limiter rebuild itself from the ledger (generations, seeds, reconciliation; see
+   * LimiterLedger). True when it did: balances and spending then come from rebase(), not from
+   * setBalance/setSpent, and releases need their journal sequence.
+   */
+  attach?(ledger: LimiterLedger): boolean;
+  /** An attached limiter's seed and reconciliation: every account rebuilt from the ledger now. */
+  rebase?(): Promise<void>;
+  /** The ledger now holds this node's journal records up to `seq` (an attached limiter forgets them). */
+  stored?(seq: number): void;
+  /** The shared clock (ms since the epoch) every node's days and records use, when there is one. */
+  now?(): number;
+  /** A shared limiter's epoch and what its reconciliations corrected (for metrics). */
+  health?(): LimiterHealth;
   /** Checks a shared limiter can be reached now (for /readyz); throws LimiterUnavailableError if not. */
   ping?(): Promise<void>;
   /** Stops background work (a shared limiter's lease heartbeat) and closes connections. */
   close?(): Promise<void>;
+}
+
+/** A shared limiter's state for metrics: its epoch and what reconciling it with the ledger corrected. */
+export interface LimiterHealth {
+  epoch: number;
+  correctedAccounts: number;
+  /** Sum of the absolute balance corrections, nanodollars. */
+  correctedNanos: number;
+}
+
+export const NO_LIMITER_HEALTH: LimiterHealth = { epoch: 0, correctedAccounts: 0, correctedNanos: 0 };
+
+/** The ledger's figures a shared limiter is rebuilt from, read in one snapshot. */
+export interface LedgerFigures {
+  /** The store revision they belong to. */
+  revision: number;
+  /** Each account's balance, by account id. */
+  balances: Map<number, Nanos>;
+  /** How far the ledger holds each node's usage journal (its stored sequence), by journal name. */
+  journals: Map<string, number>;
+  /** Each key's settled cost since the day start asked for, with its account. */
+  spent: { keyId: string; accountId: number; spent: Nanos }[];
+}
+
+/**
+ * What a shared limiter needs of the ledger (the store) to tell its copy is current and rebuild it:
+ * the ledger's identity and epoch, the nodes alive, and the figures. The store implements it
+ * (PostgreSQL: src/store/pg-limiter-ledger.ts).
+ */
+export interface LimiterLedger {
+  /** This node's usage journal, as `journals` names it. */
+  readonly journal: string;
+  /** The ledger's id (made once per database) and the limiter epoch it records. */
+  identity(): Promise<{ ledger: string; epoch: number }>;
+  /** Moves the ledger's epoch past both its own and `seen`; tells every node (a revision change). */
+  nextEpoch(seen: number): Promise<number>;
+  /** Records `node` alive now; returns the nodes seen alive within `withinMs` (this one included). */
+  beat(node: string, withinMs: number): Promise<string[]>;
+  /** Removes `node` from the nodes alive (at a clean stop). */
+  leave(node: string): Promise<void>;
+  /** Balances, journal positions and each key's spending since `dayStart`, in one snapshot. */
+  figures(dayStart: number): Promise<LedgerFigures>;
 }
 
 /** What both engines are configured with. */

@@ -9,16 +9,18 @@ import { RedisLimiter } from "./redis.ts";
 
 /** The Redis limiter of `config.redis`, connected; undefined without a Redis URL. */
 export async function openLimiter(config: Config): Promise<Limiter | undefined> {
-  const { url, prefix, lease_seconds } = config.redis;
+  const { url, prefix, lease_seconds, timeout_ms } = config.redis;
   if (url === undefined) return undefined;
   try {
     const limiter = await RedisLimiter.connect({
       url,
       prefix,
       leaseMs: lease_seconds * 1000,
+      timeoutMs: timeout_ms,
       dayOffsetMinutes: config.billing.day_utc_offset_minutes,
+      localClock: skewedClock(),
     });
-    log("info", "limiter on redis", { prefix, lease_seconds });
+    log("info", "limiter on redis", { prefix, lease_seconds, timeout_ms });
     return limiter;
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
@@ -26,4 +28,13 @@ export async function openLimiter(config: Config): Promise<Limiter | undefined> 
       `redis.url: cannot reach the shared limiter (${reason}); start Redis or fix --redis-url / MODELGATE_REDIS_URL`,
     );
   }
+}
+
+/**
+ * This node's clock, shifted by MODELGATE_TEST_CLOCK_OFFSET_MS when a test sets it (a node whose
+ * clock runs ahead or behind): the shared limiter's clock must make the shift change nothing.
+ */
+function skewedClock(): () => number {
+  const offset = Number(process.env.MODELGATE_TEST_CLOCK_OFFSET_MS ?? 0);
+  return Number.isFinite(offset) && offset !== 0 ? () => Date.now() + offset : Date.now;
 }

@@ -9,8 +9,10 @@ export interface AccountKeys {
   tickets: string;
   /** Sorted set: ticket leases by expiry. */
   leases: string;
-  /** Sorted set: released ticket ids by release time. */
+  /** Sorted set: cancelled ticket ids by time. */
   done: string;
+  /** Hash: debits released since the last seed that the ledger may not hold yet. */
+  unstored: string;
 }
 
 export class RedisKeys {
@@ -27,12 +29,28 @@ export class RedisKeys {
 
   account(accountId: number): AccountKeys {
     const base = `${this.prefix}:{acct:${accountId}}`;
-    return { account: `${base}:a`, tickets: `${base}:t`, leases: `${base}:l`, done: `${base}:d` };
+    return {
+      account: `${base}:a`,
+      tickets: `${base}:t`,
+      leases: `${base}:l`,
+      done: `${base}:d`,
+      unstored: `${base}:u`,
+    };
   }
 
   /** Sorted set: the key's admissions in the RPM window (in its account's slot). */
   window(accountId: number, keyId: string): string {
     return `${this.prefix}:{acct:${accountId}}:w:${keyId}`;
+  }
+
+  /** Hash: the generation (epoch) Redis's copy belongs to and the nodes that acknowledged it. */
+  get epoch(): string {
+    return `${this.prefix}:epoch`;
+  }
+
+  /** String: held by the node reconciling the accounts now (one at a time per period). */
+  get reconciling(): string {
+    return `${this.prefix}:reconciling`;
   }
 
   /** The SCAN pattern matching every key under the prefix. */

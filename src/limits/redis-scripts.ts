@@ -3,14 +3,29 @@
 // Every script reads the clock with TIME; the window and the billing day use the caller's `now`
 // instead only when one is passed (the contract tests' clock). Lease expiry always uses Redis time.
 //
+// Generations. Redis holds a copy the ledger (the store) can rebuild, and a copy is trusted only
+// in the generation (epoch) it was built in: the epoch is kept by the store and by Redis (G), a
+// node passes the epoch it has checked with every account step, and each account carries the
+// epoch it was built in (A.ep). An account of an older epoch, or one Redis lost, is unseeded: it
+// admits nothing until a seed rebuilds it from the ledger; a node whose epoch is older than the
+// account's is told so (-1 / refusal 7) and checks again. A limiter without a ledger runs in epoch
+// 0, which an account without `ep` is in (the step-by-step seeding of setBalance/setSpent).
+//
 // Keys of one account (all in the `{acct:N}` hash slot, redis-keys.ts):
-//   A  hash  bal, res, rev; per key k:<keyId>:n (in flight), :res (reserved), :day, :spent, :seed
+//   A  hash  ep, bal, res, rev, j:<journal> (the ledger's stored sequence of each node journal at the
+//            last seed); per key k:<keyId>:n (in flight), :res (reserved), :day, :spent, :seed
 //   T  hash  ticket id -> "<reserved>|<keyId>" for every admission not yet released or expired
 //   L  zset  ticket id scored by its lease expiry (Redis ms); renewed by the holder's heartbeat
-//   D  zset  released (or cancelled) ticket ids scored by that time, kept `doneMs` so a replay
-//            changes nothing
+//   D  zset  cancelled ticket ids (and released ones without a journal sequence) scored by that
+//            time, kept `doneMs` so a replay changes nothing
+//   U  hash  "<journal>|<seq>" -> "<cost>|<keyId>|<day>": debits released since the last seed whose
+//            records the ledger did not hold at it; a seed keeps those it still lacks, so a release
+//            is counted once whether it reaches Redis before or after the ledger has its record
 //   W  zset  one key's admissions in the RPM window (member ticket id, score admission ms); written
 //            only for keys with an RPM limit, so it never holds more than the limit
+// And one per prefix:
+//   G  hash  epoch, run (Redis's run_id when the epoch began), ledger (the store's id), since
+//            (Redis ms), ack:<node> (the epoch the node has re-registered its tickets in)
 import type { RedisClient } from "bun";
 
 /** Shared Lua helpers, prepended to every script. */
@@ -25,6 +40,19 @@ local function pick(given, fallback)
   return tonumber(given)
 end
 local function dayOf(now, offsetMs) return math.floor((now + offsetMs) / 86400000) end
+-- The account's generation against the caller's: 0 the same, 1 the account's state is older (or
+-- lost) and not to be trusted, -1 the caller is behind (it must check the epoch again).
+local function generation(A, epoch)
+  local ep = tonumber(redis.call('HGET', A, 'ep') or '0')
+  if ep == epoch then return 0 end
+  if ep < epoch then return 1 end
+  return -1
+end
+-- Starts the account over in the caller's generation: nothing of an older one is kept.
+local function enter(A, T, L, U, D, epoch)
+  redis.call('DEL', A, T, L, U, D)
+  redis.call('HSET', A, 'ep', epoch)
+end
 -- Frees the slot and the reservation of a ticket if it still holds them, and drops its lease.
 local function unhold(A, T, L, id)
   local rec = redis.call('HGET', T, id)
@@ -52,94 +80,124 @@ local function spentToday(v, day)
   if tonumber(v) == day then return 1 end
   return 0
 end
+-- Debits a settled cost: the balance, and the key's spending in its billing day.
+local function debit(A, key, cost, day)
+  redis.call('HINCRBY', A, 'bal', int(-tonumber(cost)))
+  local kf = 'k:' .. key .. ':'
+  if spentToday(redis.call('HGET', A, kf .. 'day'), day) == 1 then
+    redis.call('HINCRBY', A, kf .. 'spent', cost)
+  else
+    redis.call('HSET', A, kf .. 'day', int(day), kf .. 'spent', cost)
+  end
+end
 `;
 
 /**
- * KEYS A T L W D; ARGV ticketId keyId rpm concurrency cap reserve now windowMs leaseMs dayOffsetMs
- * (-1 = no limit, '' now = Redis time). Returns {admitted, refusal, count, resetMs, balance,
- * accountReserved, keyReserved, spent, now, loaded}; refusal 1 rpm, 2 concurrency, 3 balance, 4 cap,
- * 5 the ticket id was already cancelled (its caller gave up; see CANCEL), with nothing changed.
+ * KEYS A T L W D; ARGV epoch ticketId keyId rpm concurrency cap reserve now windowMs leaseMs
+ * dayOffsetMs (-1 = no limit, '' now = Redis time). Returns {admitted, refusal, count, resetMs,
+ * balance, accountReserved, keyReserved, spent, now, redisMs}, with nothing changed on a refusal:
+ * 1 rpm, 2 concurrency, 3 balance, 4 cap (checked in that order; a further limit is one more
+ * check before the first write), 5 the ticket id was already cancelled (its caller gave up; see
+ * CANCEL), 6 the account is not seeded in this epoch (rebuild it from the ledger, then retry),
+ * 7 the caller's epoch is older than the account's (check the epoch again).
  */
 const ACQUIRE = `
 local A, T, L, W, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id, key = ARGV[1], ARGV[2]
-local rpm, conc, cap, reserve = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local windowMs, leaseMs, offsetMs = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local epoch, id, key = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local rpm, conc, cap, reserve = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local windowMs, leaseMs, offsetMs = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
 local at = clock()
-if redis.call('ZSCORE', D, id) then return {0, 5, 0, 0, 0, 0, 0, 0, at, 0} end
-local now = pick(ARGV[7], at)
+local now = pick(ARGV[8], at)
+local g = generation(A, epoch)
+if g < 0 then return {0, 7, 0, 0, 0, 0, 0, 0, now, at} end
+if g > 0 or redis.call('HEXISTS', A, 'rev') == 0 then return {0, 6, 0, 0, 0, 0, 0, 0, now, at} end
+if redis.call('ZSCORE', D, id) then return {0, 5, 0, 0, 0, 0, 0, 0, now, at} end
 expire(A, T, L, at)
 redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
 local count = redis.call('ZCARD', W)
 local kf = 'k:' .. key .. ':'
-local v = redis.call('HMGET', A, 'bal', 'res', 'rev', kf .. 'n', kf .. 'res', kf .. 'day', kf .. 'spent')
-local bal, res, loaded = tonumber(v[1]) or 0, tonumber(v[2]) or 0, v[3] and 1 or 0
-if loaded == 0 then bal = 0 end
-local n, kres = tonumber(v[4]) or 0, tonumber(v[5]) or 0
+local v = redis.call('HMGET', A, 'bal', 'res', kf .. 'n', kf .. 'res', kf .. 'day', kf .. 'spent')
+local bal, res = tonumber(v[1]) or 0, tonumber(v[2]) or 0
+local n, kres = tonumber(v[3]) or 0, tonumber(v[4]) or 0
 local spent = 0
-if spentToday(v[6], dayOf(now, offsetMs)) == 1 then spent = tonumber(v[7]) or 0 end
+if spentToday(v[5], dayOf(now, offsetMs)) == 1 then spent = tonumber(v[6]) or 0 end
 local refusal = 0
 if rpm >= 0 and count >= rpm then refusal = 1
 elseif conc >= 0 and n >= conc then refusal = 2
 elseif res + reserve > bal then refusal = 3
 elseif cap >= 0 and spent + kres + reserve > cap then refusal = 4 end
 if refusal ~= 0 then
-  return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, loaded}
+  return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, at}
 end
 if rpm >= 0 then
   redis.call('ZADD', W, now, id)
   redis.call('PEXPIRE', W, windowMs)
 end
-redis.call('HINCRBY', A, 'res', ARGV[6])
-redis.call('HINCRBY', A, kf .. 'res', ARGV[6])
+redis.call('HINCRBY', A, 'res', ARGV[7])
+redis.call('HINCRBY', A, kf .. 'res', ARGV[7])
 redis.call('HINCRBY', A, kf .. 'n', 1)
-redis.call('HSET', T, id, ARGV[6] .. '|' .. key)
+redis.call('HSET', T, id, ARGV[7] .. '|' .. key)
 redis.call('ZADD', L, at + leaseMs, id)
-return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, kres + reserve, spent, now, loaded}
+return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, kres + reserve, spent, now, at}
 `;
 
 /**
- * KEYS A T L D; ARGV ticketId keyId cost now dayOffsetMs doneMs. Frees the ticket's slot and
- * reservation if it still holds them, debits the cost and counts it as spent in the day of `now` —
- * once per ticket id: a replay finds the id in D and changes nothing (returns 0). A ticket whose
- * lease expired is still debited (its reservation was already freed).
+ * KEYS A T L D U; ARGV epoch ticketId keyId cost now dayOffsetMs doneMs journal seq. Frees the
+ * ticket's slot and reservation if it still holds them, and debits the cost (counted as spent in
+ * the day of `now`) once:
+ * - with the record's journal sequence (the normal path): once per journal|seq (U); not at all
+ *   when the ledger held the record at the last seed (seq <= A's j:<journal>: the seed's balance
+ *   has it); on an account not seeded yet it is only kept in U, and the seed applies it;
+ * - without one: once per ticket id (D).
+ * A ticket whose lease expired is still debited (its reservation was already freed). An account of
+ * an older epoch is started over in the caller's (the ledger rebuilds it). Returns 1 if debited
+ * or kept for the seed, 0 if already counted, -1 if the caller's epoch is older than the account's.
  */
 const RELEASE = `
-local A, T, L, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local id, key, cost = ARGV[1], ARGV[2], ARGV[3]
+local A, T, L, D, U = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local epoch, id, key, cost = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
+local journal, seq = ARGV[8], ARGV[9]
+local g = generation(A, epoch)
+if g < 0 then return -1 end
+if g > 0 then enter(A, T, L, U, D, epoch) end
 local at = clock()
-local now = pick(ARGV[4], at)
-if redis.call('ZSCORE', D, id) then return 0 end
-unhold(A, T, L, id)
-redis.call('HINCRBY', A, 'bal', int(-tonumber(cost)))
-local kf = 'k:' .. key .. ':'
-local day = dayOf(now, tonumber(ARGV[5]))
-if spentToday(redis.call('HGET', A, kf .. 'day'), day) == 1 then
-  redis.call('HINCRBY', A, kf .. 'spent', cost)
-else
-  redis.call('HSET', A, kf .. 'day', int(day), kf .. 'spent', cost)
+local day = dayOf(pick(ARGV[5], at), tonumber(ARGV[6]))
+if seq == '' then
+  if redis.call('ZSCORE', D, id) then return 0 end
+  unhold(A, T, L, id)
+  debit(A, key, cost, day)
+  redis.call('ZADD', D, at, id)
+  redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[7]))
+  return 1
 end
-redis.call('ZADD', D, at, id)
-redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[6]))
+unhold(A, T, L, id)
+local field = journal .. '|' .. seq
+if redis.call('HEXISTS', U, field) == 1 then return 0 end
+local seeded = redis.call('HEXISTS', A, 'rev') == 1
+if seeded and tonumber(seq) <= tonumber(redis.call('HGET', A, 'j:' .. journal) or '0') then return 0 end
+redis.call('HSET', U, field, cost .. '|' .. key .. '|' .. int(day))
+if seeded then debit(A, key, cost, day) end
 return 1
 `;
 
 /**
- * KEYS A T L D W; ARGV ticketId doneMs. Undoes an admission whose caller gave up waiting for the
- * answer (the acquire timed out on the node's side): frees its slot and reservation and takes it
- * out of the RPM window, if the acquire ran; either way the id is marked done, so an acquire that
- * runs after this (reordered behind a script reload) refuses (5) and a release changes nothing.
- * Returns 1, or 0 when the id was already done.
+ * KEYS A T L D W; ARGV epoch ticketId doneMs. Undoes an admission whose caller gave up waiting for
+ * the answer (the acquire timed out on the node's side): frees its slot and reservation and takes
+ * it out of the RPM window, if the acquire ran; either way the id is marked done, so an acquire that
+ * runs after this (reordered behind a script reload) refuses (5) and a release changes nothing. In
+ * another epoch the acquire admitted nothing that is still counted. Returns 1, or 0 when the id was
+ * already done or the epochs differ.
  */
 const CANCEL = `
 local A, T, L, D, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id = ARGV[1]
+local id = ARGV[2]
+if generation(A, tonumber(ARGV[1])) ~= 0 then return 0 end
 local at = clock()
 if redis.call('ZSCORE', D, id) then return 0 end
 unhold(A, T, L, id)
 redis.call('ZREM', W, id)
 redis.call('ZADD', D, at, id)
-redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[2]))
+redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[3]))
 return 1
 `;
 
@@ -152,25 +210,31 @@ redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
 return {redis.call('ZCARD', W), oldestLeavesIn(W, windowMs, now)}
 `;
 
-/** KEYS A T L; ARGV keyId now dayOffsetMs. Returns {balance, reserved, keyReserved, inFlight, spent, now}. */
+/**
+ * KEYS A T L; ARGV epoch keyId now dayOffsetMs. Returns {balance, reserved, keyReserved, inFlight,
+ * spent, now, loaded}; loaded 0 (and balance 0) when the account is not seeded in this epoch (all 0
+ * when it is of another epoch).
+ */
 const SNAPSHOT = `
 local A, T, L = KEYS[1], KEYS[2], KEYS[3]
 local at = clock()
-local now = pick(ARGV[2], at)
+local now = pick(ARGV[3], at)
+if generation(A, tonumber(ARGV[1])) ~= 0 then return {0, 0, 0, 0, 0, now, 0} end
 expire(A, T, L, at)
-local kf = 'k:' .. ARGV[1] .. ':'
+local kf = 'k:' .. ARGV[2] .. ':'
 local v = redis.call('HMGET', A, 'bal', 'res', kf .. 'res', kf .. 'n', kf .. 'day', kf .. 'spent', 'rev')
 local spent = 0
-if spentToday(v[5], dayOf(now, tonumber(ARGV[3]))) == 1 then spent = tonumber(v[6]) or 0 end
-local bal = tonumber(v[1]) or 0
-if not v[7] then bal = 0 end
-return {bal, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0, spent, now}
+if spentToday(v[5], dayOf(now, tonumber(ARGV[4]))) == 1 then spent = tonumber(v[6]) or 0 end
+local loaded, bal = 1, tonumber(v[1]) or 0
+if not v[7] then loaded, bal = 0, 0 end
+return {bal, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0, spent, now, loaded}
 `;
 
 /**
- * KEYS A; ARGV balance revision credited. Only when none was seeded or the seeded revision is older
- * (nodes seeding the same revision at once leave one value). With `credited` (the store's total of
- * the account's credits) on a balance seeded with one too, the balance moves by the change of that
+ * KEYS A; ARGV balance revision credited. Epoch 0 only (a limiter seeded step by step, without a
+ * ledger to rebuild from). Only when none was seeded or the seeded revision is older (nodes
+ * seeding the same revision at once leave one value). With `credited` (the store's total of the
+ * account's credits) on a balance seeded with one too, the balance moves by the change of that
  * total: releases other nodes applied and have not stored yet are kept. Otherwise (the first seed,
  * or no total given) the balance is set. Never adds a balance to a balance. Returns 1 if set, 2 if
  * credited, 0 if older.
@@ -189,9 +253,10 @@ return 1
 `;
 
 /**
- * KEYS A; ARGV keyId spent now dayOffsetMs. Sets a key's spending for the billing day of `now` once
- * per day (the :seed field); releases counted before the seed are replaced by the store's figure,
- * which includes them (the store records a settlement before Redis releases it). Returns 1 if set.
+ * KEYS A; ARGV keyId spent now dayOffsetMs. Epoch 0 only (see SET_BALANCE). Sets a key's spending
+ * for the billing day of `now` once per day (the :seed field); releases counted before the seed
+ * are replaced by the store's figure, which includes them (the store records a settlement before
+ * Redis releases it). Returns 1 if set.
  */
 const SET_SPENT = `
 local kf = 'k:' .. ARGV[1] .. ':'
@@ -201,20 +266,185 @@ redis.call('HSET', KEYS[1], kf .. 'day', day, kf .. 'spent', ARGV[2], kf .. 'see
 return 1
 `;
 
-/** KEYS A T L; ARGV leaseMs ticketId... Extends the leases of the tickets still held. Returns how many. */
+/**
+ * KEYS A T L; ARGV epoch leaseMs ticketId... Extends the leases of the tickets still held.
+ * Returns how many, or -1 when the account is not in the caller's epoch (check the epoch again).
+ */
 const RENEW = `
 local A, T, L = KEYS[1], KEYS[2], KEYS[3]
+if generation(A, tonumber(ARGV[1])) ~= 0 then return -1 end
 local at = clock()
 expire(A, T, L, at)
-local expiry = at + tonumber(ARGV[1])
+local expiry = at + tonumber(ARGV[2])
 local renewed = 0
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   if redis.call('HEXISTS', T, ARGV[i]) == 1 then
     redis.call('ZADD', L, expiry, ARGV[i])
     renewed = renewed + 1
   end
 end
 return renewed
+`;
+
+/**
+ * KEYS A T L U D; ARGV epoch leaseMs then (ticketId keyId reserved)... Records the tickets a node
+ * still holds in a new epoch (after Redis lost or rolled back its data): their slots and
+ * reservations count again before the account is seeded, so the seed cannot hand their money out
+ * twice. A ticket already recorded is skipped. Returns how many were added, -1 if the caller is
+ * behind.
+ */
+const REGISTER = `
+local A, T, L, U, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local epoch = tonumber(ARGV[1])
+local g = generation(A, epoch)
+if g < 0 then return -1 end
+if g > 0 then enter(A, T, L, U, D, epoch) end
+local expiry = clock() + tonumber(ARGV[2])
+local added = 0
+for i = 3, #ARGV, 3 do
+  local id, key, r = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  if redis.call('HEXISTS', T, id) == 0 then
+    local kf = 'k:' .. key .. ':'
+    redis.call('HSET', T, id, r .. '|' .. key)
+    redis.call('ZADD', L, expiry, id)
+    redis.call('HINCRBY', A, 'res', r)
+    redis.call('HINCRBY', A, kf .. 'res', r)
+    redis.call('HINCRBY', A, kf .. 'n', 1)
+    added = added + 1
+  end
+end
+return added
+`;
+
+/**
+ * KEYS A T L U D; ARGV epoch revision balance day journals... keys... where journals is a count
+ * then (journal storedSeq) pairs and keys a count then (keyId spentToday) pairs: the ledger's
+ * figures for the account, read in one snapshot. Rebuilds the account from them (a seed in a new
+ * epoch, or a reconciliation in the current one):
+ * - balance = the ledger's balance minus the debits in U the ledger still lacks (seq above its
+ *   stored sequence of that journal); those it holds leave U;
+ * - each key's spending in `day` = the ledger's plus what U still lacks for that key and day;
+ * - reservations, slots in flight = the sum of the open tickets (T), after expired leases are freed.
+ * Returns {1, balanceBefore, balanceAfter, reservedBefore, reservedAfter, spentBefore,
+ * spentAfter, seededBefore}, or {-1} when the caller is behind, {-2} when a journal's stored
+ * sequence is below the one of the last seed: the figures were read before that seed's (two
+ * nodes seeding at once), so they are older and change nothing.
+ */
+const SEED = `
+local A, T, L, U, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local epoch, day = tonumber(ARGV[1]), tonumber(ARGV[4])
+local g = generation(A, epoch)
+if g < 0 then return {-1} end
+if g > 0 then enter(A, T, L, U, D, epoch) end
+local stored, i = {}, 6
+for _ = 1, tonumber(ARGV[5]) do
+  local seq = tonumber(ARGV[i + 1])
+  local before = redis.call('HGET', A, 'j:' .. ARGV[i])
+  if before and tonumber(before) > seq then return {-2} end
+  stored[ARGV[i]] = seq
+  i = i + 2
+end
+local ledgerSpent = {}
+for _ = 1, tonumber(ARGV[i]) do
+  ledgerSpent[ARGV[i + 1]] = tonumber(ARGV[i + 2])
+  i = i + 2
+end
+expire(A, T, L, clock())
+local seededBefore = redis.call('HEXISTS', A, 'rev')
+local balBefore, resBefore = tonumber(redis.call('HGET', A, 'bal') or '0'), tonumber(redis.call('HGET', A, 'res') or '0')
+-- What the ledger lacks: U's debits above its stored sequences.
+local owed, keyOwed = 0, {}
+local u = redis.call('HGETALL', U)
+for j = 1, #u, 2 do
+  local sep = string.find(u[j], '|', 1, true)
+  local journal, seq = string.sub(u[j], 1, sep - 1), tonumber(string.sub(u[j], sep + 1))
+  if seq <= (stored[journal] or 0) then
+    redis.call('HDEL', U, u[j])
+  else
+    local c1 = string.find(u[j + 1], '|', 1, true)
+    local c2 = string.find(u[j + 1], '|', c1 + 1, true)
+    local cost = tonumber(string.sub(u[j + 1], 1, c1 - 1))
+    local key = string.sub(u[j + 1], c1 + 1, c2 - 1)
+    owed = owed + cost
+    if tonumber(string.sub(u[j + 1], c2 + 1)) == day then keyOwed[key] = (keyOwed[key] or 0) + cost end
+  end
+end
+-- Per key: spending today and reservations start from the ledger and the open tickets.
+local spentBefore, spentAfter, keys = 0, 0, {}
+for _, f in ipairs(redis.call('HKEYS', A)) do
+  local key = string.match(f, '^k:(.*):day$')
+  if key then keys[key] = true end
+  key = string.match(f, '^k:(.*):n$')
+  if key then keys[key] = true end
+end
+for key in pairs(ledgerSpent) do keys[key] = true end
+for key in pairs(keyOwed) do keys[key] = true end
+local inFlight, keyRes = {}, {}
+local tickets = redis.call('HGETALL', T)
+local res = 0
+for j = 1, #tickets, 2 do
+  local sep = string.find(tickets[j + 1], '|', 1, true)
+  local r, key = tonumber(string.sub(tickets[j + 1], 1, sep - 1)), string.sub(tickets[j + 1], sep + 1)
+  res = res + r
+  keyRes[key] = (keyRes[key] or 0) + r
+  inFlight[key] = (inFlight[key] or 0) + 1
+  keys[key] = true
+end
+for key in pairs(keys) do
+  local kf = 'k:' .. key .. ':'
+  local v = redis.call('HMGET', A, kf .. 'day', kf .. 'spent')
+  if spentToday(v[1], day) == 1 then spentBefore = spentBefore + (tonumber(v[2]) or 0) end
+  local spent = (ledgerSpent[key] or 0) + (keyOwed[key] or 0)
+  spentAfter = spentAfter + spent
+  redis.call('HSET', A, kf .. 'day', int(day), kf .. 'spent', int(spent), kf .. 'res', int(keyRes[key] or 0), kf .. 'n', int(inFlight[key] or 0))
+end
+local bal = tonumber(ARGV[3]) - owed
+redis.call('HSET', A, 'bal', int(bal), 'res', int(res), 'rev', ARGV[2])
+for journal, seq in pairs(stored) do redis.call('HSET', A, 'j:' .. journal, int(seq)) end
+return {1, balBefore, bal, resBefore, res, spentBefore, spentAfter, seededBefore}
+`;
+
+/**
+ * KEYS G; ARGV epoch run ledger. Begins the epoch (the store has moved its own to it) unless Redis
+ * already holds this epoch or a newer one of the same Redis run and ledger. Returns {epoch, since}
+ * of the generation Redis holds after it.
+ */
+const OPEN_EPOCH = `
+local G = KEYS[1]
+local v = redis.call('HMGET', G, 'epoch', 'run', 'ledger', 'since')
+if v[1] and tonumber(v[1]) >= tonumber(ARGV[1]) and v[2] == ARGV[2] and v[3] == ARGV[3] then
+  return {tonumber(v[1]), tonumber(v[4])}
+end
+local since = clock()
+redis.call('DEL', G)
+redis.call('HSET', G, 'epoch', ARGV[1], 'run', ARGV[2], 'ledger', ARGV[3], 'since', int(since))
+return {tonumber(ARGV[1]), since}
+`;
+
+/**
+ * KEYS G; ARGV epoch node. Records that the node holds all its tickets in the epoch (REGISTER
+ * done), if the epoch is still Redis's. Returns {acknowledged, redisMs}.
+ */
+const ACK_EPOCH = `
+local at = clock()
+if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return {0, at} end
+redis.call('HSET', KEYS[1], 'ack:' .. ARGV[2], ARGV[1])
+return {1, at}
+`;
+
+/** KEYS G. Returns {epoch, run, ledger, since, redisMs, node, ackedEpoch, ...} ('' when absent). */
+const READ_EPOCH = `
+local v = redis.call('HMGET', KEYS[1], 'epoch', 'run', 'ledger', 'since')
+local out = {v[1] or '', v[2] or '', v[3] or '', v[4] or '', tostring(clock())}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local node = string.match(all[i], '^ack:(.*)$')
+  if node then
+    out[#out + 1] = node
+    out[#out + 1] = all[i + 1]
+  end
+end
+return out
 `;
 
 /** A script known by its SHA1; run with EVALSHA, loaded with EVAL when Redis does not have it. */
@@ -240,6 +470,11 @@ export class Script {
 
 export const SCRIPTS = {
   acquire: new Script(ACQUIRE),
+  register: new Script(REGISTER),
+  seed: new Script(SEED),
+  openEpoch: new Script(OPEN_EPOCH),
+  ackEpoch: new Script(ACK_EPOCH),
+  readEpoch: new Script(READ_EPOCH),
   release: new Script(RELEASE),
   cancel: new Script(CANCEL),
   peek: new Script(PEEK),

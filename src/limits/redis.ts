@@ -3,27 +3,42 @@
 // can never over-admit the RPM window, the concurrency slots or the money.
 //
 // Time: by default every decision uses Redis's clock (TIME inside the script), and the `now`
-// arguments of the interface are ignored, so node clocks do not matter. With `clock: "caller"` the
-// RPM window and the billing day use the `now` passed in (the contract tests' clock); lease expiry
-// always uses Redis time.
+// arguments of the interface are ignored, so node clocks do not matter; now() gives the same clock
+// to the node (its records and billing days). With `clock: "caller"` the RPM window and the
+// billing day use the `now` passed in (the contract tests' clock); lease expiry always uses Redis time.
 //
 // Leases: a concurrency slot and its reservation are held under a lease that this node's heartbeat
 // renews while the ticket is open. A node that stops (crash, SIGKILL, partition) stops renewing; the
 // next script touching the account frees its slots and reservations once the lease ran out.
 //
+// Generations (attached to a ledger, the cluster case): Redis's figures are a copy the ledger can
+// rebuild, trusted only in the epoch it was built in (redis-epoch.ts). After a reconnection, a
+// stale answer and on every heartbeat the node checks Redis's epoch; when Redis lost its data,
+// restarted from a snapshot, failed over, or holds another database's figures, a node moves the
+// ledger's epoch on and every node re-registers in the new one the tickets it holds and the
+// releases the ledger may lack, and acknowledges it. Accounts are seeded from the ledger only once
+// every node alive has (or a lease has passed): the reservations of requests in flight are never
+// handed out twice. Releases carry their record's journal sequence, so each counts once whether
+// the ledger held the record at the seed or not; a periodic reconciliation (one node at a time)
+// seeds every account again from the ledger and reports what it corrected.
+//
 // Failure policy: every call has a deadline (`timeoutMs`); a Redis that is down or slower than that
 // makes acquire/peek/snapshot/knowsAccount throw LimiterUnavailableError (the gateway answers 503
-// `limiter_unavailable`). There is no offline queue and no local fallback. A release that fails is
-// kept and retried by the heartbeat until Redis takes it (releases are idempotent by ticket id). An
-// acquire we stopped waiting for may still run in Redis: it is cancelled by ticket id (now, then by
-// the heartbeat), which frees whatever it admitted and makes it refuse if it runs later still.
+// `limiter_unavailable`), and so does a rebuild the ledger cannot serve (PostgreSQL down too).
+// There is no offline queue and no local fallback. A release that fails is kept and retried by the
+// heartbeat until Redis takes it. An acquire we stopped waiting for may still run in Redis: it is
+// cancelled by ticket id (now, then by the heartbeat), which frees whatever it admitted and makes it
+// refuse if it runs later still.
 import { RedisClient } from "bun";
 import { log } from "../log.ts";
 import type { Nanos } from "../types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  type LedgerFigures,
   type Limiter,
+  type LimiterHealth,
+  type LimiterLedger,
   type LimiterOptions,
   LimiterUnavailableError,
   type LimitSnapshot,
@@ -32,8 +47,35 @@ import {
   type Refusal,
   type Ticket,
 } from "./limiter.ts";
+import { fields, REDIS_TIMEOUT_MS, RedisCalls, redacted } from "./redis-call.ts";
+import {
+  type Correction,
+  type EpochState,
+  epochState,
+  runIdOf,
+  seedArgs,
+  seedOutcome,
+  staleReason,
+} from "./redis-epoch.ts";
 import { RedisKeys } from "./redis-keys.ts";
 import { SCRIPTS, type Script } from "./redis-scripts.ts";
+
+/** How often the nodes check that the other nodes acknowledged a new epoch. */
+const BARRIER_POLL_MS = 20;
+/** How long a clean stop waits to leave the ledger's list of nodes alive (it may be down). */
+const LEAVE_WAIT_MS = 1_000;
+/** How long a ledger call may take before the step is unavailable (PostgreSQL cut off, not refusing). */
+const LEDGER_WAIT_MS = 2_000;
+/** How long an epoch check waits for the ledger's identity before it uses the one read last. */
+const IDENTITY_WAIT_MS = 300;
+
+/** Seed scripts one rebuild or reconciliation has in flight at a time. */
+const SEEDS_IN_FLIGHT = 256;
+/** How often an epoch check starts over when another node began a newer epoch meanwhile. */
+const CHECK_ATTEMPTS = 3;
+
+/** Redis moved to a newer epoch while this node worked in (or entered) an older one. */
+class EpochMoved extends LimiterUnavailableError {}
 
 const REFUSALS: Record<number, Refusal> = {
   1: "rate_limit_exceeded",
@@ -41,6 +83,9 @@ const REFUSALS: Record<number, Refusal> = {
   3: "insufficient_quota",
   4: "daily_quota_exceeded",
 };
+/** ACQUIRE's refusal for an account not seeded in the caller's epoch, and for a caller behind. */
+const UNSEEDED = 6;
+const BEHIND = 7;
 
 /** The acquire and snapshot scripts' replies, in order (redis-scripts.ts). */
 const ACQUIRE_REPLY = [
@@ -53,9 +98,17 @@ const ACQUIRE_REPLY = [
   "keyReserved",
   "spent",
   "now",
+  "redisMs",
+] as const;
+const SNAPSHOT_REPLY = [
+  "balance",
+  "accountReserved",
+  "keyReserved",
+  "inFlight",
+  "spent",
+  "now",
   "loaded",
 ] as const;
-const SNAPSHOT_REPLY = ["balance", "accountReserved", "keyReserved", "inFlight", "spent", "now"] as const;
 
 export interface RedisLimiterOptions extends LimiterOptions {
   /** redis://[user:password@]host:port[/db] */
@@ -66,12 +119,26 @@ export interface RedisLimiterOptions extends LimiterOptions {
   leaseMs?: number;
   /** How often held leases are renewed (default a third of the lease). */
   heartbeatMs?: number;
-  /** Deadline of every Redis call (default 200 ms, inside the 250 ms the failure policy allows). */
+  /**
+   * Deadline of every Redis call (default REDIS_TIMEOUT_MS); time the node's own event loop was
+   * busy does not count against it (see #deadline).
+   */
   timeoutMs?: number;
-  /** How long a released ticket id is remembered so a replayed release changes nothing (default 10 min). */
+  /** How long a cancelled ticket id is remembered so a late acquire or release changes nothing (default 10 min). */
   doneMs?: number;
   /** Whose clock decides windows and days: Redis's (default) or the `now` arguments. */
   clock?: "redis" | "caller";
+  /** How often one node reconciles every account with the ledger (attached; default 10 s). */
+  reconcileMs?: number;
+  /** How long an admission waits for a rebuild (other nodes re-registering) before a 503 (default 2 s). */
+  rebuildWaitMs?: number;
+  /** This node's own clock (default Date.now); a test shifts it to show node clocks do not matter. */
+  localClock?: () => number;
+  /**
+   * How often an attached node reads Redis's epoch (default 250 ms): a node that is idle, or cut
+   * off from the ledger and its notifications, still enters a new epoch within this.
+   */
+  epochWatchMs?: number;
 }
 
 /** An acquire this node gave up waiting for, to be undone in Redis in case it ran there. */
@@ -80,6 +147,8 @@ interface Cancel {
   accountId: number;
   /** The key's RPM window (the admission, if made, is taken out of it). */
   window: string;
+  /** The epoch it was sent in: in another one it admitted nothing still counted. */
+  epoch: number;
   /**
    * Local time after which the heartbeat stops trying: by then the admission's lease has run out
    * and the next script on the account frees its slot anyway (this bounds the map while Redis hangs).
@@ -89,8 +158,19 @@ interface Cancel {
 
 interface Held {
   ticket: Ticket;
-  /** Set once settled: the release still has to reach Redis. */
-  release?: { cost: Nanos; now: number };
+  /** Set once settled: the release still has to reach Redis (`seq`: its record's journal number). */
+  release?: { cost: Nanos; now: number; seq: number | undefined };
+}
+
+/** What the reconciliations found, since start (reported by log and metrics). */
+export interface ReconcileStats {
+  runs: number;
+  /** Accounts whose figures differed from the ledger's (with the releases it lacked) and were set to it. */
+  corrected: number;
+  /** Sum of |balance correction| in nanodollars. */
+  balanceNanos: number;
+  /** Duration of the last one in ms. */
+  lastMs: number;
 }
 
 export class RedisLimiter implements Limiter {
@@ -99,12 +179,20 @@ export class RedisLimiter implements Limiter {
   readonly #terms: LimitTerms;
   readonly #offsetMs: string;
   readonly #leaseMs: number;
-  readonly #timeoutMs: number;
   readonly #doneMs: number;
   readonly #callerClock: boolean;
   readonly #url: string;
+  readonly #reconcileMs: number;
+  readonly #rebuildWaitMs: number;
+  readonly #localClock: () => number;
+  readonly #epochWatchMs: number;
+  #epochWatch: ReturnType<typeof setInterval> | undefined;
+  /** This process among the nodes (acknowledgements, the ledger's list of nodes alive). */
+  readonly #node = crypto.randomUUID();
   /** Tickets this node holds (renewed by the heartbeat) and releases not yet applied. */
   readonly #held = new Map<string, Held>();
+  /** Releases (by journal sequence) the ledger may not hold yet: sent again in a new epoch. */
+  readonly #unstored = new Map<number, Held>();
   /** Timed-out acquires not yet undone in Redis (see #cancel). */
   readonly #cancels = new Map<string, Cancel>();
   /** Accounts seen seeded in Redis: knowsAccount answers from here without a round trip. */
@@ -114,24 +202,48 @@ export class RedisLimiter implements Limiter {
   /** The heartbeat running now: a second call (the timer, close) waits for it instead of overlapping. */
   #beating: Promise<void> | undefined;
   #closed = false;
+  readonly #calls: RedisCalls;
+  /** Redis ms minus this node's clock, from the last script's answer. */
+  #clockOffset = 0;
+  /** The ledger the copy is rebuilt from (attach); without one the epoch stays 0. */
+  #ledger: LimiterLedger | undefined;
+  #identity: { ledger: string; epoch: number } | undefined;
+  #epoch = 0;
+  /** False after a (re)connection or a stale answer: the epoch is checked before the next step. */
+  #checked = true;
+  #checking: Promise<void> | undefined;
+  /** The epoch whose accounts may be seeded (every node alive acknowledged it, or a lease passed). */
+  #barrierEpoch = 0;
+  #rebasing: Promise<void> | undefined;
+  /** The highest journal number of this node the ledger confirmed storing (it never goes back, unless restored). */
+  #storedSeq = 0;
+  readonly reconciled: ReconcileStats = { runs: 0, corrected: 0, balanceNanos: 0, lastMs: 0 };
 
   private constructor(client: RedisClient, options: RedisLimiterOptions) {
     this.#client = client;
     this.#url = options.url;
+    this.#calls = new RedisCalls(options.url, options.timeoutMs ?? REDIS_TIMEOUT_MS);
     this.#keys = new RedisKeys(options.prefix);
     this.#terms = new LimitTerms(options);
     this.#offsetMs = String(this.#terms.dayOffsetMs);
     this.#leaseMs = options.leaseMs ?? 15_000;
-    this.#timeoutMs = options.timeoutMs ?? 200;
     this.#doneMs = options.doneMs ?? 600_000;
     this.#callerClock = options.clock === "caller";
+    this.#reconcileMs = options.reconcileMs ?? 10_000;
+    this.#rebuildWaitMs = options.rebuildWaitMs ?? 2_000;
+    this.#localClock = options.localClock ?? Date.now;
+    this.#epochWatchMs = options.epochWatchMs ?? 250;
+    // Any (re)connection may be to another Redis process, or one that restarted from a snapshot.
+    client.onconnect = () => {
+      this.#checked = this.#ledger === undefined;
+    };
     this.#heartbeat = setInterval(() => void this.beat(), options.heartbeatMs ?? this.#leaseMs / 3);
     this.#heartbeat.unref();
   }
 
   /** Connects (failing within the deadline when Redis cannot be reached) and starts the heartbeat. */
   static async connect(options: RedisLimiterOptions): Promise<RedisLimiter> {
-    const timeoutMs = options.timeoutMs ?? 200;
+    const timeoutMs = options.timeoutMs ?? REDIS_TIMEOUT_MS;
     const client = new RedisClient(options.url, {
       enableOfflineQueue: false,
       autoReconnect: true,
@@ -141,6 +253,7 @@ export class RedisLimiter implements Limiter {
     try {
       await limiter.#deadline(client.connect(), "connecting");
       await limiter.#deadline(client.send("PING", []), "PING");
+      await limiter.#readEpoch();
     } catch (error) {
       limiter.#stop();
       throw error;
@@ -152,16 +265,58 @@ export class RedisLimiter implements Limiter {
     return this.#keys.prefix;
   }
 
+  /** Redis's clock as this node last saw it (ms since the epoch). */
+  now(): number {
+    return this.#localClock() + this.#clockOffset;
+  }
+
+  attach(ledger: LimiterLedger): boolean {
+    this.#ledger = ledger;
+    this.#checked = false;
+    this.#epochWatch = setInterval(() => void this.#watchEpoch(), this.#epochWatchMs);
+    this.#epochWatch.unref();
+    return true;
+  }
+
+  /** Enters a new epoch another node began (one cheap read; the full check only when it moved). */
+  async #watchEpoch(): Promise<void> {
+    if (this.#closed || this.#checking || !this.#client.connected) return;
+    try {
+      const state = await this.#readEpoch();
+      if (state.epoch === 0 || state.epoch !== this.#epoch) await this.#recheck();
+    } catch (error) {
+      log("debug", "redis limiter: epoch watch failed", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
+    let reply = await this.#acquireOnce(request);
+    if (this.#ledger && (reply.refusal === BEHIND || reply.refusal === UNSEEDED)) {
+      // The account is not (yet) in the epoch this node checked: check again, rebuild, retry once.
+      if (reply.refusal === BEHIND) this.#checked = false;
+      else await this.rebase();
+      reply = await this.#acquireOnce(request);
+    }
+    return this.#answer(request, reply);
+  }
+
+  async #acquireOnce(
+    request: AcquireRequest,
+  ): Promise<Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string }> {
     const { accountId, keyId } = request;
     const keys = this.#keys.account(accountId);
     const id = crypto.randomUUID();
     const window = this.#keys.window(accountId, keyId);
-    this.#assertReady();
+    await this.#current();
+    const epoch = this.#epoch;
+    const sentAt = this.#localClock();
     const sent = SCRIPTS.acquire.run(
       this.#client,
       [keys.account, keys.tickets, keys.leases, window, keys.done],
       [
+        String(epoch),
         id,
         keyId,
         limitArg(request.rpm),
@@ -180,18 +335,32 @@ export class RedisLimiter implements Limiter {
     } catch (error) {
       // Redis may still run the script after we gave up (too slow, or the connection dropped after
       // sending): undo it, or the slot and reservation would stay held until the lease runs out.
-      this.#cancel({ id, accountId, window, until: Date.now() + this.#leaseMs });
+      this.#cancel({ id, accountId, window, epoch, until: Date.now() + this.#leaseMs });
       throw error;
     }
     const r = fields(reply, ACQUIRE_REPLY);
-    if (r.loaded === 1) this.#known.add(accountId);
-    else this.#known.delete(accountId);
+    this.#learnClock(r.redisMs, sentAt);
+    return { ...r, id };
+  }
+
+  #answer(
+    request: AcquireRequest,
+    r: Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string },
+  ): AcquireResult {
+    const { accountId, keyId } = request;
     const rate = this.#terms.rate(request.rpm, r.count, r.resetMs);
     if (r.admitted === 1) {
-      const ticket: Ticket = { id, keyId, accountId, reserved: request.reserve };
-      this.#held.set(id, { ticket });
+      this.#known.add(accountId);
+      const ticket: Ticket = { id: r.id, keyId, accountId, reserved: request.reserve };
+      this.#held.set(r.id, { ticket });
       return { ok: true, ticket, rate };
     }
+    // Not seeded (after a rebuild: not in the ledger) or still behind: nothing to spend.
+    if (r.refusal === UNSEEDED || r.refusal === BEHIND) {
+      this.#known.delete(accountId);
+      return this.#terms.refuse("insufficient_quota", request, r, rate, r.now);
+    }
+    this.#known.add(accountId);
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
@@ -209,7 +378,7 @@ export class RedisLimiter implements Limiter {
     await this.#run(
       SCRIPTS.cancel,
       [keys.account, keys.tickets, keys.leases, keys.done, cancel.window],
-      [cancel.id, String(this.#doneMs)],
+      [String(cancel.epoch), cancel.id, String(this.#doneMs)],
     );
     this.#cancels.delete(cancel.id);
   }
@@ -218,12 +387,17 @@ export class RedisLimiter implements Limiter {
    * Applies the release in Redis; when Redis cannot take it now, keeps it for the heartbeat to retry
    * (and resolves: the settlement is recorded by the store either way).
    */
-  async release(ticket: Ticket, cost: Nanos, now: number): Promise<void> {
+  async release(ticket: Ticket, cost: Nanos, now: number, seq?: number): Promise<void> {
     const held = this.#held.get(ticket.id) ?? { ticket };
-    held.release = { cost, now };
+    const numbered = this.#ledger ? seq : undefined;
+    held.release = { cost, now, seq: numbered };
     this.#held.set(ticket.id, held);
+    if (numbered !== undefined) this.#unstored.set(numbered, held);
     try {
-      await this.#applyRelease(held);
+      const epoch = this.#epoch;
+      await this.#applyRelease(held, epoch);
+      // Entered a newer epoch meanwhile: send it there too (counted once per journal number).
+      if (numbered !== undefined && this.#epoch !== epoch) await this.#applyRelease(held, this.#epoch);
     } catch (error) {
       log("warn", "redis limiter: release deferred to the heartbeat", {
         ticket: ticket.id,
@@ -232,23 +406,39 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  async #applyRelease(held: Held): Promise<void> {
+  /** Sends the release in `epoch`: the current one (after the epoch check), or one being entered. */
+  async #applyRelease(held: Held, epoch: number, checked = true): Promise<void> {
     const { ticket, release } = held;
     if (!release) return;
     const keys = this.#keys.account(ticket.accountId);
-    await this.#run(
+    const answer = await this.#run(
       SCRIPTS.release,
-      [keys.account, keys.tickets, keys.leases, keys.done],
+      [keys.account, keys.tickets, keys.leases, keys.done, keys.unstored],
       [
+        String(epoch),
         ticket.id,
         ticket.keyId,
         String(release.cost),
         this.#nowArg(release.now),
         this.#offsetMs,
         String(this.#doneMs),
+        this.#ledger?.journal ?? "",
+        release.seq === undefined ? "" : String(release.seq),
       ],
+      checked,
     );
+    if (answer === -1) {
+      this.#checked = false;
+      throw new LimiterUnavailableError(
+        "Redis holds a newer epoch than this node: the release waits for the check",
+      );
+    }
     this.#held.delete(ticket.id);
+  }
+
+  stored(seq: number): void {
+    this.#storedSeq = Math.max(this.#storedSeq, seq);
+    for (const stored of this.#unstored.keys()) if (stored <= seq) this.#unstored.delete(stored);
   }
 
   async peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState> {
@@ -262,23 +452,33 @@ export class RedisLimiter implements Limiter {
   }
 
   async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
+    let r = await this.#snapshotOnce(keyId, accountId, now);
+    if (r.loaded === 0 && this.#ledger) {
+      await this.rebase();
+      r = await this.#snapshotOnce(keyId, accountId, now);
+    }
+    return this.#terms.snapshot(r, r.inFlight, r.now);
+  }
+
+  async #snapshotOnce(keyId: string, accountId: number, now: number) {
     const keys = this.#keys.account(accountId);
     const reply = await this.#run(
       SCRIPTS.snapshot,
       [keys.account, keys.tickets, keys.leases],
-      [keyId, this.#nowArg(now), this.#offsetMs],
+      [String(this.#epoch), keyId, this.#nowArg(now), this.#offsetMs],
     );
-    const r = fields(reply, SNAPSHOT_REPLY);
-    return this.#terms.snapshot(r, r.inFlight, r.now);
+    return fields(reply, SNAPSHOT_REPLY);
   }
 
   async knowsAccount(accountId: number): Promise<boolean> {
-    if (this.#known.has(accountId)) return true;
+    // Attached, the limiter seeds an account itself when a step finds it unseeded.
+    if (this.#ledger || this.#known.has(accountId)) return true;
     const seeded = await this.#run(null, [this.#keys.account(accountId).account], []);
     if (seeded === 1) this.#known.add(accountId);
     return seeded === 1;
   }
 
+  /** Seeds one account's balance step by step (epoch 0: a limiter without a ledger; see SET_BALANCE). */
   async setBalance(accountId: number, balance: Nanos, revision: number, credited?: Nanos): Promise<void> {
     await this.#run(
       SCRIPTS.setBalance,
@@ -296,6 +496,99 @@ export class RedisLimiter implements Limiter {
     );
   }
 
+  /**
+   * Seeds every account from the ledger (attached only): in a new epoch once the barrier passed,
+   * and again on every credit and reconciliation, reporting what it corrected. Calls at once share one run.
+   */
+  rebase(): Promise<void> {
+    if (!this.#ledger) return Promise.resolve();
+    this.#rebasing ??= this.#rebaseOnce(true)
+      .catch((error: unknown) => {
+        // Another node began a newer epoch while this one seeded: once more, in that one.
+        if (error instanceof EpochMoved) return this.#rebaseOnce(false);
+        throw error;
+      })
+      .finally(() => {
+        this.#rebasing = undefined;
+      });
+    return this.#rebasing;
+  }
+
+  async #rebaseOnce(again: boolean): Promise<void> {
+    const ledger = this.#ledger;
+    if (!ledger) return;
+    const started = performance.now();
+    await this.#recheck();
+    await this.#barrier();
+    const epoch = this.#epoch;
+    const now = this.now();
+    // Read before the snapshot: every commit confirmed by then is in it, unless the database went back.
+    const confirmed = this.#storedSeq;
+    const figures = await this.#fromLedger(() => ledger.figures(this.#terms.day.start(now)));
+    const held = figures.journals.get(ledger.journal) ?? 0;
+    if (held < confirmed) {
+      // Restored from a backup: Redis counted debits (and credits) the ledger no longer has.
+      this.#storedSeq = held;
+      await this.#openEpoch(
+        "the ledger lost records this node stored (database restored from a backup)",
+        epoch,
+      );
+      if (again) return this.#rebaseOnce(false);
+      throw new LimiterUnavailableError("the ledger went back while Redis was rebuilt from it; retry");
+    }
+    const day = this.#terms.day.index(now);
+    const spentOf = new Map<number, { keyId: string; spent: number }[]>();
+    for (const key of figures.spent) {
+      const list = spentOf.get(key.accountId) ?? [];
+      list.push(key);
+      spentOf.set(key.accountId, list);
+    }
+    const outcomes: { accountId: number; outcome: ReturnType<typeof seedOutcome> }[] = [];
+    const accounts = [...figures.balances];
+    // A bounded number of scripts in flight: Redis serves other nodes' admissions in between.
+    for (let i = 0; i < accounts.length; i += SEEDS_IN_FLIGHT) {
+      const chunk = accounts.slice(i, i + SEEDS_IN_FLIGHT).map(async ([accountId, balance]) => {
+        const keys = this.#keys.account(accountId);
+        const reply = await this.#run(
+          SCRIPTS.seed,
+          [keys.account, keys.tickets, keys.leases, keys.unstored, keys.done],
+          seedArgs(epoch, figures, balance, day, spentOf.get(accountId) ?? []),
+        );
+        return { accountId, outcome: seedOutcome(reply) };
+      });
+      outcomes.push(...(await Promise.all(chunk)));
+    }
+    if (outcomes.some((o) => o.outcome === "behind")) {
+      this.#checked = false;
+      if (again) return this.#rebaseOnce(false);
+      throw new LimiterUnavailableError("Redis moved to a newer epoch while this node seeded it");
+    }
+    this.#report(figures, outcomes, performance.now() - started);
+  }
+
+  /** Counts and logs the accounts a seed corrected (figures that differed from the ledger's). */
+  #report(
+    figures: LedgerFigures,
+    outcomes: { accountId: number; outcome: Correction | string }[],
+    ms: number,
+  ): void {
+    this.reconciled.runs++;
+    this.reconciled.lastMs = ms;
+    for (const { accountId, outcome } of outcomes) {
+      if (typeof outcome === "string") continue;
+      if (outcome.balance === 0 && outcome.reserved === 0 && outcome.spent === 0) continue;
+      this.reconciled.corrected++;
+      this.reconciled.balanceNanos += Math.abs(outcome.balance);
+      log("info", "redis limiter: reconciled an account with the ledger", {
+        account: accountId,
+        balance_nanos: outcome.balance,
+        reserved_nanos: outcome.reserved,
+        spent_nanos: outcome.spent,
+        revision: figures.revision,
+      });
+    }
+  }
+
   /** Tickets this node holds, including settled ones whose release has not reached Redis yet. */
   get held(): number {
     return this.#held.size;
@@ -306,9 +599,23 @@ export class RedisLimiter implements Limiter {
     return this.#cancels.size;
   }
 
+  health(): LimiterHealth {
+    return {
+      epoch: this.#epoch,
+      correctedAccounts: this.reconciled.corrected,
+      correctedNanos: this.reconciled.balanceNanos,
+    };
+  }
+
+  /** The epoch this node works in (0 without a ledger). */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
   /**
    * Renews the leases of the tickets still open (one script per account) and retries deferred
-   * releases and cancels. Runs on the heartbeat timer; callable directly (tests, shutdown).
+   * releases and cancels; attached, also checks the epoch, tells the ledger this node is alive, and
+   * reconciles when its turn comes. Runs on the heartbeat timer; callable directly (tests, shutdown).
    */
   beat(): Promise<void> {
     if (this.#closed) return Promise.resolve();
@@ -319,34 +626,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async #beatOnce(): Promise<void> {
-    const byAccount = new Map<number, string[]>();
-    const releases: Held[] = [];
-    for (const held of this.#held.values()) {
-      // A deferred release still holds its reservation in Redis: its lease is renewed too.
-      if (held.release) releases.push(held);
-      const ids = byAccount.get(held.ticket.accountId) ?? [];
-      ids.push(held.ticket.id);
-      byAccount.set(held.ticket.accountId, ids);
-    }
-    const steps = [...byAccount].map(([accountId, ids]) => {
-      const keys = this.#keys.account(accountId);
-      return this.#run(
-        SCRIPTS.renew,
-        [keys.account, keys.tickets, keys.leases],
-        [String(this.#leaseMs), ...ids],
-      );
-    });
-    const now = Date.now();
-    const cancels: Promise<void>[] = [];
-    for (const cancel of this.#cancels.values()) {
-      if (cancel.until <= now) this.#cancels.delete(cancel.id);
-      else cancels.push(this.#applyCancel(cancel));
-    }
-    const results = await Promise.allSettled([
-      ...steps,
-      ...releases.map((held) => this.#applyRelease(held)),
-      ...cancels,
-    ]);
+    const results = await Promise.allSettled([this.#keepLeases(), this.#keepEpoch()]);
     const failed = results.find((result) => result.status === "rejected");
     if (failed?.status === "rejected") {
       log("warn", "redis limiter: heartbeat could not reach Redis; leases run out unless renewed in time", {
@@ -356,6 +636,58 @@ export class RedisLimiter implements Limiter {
     }
   }
 
+  async #keepLeases(): Promise<void> {
+    const byAccount = new Map<number, string[]>();
+    const releases: Held[] = [];
+    for (const held of this.#held.values()) {
+      // A deferred release still holds its reservation in Redis: its lease is renewed too.
+      if (held.release) releases.push(held);
+      const ids = byAccount.get(held.ticket.accountId) ?? [];
+      ids.push(held.ticket.id);
+      byAccount.set(held.ticket.accountId, ids);
+    }
+    const epoch = String(this.#epoch);
+    const steps = [...byAccount].map(async ([accountId, ids]) => {
+      const keys = this.#keys.account(accountId);
+      const renewed = await this.#run(
+        SCRIPTS.renew,
+        [keys.account, keys.tickets, keys.leases],
+        [epoch, String(this.#leaseMs), ...ids],
+      );
+      if (renewed === -1 && this.#ledger) this.#checked = false;
+    });
+    const now = Date.now();
+    const cancels: Promise<void>[] = [];
+    for (const cancel of this.#cancels.values()) {
+      if (cancel.until <= now) this.#cancels.delete(cancel.id);
+      else cancels.push(this.#applyCancel(cancel));
+    }
+    const results = await Promise.allSettled([
+      ...steps,
+      ...releases.map((held) => this.#applyRelease(held, this.#epoch)),
+      ...cancels,
+    ]);
+    const failed = results.find((result) => result.status === "rejected");
+    if (failed?.status === "rejected") throw failed.reason;
+  }
+
+  /** Attached: records this node alive, checks the epoch, and reconciles when no other node does. */
+  async #keepEpoch(): Promise<void> {
+    const ledger = this.#ledger;
+    if (!ledger) return;
+    await this.#fromLedger(() => ledger.beat(this.#node, this.#leaseMs)).catch((error: unknown) => {
+      log("warn", "redis limiter: cannot tell the ledger this node is alive", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    });
+    await this.#recheck();
+    const turn = await this.#deadline(
+      this.#client.send("SET", [this.#keys.reconciling, this.#node, "NX", "PX", String(this.#reconcileMs)]),
+      "SET",
+    );
+    if (turn === "OK") await this.rebase();
+  }
+
   /** PING within the call deadline (what /readyz reports). */
   async ping(): Promise<void> {
     this.#assertReady();
@@ -363,24 +695,221 @@ export class RedisLimiter implements Limiter {
   }
 
   /**
-   * Stops the heartbeat after one last try at the deferred releases, and closes the connection.
-   * Tickets still open are left to their leases.
+   * Stops the heartbeat after one last try at the deferred releases, leaves the ledger's list of
+   * nodes alive, and closes the connection. Tickets still open are left to their leases.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.#beating;
-    await this.beat();
+    await this.#keepLeases().catch(() => undefined);
+    const ledger = this.#ledger;
+    if (ledger) {
+      const left = ledger.leave(this.#node).catch(() => undefined);
+      await Promise.race([left, Bun.sleep(LEAVE_WAIT_MS)]);
+    }
     this.#stop();
   }
 
   #stop(): void {
     this.#closed = true;
     clearInterval(this.#heartbeat);
+    clearInterval(this.#epochWatch);
     this.#client.close();
   }
 
   #nowArg(now: number): string {
     return this.#callerClock ? String(now) : "";
+  }
+
+  /** Keeps Redis's clock as seen from here: its reading minus this node's clock halfway through the call. */
+  #learnClock(redisMs: number, sentAt: number): void {
+    this.#clockOffset = redisMs - (sentAt + this.#localClock()) / 2;
+  }
+
+  /** Reads Redis's generation (and its clock). */
+  async #readEpoch(): Promise<EpochState> {
+    const sentAt = this.#localClock();
+    const state = epochState(
+      await this.#deadline(SCRIPTS.readEpoch.run(this.#client, [this.#keys.epoch], []), "the epoch"),
+    );
+    this.#learnClock(state.redisMs, sentAt);
+    return state;
+  }
+
+  /** Resolves once the epoch was checked since the last (re)connection or stale answer. */
+  async #current(): Promise<void> {
+    if (this.#checked || !this.#ledger) return;
+    await this.#recheck();
+  }
+
+  /** Checks the epoch now (one check at a time); steps already checked go on meanwhile. */
+  #recheck(): Promise<void> {
+    this.#assertReady();
+    this.#checking ??= this.#check().finally(() => {
+      this.#checking = undefined;
+    });
+    return this.#checking;
+  }
+
+  /**
+   * Checks Redis's copy belongs to the ledger's current epoch (redis-epoch.ts); opens a new epoch
+   * when it does not, and enters the epoch Redis holds when this node is not in it yet.
+   */
+  async #check(): Promise<void> {
+    // Nodes that find a lost copy at once each begin an epoch: the older ones lose, and their
+    // nodes enter the newest one instead.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#checkOnce();
+      } catch (error) {
+        if (!(error instanceof EpochMoved) || attempt >= CHECK_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  async #checkOnce(): Promise<void> {
+    const ledger = this.#ledger;
+    if (!ledger) return;
+    // Redis first, then the ledger: an epoch Redis holds was moved in the ledger before it.
+    const [state, info] = await Promise.all([
+      this.#readEpoch(),
+      this.#deadline(this.#client.send("INFO", ["server"]), "INFO"),
+    ]);
+    const run = runIdOf(info);
+    let read = true;
+    try {
+      this.#identity = await this.#fromLedger(() => ledger.identity(), IDENTITY_WAIT_MS);
+    } catch (error) {
+      // The ledger is down: the last identity read still tells a lost or foreign copy apart.
+      if (!this.#identity) throw error;
+      read = false;
+    }
+    const reason = staleReason(state, run, this.#identity, read);
+    if (reason !== undefined && !read) {
+      // Only a node that reaches the ledger begins an epoch; this one enters it at its next check.
+      throw new LimiterUnavailableError(`${reason}, and the ledger cannot be reached to rebuild it`);
+    }
+    if (reason !== undefined) await this.#openEpoch(reason, Math.max(state.epoch, this.#identity.epoch), run);
+    else if (state.epoch !== this.#epoch) await this.#enter(state.epoch);
+    this.#checked = true;
+  }
+
+  /** Moves the ledger's epoch past `seen`, begins it in Redis (or the newer one another node began), enters it. */
+  async #openEpoch(reason: string, seen: number, knownRun?: string): Promise<void> {
+    const ledger = this.#ledger;
+    if (!ledger) return;
+    const run = knownRun ?? runIdOf(await this.#deadline(this.#client.send("INFO", ["server"]), "INFO"));
+    const next = await this.#fromLedger(() => ledger.nextEpoch(seen));
+    const identity = this.#identity ?? (await this.#fromLedger(() => ledger.identity()));
+    const opened = fields(
+      await this.#run(SCRIPTS.openEpoch, [this.#keys.epoch], [String(next), run, identity.ledger], false),
+      ["epoch", "since"] as const,
+    );
+    log(
+      "warn",
+      "redis limiter: Redis's figures are not the ledger's current copy; rebuilding them from the ledger",
+      {
+        reason,
+        epoch: opened.epoch,
+      },
+    );
+    await this.#enter(opened.epoch);
+  }
+
+  /**
+   * Enters `epoch`: registers the tickets this node still holds, sends again the releases the
+   * ledger may lack, and acknowledges it. Timed-out acquires of the older epoch admitted nothing
+   * that counts in this one.
+   */
+  async #enter(epoch: number): Promise<void> {
+    this.#known.clear();
+    this.#cancels.clear();
+    const open = new Map<number, Ticket[]>();
+    for (const held of this.#held.values()) {
+      if (held.release) continue;
+      const list = open.get(held.ticket.accountId) ?? [];
+      list.push(held.ticket);
+      open.set(held.ticket.accountId, list);
+    }
+    const registered = await Promise.all(
+      [...open].map(([accountId, tickets]) => {
+        const keys = this.#keys.account(accountId);
+        const args = [String(epoch), String(this.#leaseMs)];
+        for (const t of tickets) args.push(t.id, t.keyId, String(t.reserved));
+        return this.#run(
+          SCRIPTS.register,
+          [keys.account, keys.tickets, keys.leases, keys.unstored, keys.done],
+          args,
+          false,
+        );
+      }),
+    );
+    if (registered.includes(-1)) throw this.#behind();
+    await Promise.all([...this.#unstored.values()].map((held) => this.#applyRelease(held, epoch, false)));
+    const ack = fields(
+      await this.#run(SCRIPTS.ackEpoch, [this.#keys.epoch], [String(epoch), this.#node], false),
+      ["acked", "redisMs"] as const,
+    );
+    if (ack.acked !== 1) throw this.#behind();
+    this.#epoch = epoch;
+    log("info", "redis limiter: entered epoch", {
+      epoch,
+      tickets: [...open.values()].reduce((n, list) => n + list.length, 0),
+      releases: this.#unstored.size,
+    });
+  }
+
+  #behind(): EpochMoved {
+    this.#checked = false;
+    return new EpochMoved("Redis moved to a newer epoch while this node entered one; retry");
+  }
+
+  /**
+   * Waits until every node the ledger sees alive has acknowledged the epoch (it holds their tickets
+   * and releases), or a lease has passed since it began (a node that has not by then is gone and its
+   * tickets would have expired anyway); an admission waits at most `rebuildWaitMs`, then is 503.
+   */
+  async #barrier(): Promise<void> {
+    const ledger = this.#ledger;
+    if (!ledger || this.#barrierEpoch === this.#epoch) return;
+    const until = performance.now() + this.#rebuildWaitMs;
+    for (;;) {
+      const alive = await this.#fromLedger(() => ledger.beat(this.#node, this.#leaseMs), this.#rebuildWaitMs);
+      const state = await this.#readEpoch();
+      if (state.epoch !== this.#epoch) throw this.#behind();
+      const waiting = alive.filter((node) => state.acks.get(node) !== this.#epoch);
+      if (waiting.length === 0 || state.redisMs - state.since >= this.#leaseMs) {
+        this.#barrierEpoch = this.#epoch;
+        return;
+      }
+      if (performance.now() > until) {
+        throw new LimiterUnavailableError(
+          `Redis is being rebuilt from the ledger: waiting for ${waiting.length} node(s) to re-register their requests in flight`,
+        );
+      }
+      await Bun.sleep(BARRIER_POLL_MS);
+    }
+  }
+
+  /**
+   * A ledger call within `waitMs`; its failure or silence (PostgreSQL down or cut off too) makes
+   * the step unavailable, not an error.
+   */
+  async #fromLedger<T>(call: () => Promise<T>, waitMs = LEDGER_WAIT_MS): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${waitMs} ms`)), waitMs);
+    });
+    try {
+      return await Promise.race([call(), silent]);
+    } catch (error) {
+      if (error instanceof LimiterUnavailableError) throw error;
+      throw new LimiterUnavailableError(
+        `the ledger (store) cannot be read to check or rebuild Redis's figures: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Throws, sending nothing, when the limiter is closed or Redis is not connected. */
@@ -392,8 +921,12 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  /** Runs a script (or, with null, HEXISTS of the account's revision) within the deadline. */
-  async #run(script: Script | null, keys: string[], args: string[]): Promise<unknown> {
+  /**
+   * Runs a script (or, with null, HEXISTS of the account's revision) within the deadline, after
+   * the epoch check when `checked` (steps of an epoch being entered skip it).
+   */
+  async #run(script: Script | null, keys: string[], args: string[], checked = true): Promise<unknown> {
+    if (checked) await this.#current();
     this.#assertReady();
     const call = script
       ? script.run(this.#client, keys, args)
@@ -412,63 +945,16 @@ export class RedisLimiter implements Limiter {
       });
   }
 
-  async #deadline<T>(call: Promise<T>, what: string): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new LimiterUnavailableError(
-              `Redis at ${redacted(this.#url)} did not answer ${what} within ${this.#timeoutMs} ms`,
-            ),
-          ),
-        this.#timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([call, late]);
-    } catch (error) {
-      if (error instanceof LimiterUnavailableError) throw error;
-      if (error instanceof Error && isConnectionError(error)) {
-        throw new LimiterUnavailableError(`Redis at ${redacted(this.#url)} is unreachable: ${error.message}`);
-      }
-      throw error;
-    } finally {
-      clearTimeout(timer);
-    }
+  #deadline<T>(call: Promise<T>, what: string): Promise<T> {
+    return this.#calls.deadline(call, what);
+  }
+
+  /** How often a deadline timer fired late and the call was given a further window (tests, metrics). */
+  get lateWindows(): number {
+    return this.#calls.lateWindows;
   }
 }
 
 function limitArg(limit: number | null): string {
   return limit === null ? "-1" : String(limit);
-}
-
-/** A script reply's integers by name; any other shape is a bug in the script, reported as such. */
-function fields<const K extends readonly string[]>(reply: unknown, names: K): Record<K[number], number> {
-  if (!Array.isArray(reply) || reply.length !== names.length || !reply.every((v) => typeof v === "number")) {
-    throw new Error(
-      `redis limiter: expected ${names.length} integers from a script, got ${JSON.stringify(reply)}`,
-    );
-  }
-  const out: Record<string, number> = {};
-  names.forEach((name, i) => {
-    out[name] = reply[i] ?? 0;
-  });
-  return out as Record<K[number], number>;
-}
-
-function isConnectionError(error: Error): boolean {
-  const code = (error as Error & { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("ERR_REDIS_") && code !== "ERR_REDIS_SERVER_ERROR";
-}
-
-/** The URL without its password, for messages and logs. */
-function redacted(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return "(unparsable url)";
-  }
 }

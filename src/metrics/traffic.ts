@@ -6,6 +6,7 @@
 // catalog, kinds and reasons from fixed tables, and key names are capped (`metrics.max_key_labels`,
 // the rest counted as `other`, src/metrics/labels.ts).
 import type { UsageEvent } from "../billing/feed.ts";
+import { type LimiterHealth, NO_LIMITER_HEALTH } from "../limits/limiter.ts";
 import type { CircuitState } from "../upstream/circuit.ts";
 import type { ErrorKind } from "../wire/errors.ts";
 import { counter, gauge, gaugeSet, histogram } from "./families.ts";
@@ -41,6 +42,8 @@ export interface TrafficSources {
   circuits: () => Iterable<{ channel: string; state: CircuitState }>;
   /** Usage records settled but not yet committed to the store. */
   journalBacklog: () => number;
+  /** The shared limiter's epoch and what its reconciliations corrected (zeros without one). */
+  limiter?: () => LimiterHealth;
 }
 
 export class TrafficMetrics {
@@ -62,11 +65,15 @@ export class TrafficMetrics {
 
   constructor(maxKeyLabels: number, sources: TrafficSources) {
     this.#keys = new BoundedLabel(maxKeyLabels);
+    const limiter = sources.limiter ?? (() => NO_LIMITER_HEALTH);
     this.#scraped = [
       gaugeSet("modelgate_channel_circuit_state", function* () {
         for (const c of sources.circuits()) yield { values: [c.channel], value: CIRCUIT_VALUE[c.state] };
       }),
       gauge("modelgate_usage_journal_backlog_records", sources.journalBacklog),
+      gauge("modelgate_limiter_epoch", () => limiter().epoch),
+      gauge("modelgate_limiter_reconciled_accounts", () => limiter().correctedAccounts),
+      gauge("modelgate_limiter_reconciled_nanos", () => limiter().correctedNanos),
     ];
   }
 

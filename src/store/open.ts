@@ -44,9 +44,10 @@ export function postgresDatabaseOf(url: string): string {
 
 /**
  * Opens and migrates the store at `url`. `journal` is the configured usage-journal path
- * (store.journal), which names this node's journal sequence in a shared PostgreSQL store.
+ * (store.journal), which names this node's journal sequence in a shared PostgreSQL store;
+ * `poolSize` bounds a PostgreSQL store's pool (store.pool_size).
  */
-export async function openStore(url: string, journal?: string): Promise<Store> {
+export async function openStore(url: string, journal?: string, poolSize?: number): Promise<Store> {
   if (!isPostgresUrl(url)) {
     const path = sqlitePathOf(url);
     const store = (await import("./sqlite.ts")).openSqliteStore(path);
@@ -55,7 +56,10 @@ export async function openStore(url: string, journal?: string): Promise<Store> {
   }
   const { openPgStore } = await import("./pg.ts");
   const { journalSeqName } = await import("./usage-pg.ts");
-  const store = openPgStore(url, { journalSeqName: () => journalSeqName(usageJournalPath(url, journal)) });
+  const store = openPgStore(url, {
+    journalSeqName: () => journalSeqName(usageJournalPath(url, journal)),
+    maxConnections: poolSize,
+  });
   try {
     await store.migrate();
   } catch (error) {

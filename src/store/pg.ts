@@ -4,11 +4,13 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
+import type { LimiterLedger } from "../limits/limiter.ts";
 import type { Nanos } from "../types.ts";
 import { DrizzleStore } from "./drizzle-store.ts";
 import { embeddedMigrations } from "./migrations.ts";
 import { isUniqueViolation, type PgDb } from "./pg-db.ts";
 import { pgDialect } from "./pg-dialect.ts";
+import { PgLimiterLedger } from "./pg-limiter-ledger.ts";
 import { bumpRevision, watchRevision } from "./pg-notify.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
 import { newKeyRow, toAccount } from "./shapes.ts";
@@ -17,6 +19,8 @@ import { StoreError } from "./store.ts";
 import { CREDITED_META, REVISION_META } from "./usage.ts";
 import { PgUsageStore } from "./usage-pg.ts";
 
+/** The pool of a store opened without a size (the CLI); a serving node's is store.pool_size. */
+const DEFAULT_POOL = 4;
 /** pg_advisory_lock key held while migrating ("modelgate" in ASCII, as a bigint). */
 const MIGRATION_LOCK = 0x6d6f64656c676174n;
 /** Held by every serving node: shared with a shared limiter (Redis), exclusive without one. */
@@ -26,13 +30,13 @@ export interface PgStoreOptions {
   /** The store_meta row name of this node's usage-journal sequence (one per journal). */
   /** Names this node's journal sequence row, called on first use. */
   journalSeqName: () => string;
-  /** Most pooled connections. */
-  maxConnections?: number;
+  /** Most pooled connections (default DEFAULT_POOL). */
+  maxConnections?: number | undefined;
 }
 
 /** Connects to the PostgreSQL database at `url` (postgres://USER[:PASSWORD]@HOST:PORT/DB). */
 export function openPgStore(url: string, options: PgStoreOptions): PgStore {
-  const client = new SQL({ url, max: options.maxConnections ?? 10 });
+  const client = new SQL({ url, max: options.maxConnections ?? DEFAULT_POOL });
   return new PgStore(url, client, options.journalSeqName);
 }
 
@@ -110,6 +114,10 @@ export class PgStore extends DrizzleStore implements Store {
       );
     }
     this.#nodeLock = client;
+  }
+
+  limiterLedger(): LimiterLedger {
+    return new PgLimiterLedger(this.#db, () => this.usage.journalRow());
   }
 
   watch(onChange: () => void): Promise<() => Promise<void>> {

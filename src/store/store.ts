@@ -1,6 +1,7 @@
 // The store interface: everything the gateway and the CLI persist goes through it. SQLite
 // (sqlite.ts) and PostgreSQL (pg.ts) implement it and pass the same contract
 // (test/unit/store-contract.ts, run by store-sqlite.test.ts and store-pg.test.ts).
+import type { LimiterLedger } from "../limits/limiter.ts";
 import type { KeyId, Nanos } from "../types.ts";
 import type { AdminStore } from "./admin.ts";
 import type { KeyRecord, KeyStatus } from "./key-record.ts";
@@ -80,6 +81,11 @@ export interface Store {
    * two would each admit against their own balances. Throws StoreError conflict otherwise.
    */
   claimNode?(sharedLimiter: boolean): Promise<void>;
+  /**
+   * The ledger as a shared limiter (Redis) rebuilds itself from it (PostgreSQL only): a cluster's
+   * Redis copy is then checked against the ledger's epoch and rebuilt when it is not current.
+   */
+  limiterLedger?(): LimiterLedger;
   close(): Promise<void>;
 
   createAccount(name: string, balance: Nanos): Promise<Account>;

@@ -60,6 +60,11 @@ export class PgUsageStore extends UsageReads implements UsageStore {
     this.#nameSeq = seqName;
   }
 
+  /** The store_meta row of this node's journal sequence. */
+  journalRow(): string {
+    return this.#seqName();
+  }
+
   #seqName(): string {
     this.#seqNameCache ??= this.#nameSeq();
     return this.#seqNameCache;

@@ -12,6 +12,10 @@ export interface ClusterOptions {
   /** TOML given to every node as --config. */
   config?: string;
   redisUrl?: string;
+  /** A Redis prefix another cluster used (default a fresh one). */
+  prefix?: string;
+  /** Extra environment of every node. */
+  env?: Record<string, string>;
 }
 
 export class Cluster {
@@ -23,15 +27,17 @@ export class Cluster {
     readonly prefix: string,
     readonly redisUrl: string,
     readonly config: string | undefined,
+    readonly env: Record<string, string> = {},
   ) {}
 
   /** Starts the nodes: the first bootstraps the empty database, the others join it. */
   static async start(options: ClusterOptions = {}): Promise<Cluster> {
     const cluster = new Cluster(
       await pgDatabase(),
-      testPrefix(),
+      options.prefix ?? testPrefix(),
       options.redisUrl ?? REDIS_URL,
       options.config,
+      options.env,
     );
     cluster.nodes.push(await cluster.startNode());
     const rest = Array.from({ length: (options.nodes ?? 3) - 1 }, () => cluster.startNode());
@@ -43,17 +49,18 @@ export class Cluster {
    * One more node of this cluster (its own directory and journal); `db` reaches the same database
    * another way (through a proxy). It is stopped with the others.
    */
-  async startNode(db = this.db): Promise<RunningGateway> {
+  async startNode(db = this.db, env: Record<string, string> = {}): Promise<RunningGateway> {
     const options: Parameters<typeof startGateway>[0] = {
       args: ["--db", db, "--redis-url", this.redisUrl, "--redis-prefix", this.prefix],
+      env: { ...this.env, ...env },
     };
     if (this.config !== undefined) options.config = this.config;
     return startGateway(options);
   }
 
   /** Starts a node with startNode and adds it to `nodes`. */
-  async addNode(db = this.db): Promise<RunningGateway> {
-    const node = await this.startNode(db);
+  async addNode(db = this.db, env: Record<string, string> = {}): Promise<RunningGateway> {
+    const node = await this.startNode(db, env);
     this.nodes.push(node);
     return node;
   }

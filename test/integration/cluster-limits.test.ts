@@ -6,12 +6,13 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
 import { dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
-afterAll(dropPgDatabases);
+// Dropping several databases takes seconds on a loaded machine.
+afterAll(dropPgDatabases, 30_000);
 
 const clusters: Cluster[] = [];
 afterEach(async () => {
   for (const cluster of clusters.splice(0)) await cluster.dispose();
-});
+}, 30_000);
 
 async function cluster(config?: string): Promise<Cluster> {
   const started = await Cluster.start(config === undefined ? {} : { config });
@@ -44,7 +45,7 @@ describe("three nodes, one PostgreSQL, one Redis", () => {
     await Bun.sleep(300);
     expect((await c.usageOf(id)).requests).toBe(6);
     expect(usage.cost).toBeGreaterThan(0);
-  });
+  }, 30_000);
 
   test("concurrency 2 across three nodes: of 9 held requests exactly 2 are admitted, 7 concurrency_limit_exceeded", async () => {
     const c = await cluster();
@@ -63,7 +64,7 @@ describe("three nodes, one PostgreSQL, one Redis", () => {
       Array(7).fill("429 concurrency_limit_exceeded"),
     );
     abort.abort();
-  });
+  }, 30_000);
 
   test("a balance of exactly 10 worst-case reservations, 45 concurrent requests over three nodes: 10 admitted, balance ≥ 0, Σ usage = start − end", async () => {
     const c = await cluster();

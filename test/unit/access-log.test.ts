@@ -174,7 +174,14 @@ test("unbilled requests on the feed are not counted as settlements, tokens or co
     expect(published).toHaveLength(3);
     const lines: string[] = [];
     traffic.render(lines);
-    expect(lines.filter((l) => !l.startsWith("#") && !l.startsWith("modelgate_usage_journal"))).toEqual([]);
+    expect(
+      lines.filter(
+        (l) =>
+          !l.startsWith("#") &&
+          !l.startsWith("modelgate_usage_journal") &&
+          !l.startsWith("modelgate_limiter_"),
+      ),
+    ).toEqual([]);
     // The one key label slot is still free for the first key that settles.
     traffic.settled({
       ...(published[2] as UsageEvent),

@@ -80,25 +80,42 @@ export class RedisLimiters {
   }
 }
 
-/** A private redis-server on a free port (no persistence), for tests that stop or restart Redis. */
+/**
+ * A private redis-server on a free port, for tests that stop or restart Redis. Without a `dir` it
+ * keeps nothing; with one, SAVE writes `dump.rdb` there and a restart loads it (an older snapshot).
+ */
 export class PrivateRedis {
   #proc: ReturnType<typeof Bun.spawn> | undefined;
 
-  private constructor(readonly port: number) {}
+  private constructor(
+    readonly port: number,
+    readonly dir: string | undefined,
+  ) {}
 
-  static async start(port?: number): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(port ?? (await freePort()));
+  static async start(port?: number, options: { dir?: string } = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(port ?? (await freePort()), options.dir);
     await redis.restart();
     return redis;
+  }
+
+  /** Sends one command on a connection of its own (FLUSHALL, SAVE, ...). */
+  async send(command: string, args: string[] = []): Promise<unknown> {
+    const client = new RedisClient(this.url);
+    try {
+      return await client.send(command, args);
+    } finally {
+      client.close();
+    }
   }
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  /** Starts the server (empty: nothing is saved) and waits until it answers PING. */
+  /** Starts the server (empty, or from the last SAVE in `dir`) and waits until it answers PING. */
   async restart(): Promise<void> {
     if (this.#proc) throw new Error("the private redis-server is already running");
+    const persistence = this.dir === undefined ? [] : ["--dir", this.dir, "--dbfilename", "dump.rdb"];
     this.#proc = Bun.spawn(
       [
         "redis-server",
@@ -110,6 +127,7 @@ export class PrivateRedis {
         "",
         "--appendonly",
         "no",
+        ...persistence,
       ],
       { stdout: "ignore", stderr: "ignore" },
     );

@@ -338,6 +338,34 @@ describe("Redis down", () => {
     }
   });
 
+  test("a busy event loop is not a slow Redis: calls sent before the loop blocks for 3 deadlines are answered, not refused", async () => {
+    const node = await limiters.make({ timeoutMs: 100 });
+    await node.setBalance(1, nanos(1_000_000), 1);
+    for (let round = 0; round < 3; round++) {
+      const calls = Array.from({ length: 20 }, () => node.acquire(request({ reserve: nanos(1) })));
+      // The loop is blocked on purpose (as by a CPU-starved host): every timer fires late.
+      const until = performance.now() + 300;
+      while (performance.now() < until) {}
+      const results = await Promise.allSettled(calls);
+      expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+    }
+  });
+
+  test("a read-only replica (a demoted master after a failover): 503 limiter_unavailable, not an error", async () => {
+    privateRedis = await PrivateRedis.start();
+    const master = await PrivateRedis.start();
+    try {
+      const node = await limiters.make({ url: privateRedis.url });
+      await node.setBalance(1, nanos(1_000), 1);
+      await privateRedis.send("REPLICAOF", ["127.0.0.1", String(master.port)]);
+      const failure = await node.acquire(request({ reserve: nanos(1) })).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(LimiterUnavailableError);
+      expect(String(failure)).toContain("READONLY");
+    } finally {
+      await master.kill();
+    }
+  });
+
   test("slow: an acquire that times out here after Redis ran it gives its slot, reservation and RPM count back", async () => {
     const proxy = SlowRedisProxy.start(REDIS_URL);
     try {
@@ -384,13 +412,13 @@ describe("Redis down", () => {
       const cancelled = await SCRIPTS.cancel.run(
         client,
         [account.account, account.tickets, account.leases, account.done, window],
-        ["t-late", "600000"],
+        ["0", "t-late", "600000"],
       );
       expect(cancelled).toBe(1);
       const reply = await SCRIPTS.acquire.run(
         client,
         [account.account, account.tickets, account.leases, window, account.done],
-        ["t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
+        ["0", "t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
       );
       expect((reply as number[]).slice(0, 2)).toEqual([0, 5]);
       expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({ inFlight: 0, accountReserved: 0 });
@@ -525,13 +553,26 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
 }
 
 describe("redis settings", () => {
-  test("redis.url and redis.prefix from variables or flags; a bad one names the setting and its source", () => {
+  test("redis.url, redis.prefix and redis.timeout_ms from variables or flags; a bad one names the setting and its source", () => {
     const config = loadConfig({
       env: { MODELGATE_REDIS_URL: "redis://10.0.0.5:6379" },
       flags: { "redis-prefix": "eu1" },
     });
-    expect(config.redis).toEqual({ url: "redis://10.0.0.5:6379", prefix: "eu1", lease_seconds: 15 });
-    expect(loadConfig({ env: {}, flags: {} }).redis).toEqual({ prefix: "modelgate", lease_seconds: 15 });
+    expect(config.redis).toEqual({
+      url: "redis://10.0.0.5:6379",
+      prefix: "eu1",
+      lease_seconds: 15,
+      timeout_ms: 200,
+    });
+    expect(loadConfig({ env: {}, flags: {} }).redis).toEqual({
+      prefix: "modelgate",
+      lease_seconds: 15,
+      timeout_ms: 200,
+    });
+    expect(loadConfig({ env: { MODELGATE_REDIS_TIMEOUT_MS: "500" }, flags: {} }).redis.timeout_ms).toBe(500);
+    expect(errorOf(() => loadConfig({ env: {}, flags: { "redis-timeout-ms": "1" } }))).toContain(
+      "redis.timeout_ms",
+    );
     const badUrl = errorOf(() => loadConfig({ env: { MODELGATE_REDIS_URL: "10.0.0.5:6379" }, flags: {} }));
     expect(badUrl).toContain("redis.url");
     expect(badUrl).toContain("MODELGATE_REDIS_URL");
