@@ -18,7 +18,8 @@ const UsageQuery = v.strictObject({ by: v.optional(v.picklist(["key", "model", "
 const RequestsQuery = v.strictObject({ limit: v.optional(intText(1, 1000), "50"), ...Filters });
 const AuditQuery = v.strictObject({ limit: v.optional(intText(1, 1000), "100") });
 
-function filterOf(q: { days: number; key?: string; model?: string; account?: number }) {
+/** The filter of a usage or requests query (`Filters` as read). */
+function filterOf(q: v.InferOutput<v.ObjectSchema<typeof Filters, undefined>>) {
   return {
     // `days=1` is today (UTC); `days=30` is today and the 29 days before.
     since: startOfUtcDay() - (q.days - 1) * 86_400_000,

@@ -36,7 +36,7 @@ export interface LedgerMeterOptions {
   feed: UsageFeed;
   billing: BillingConfig;
   /** Defaults to an in-memory limiter with the configured billing day. */
-  limiter?: Limiter;
+  limiter?: Limiter | undefined;
   /** The clock for windows, days and record times (ms since the epoch). */
   now?: () => number;
   /** How often the store revision is polled for credits; 0 disables polling. */
