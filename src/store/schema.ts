@@ -7,7 +7,7 @@ import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-or
 import type { ToolCalls } from "./usage.ts";
 
 /** The default of every created_at: now in epoch milliseconds (schema-pg.ts has PostgreSQL's). */
-export const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
+const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
 /** A time column set when the row is written: epoch milliseconds. */
 const stamped = (name: string) => integer(name).notNull().default(nowMs);
