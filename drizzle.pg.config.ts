@@ -1,6 +1,6 @@
 import { defineConfig } from "drizzle-kit";
 
-// The PostgreSQL migrations, from the pg twin of the one schema (src/store/schema-pg.ts).
+// The PostgreSQL migrations, from the PostgreSQL schema (src/store/schema-pg.ts, beside schema.ts).
 export default defineConfig({
   dialect: "postgresql",
   schema: "./src/store/schema-pg.ts",

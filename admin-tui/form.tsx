@@ -2,6 +2,7 @@
 // field submits, Esc cancels. Used by every create/edit action of the screens.
 import { Box, Text, useInput } from "ink";
 import { useRef, useState } from "react";
+import { colorProp } from "./color.ts";
 
 export interface Field {
   name: string;
@@ -72,7 +73,7 @@ export function Form({ title, fields, onSubmit, onCancel, error }: Props) {
       <Text bold>{title}</Text>
       {fields.map((f, i) => (
         <Box key={f.name}>
-          <Text color={i === focus ? "cyan" : undefined}>
+          <Text {...colorProp(i === focus ? "cyan" : undefined)}>
             {i === focus ? "› " : "  "}
             {f.label.padEnd(16)}
           </Text>

@@ -2,6 +2,7 @@
 // cell; when the row would not fit the terminal, the columns that may be cut (those with a `min`)
 // shrink, the rightmost first, so money and status are shown whole and a row never wraps.
 import { Box, Text } from "ink";
+import { colorProp } from "./color.ts";
 
 export interface Column<T> {
   title: string;
@@ -65,7 +66,7 @@ export function Table<T>({ columns, rows, selected, height, width, empty }: Prop
         return (
           <Text key={index} inverse={index === selected}>
             {columns.map((c, j) => (
-              <Text key={c.title} color={c.color?.(row)}>
+              <Text key={c.title} {...colorProp(c.color?.(row))}>
                 {fit(c.cell(row), widths[j] ?? 0)}
                 {j < columns.length - 1 ? space : ""}
               </Text>

@@ -45,7 +45,7 @@ if (!found) throw new Error("catalog lacks modelx-5.4-mini");
 const model = found;
 
 /** The meter as a bench runs it: without a journal by default, or as `serve` runs it. */
-async function benchMeter(options: { journalPath?: string; thread?: StoreThread } = {}) {
+async function benchMeter(options: { journalPath?: string; thread?: StoreThread | undefined } = {}) {
   const meter = new LedgerMeter({
     store,
     feed: new UsageFeed(),

@@ -32,17 +32,17 @@ function readingCell(r: Reading | undefined): string {
 
 /** The figures of one target, with what it adds over direct in this run. */
 export interface FieldSummary {
-  addedP50Us?: number;
-  addedP99Us?: number;
+  addedP50Us: number | undefined;
+  addedP99Us: number | undefined;
   frontier: Map<number, Reading>;
-  sustained?: Reading;
-  addedTtffP50Ms?: number;
-  addedGapP50Ms?: number;
-  addedGapP99Ms?: number;
-  streamsWithoutStall?: number;
-  idleBytes?: number;
-  steadyBytes?: number;
-  recoveredBytes?: number;
+  sustained: Reading | undefined;
+  addedTtffP50Ms: number | undefined;
+  addedGapP50Ms: number | undefined;
+  addedGapP99Ms: number | undefined;
+  streamsWithoutStall: number | undefined;
+  idleBytes: number | undefined;
+  steadyBytes: number | undefined;
+  recoveredBytes: number | undefined;
 }
 
 export function summarise(field: FieldFigures | undefined, direct: FieldFigures | undefined): FieldSummary {
@@ -95,10 +95,12 @@ interface Figure {
   label: string;
   pick: (s: FieldSummary) => number | undefined;
   /** Issue 31's target for modelgate, and whether the run meets it. */
-  target?: {
-    text: string;
-    met: (mine: number, base: Record<string, number | undefined>) => boolean | undefined;
-  };
+  target?:
+    | {
+        text: string;
+        met: (mine: number, base: Record<string, number | undefined>) => boolean | undefined;
+      }
+    | undefined;
 }
 
 const FIGURES: Figure[] = [

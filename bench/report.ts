@@ -19,7 +19,7 @@ export interface TargetResult {
   figures?: TargetFigures;
   /** modelgate-1p / modelgate-2p: the several-processes comparison (scaling.ts). */
   scaling?: ScalingFigures;
-  soak?: SoakFigures;
+  soak?: SoakFigures | undefined;
   /** RSS over a short window after start, before the first proxied request (memory section). */
   idleRssBeforeFirstRequest?: number;
   /** The field's figures (field.ts), by section. */

@@ -4,6 +4,7 @@
 // (key, model, status), x clears them, p pauses (new requests are kept, not shown), ↑/↓ scroll back.
 import { Box, Text, useInput } from "ink";
 import { useEffect, useState } from "react";
+import { colorProp } from "../color.ts";
 import type { FeedSource, FeedState } from "../feed.ts";
 import { Form } from "../form.tsx";
 import { type RequestEvent, usd } from "../types.ts";
@@ -216,7 +217,7 @@ export function LogScreen({ feed, active, onModal, onFeedState, height, width }:
       <Text dimColor>{header(columns)}</Text>
       {shown.length === 0 ? <Text dimColor>waiting for requests…</Text> : null}
       {shown.map((e) => (
-        <Text key={rowKey(e)} color={e.status >= 400 ? "red" : undefined}>
+        <Text key={rowKey(e)} {...colorProp(e.status >= 400 ? "red" : undefined)}>
           {line(e, columns)}
         </Text>
       ))}

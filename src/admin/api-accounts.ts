@@ -6,7 +6,7 @@ import { startOfUtcDay } from "../base/time.ts";
 import type { Account, Group } from "../store/store.ts";
 import { adminRoute, readJson } from "./http.ts";
 import { ModelPattern, Name, Usd } from "./schemas.ts";
-import { view } from "./view.ts";
+import { isoTime } from "./view.ts";
 
 const CreateAccount = v.strictObject({
   name: Name,
@@ -25,22 +25,22 @@ const SetGroup = v.strictObject({
   models: v.pipe(v.array(ModelPattern), v.minLength(1, "give at least one model id or pattern")),
 });
 
-const shownAccount = view<Account & { spentToday: number }>()(
-  "id",
-  "name",
-  ["balance_nanos", "balance"],
-  ["balance_usd", (a) => formatUsd(a.balance)],
-  ["spent_today_nanos", "spentToday"],
-  "createdAt",
-);
-
 /** An account with its balance and what it spent today (UTC). */
 export function accountView(account: Account, spentToday: number) {
-  return shownAccount({ ...account, spentToday });
+  return {
+    id: account.id,
+    name: account.name,
+    balance_nanos: account.balance,
+    balance_usd: formatUsd(account.balance),
+    spent_today_nanos: spentToday,
+    created_at: isoTime(account.createdAt),
+  };
 }
 
 /** A group: the models its keys may call. */
-export const groupView = view<Group>()("id", "name", ["models", "modelPatterns"]);
+export function groupView(group: Group) {
+  return { id: group.id, name: group.name, models: group.modelPatterns };
+}
 
 export const listAccounts = adminRoute(async ({ gateway }) => {
   const { byAccount } = await gateway.store.admin.spending(startOfUtcDay());

@@ -8,7 +8,7 @@ import { StoreError } from "../store/store.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { type AdminCall, adminRoute, intText, readJson, readQuery } from "./http.ts";
 import { Name, Usd } from "./schemas.ts";
-import { view } from "./view.ts";
+import { isoTime } from "./view.ts";
 
 const Events = v.optional(
   v.pipe(v.array(v.picklist(EVENT_KINDS, `expected one of ${EVENT_KINDS.join(", ")}`)), v.minLength(1)),
@@ -53,30 +53,34 @@ const DeliveryQuery = v.strictObject({
 });
 
 /** A channel as the admin API shows it (never its secret). */
-export const channelView = view<NotificationChannel>()(
-  "id",
-  "accountId",
-  "kind",
-  "target",
-  "events",
-  ["balance_threshold_nanos", "balanceThreshold"],
-  "enabled",
-  "createdAt",
-);
+export function channelView(c: NotificationChannel) {
+  return {
+    id: c.id,
+    account_id: c.accountId,
+    kind: c.kind,
+    target: c.target,
+    events: c.events,
+    balance_threshold_nanos: c.balanceThreshold,
+    enabled: c.enabled,
+    created_at: isoTime(c.createdAt),
+  };
+}
 
 /** One delivery of a notification to a channel, with its attempts. */
-export const deliveryView = view<Delivery>()(
-  "id",
-  "channelId",
-  "event",
-  "state",
-  "attempts",
-  "lastStatus",
-  "lastError",
-  "payload",
-  "createdAt",
-  "updatedAt",
-);
+export function deliveryView(d: Delivery) {
+  return {
+    id: d.id,
+    channel_id: d.channelId,
+    event: d.event,
+    state: d.state,
+    attempts: d.attempts,
+    last_status: d.lastStatus,
+    last_error: d.lastError,
+    payload: d.payload,
+    created_at: isoTime(d.createdAt),
+    updated_at: isoTime(d.updatedAt),
+  };
+}
 
 async function accountNamed(call: AdminCall, name: string | undefined) {
   if (name === undefined) return null;

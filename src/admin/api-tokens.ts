@@ -6,10 +6,18 @@ import type { AdminToken } from "../store/admin.ts";
 import { adminRoute } from "./http.ts";
 import { closeRevoked } from "./sessions.ts";
 import { revokeAdminToken } from "./tokens.ts";
-import { view } from "./view.ts";
+import { isoTime } from "./view.ts";
 
 /** An admin token as the admin API shows it (never its secret). */
-export const tokenView = view<AdminToken>()("id", "name", "prefix", "revoked", "createdAt");
+export function tokenView(token: AdminToken) {
+  return {
+    id: token.id,
+    name: token.name,
+    prefix: token.prefix,
+    revoked: token.revoked,
+    created_at: isoTime(token.createdAt),
+  };
+}
 
 export const listTokens = adminRoute(async ({ gateway }) => ({
   data: (await gateway.store.admin.listAdminTokens()).map(tokenView),

@@ -5,7 +5,7 @@ import { startOfUtcDay } from "../base/time.ts";
 import type { AuditEntry, UsageAggregate } from "../store/admin.ts";
 import type { UsageRecord } from "../store/usage.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
-import { USAGE_COUNTS, view } from "./view.ts";
+import { isoTime, usageCounts } from "./view.ts";
 
 const Filters = {
   days: v.optional(intText(1, 366), "30"),
@@ -18,7 +18,8 @@ const UsageQuery = v.strictObject({ by: v.optional(v.picklist(["key", "model", "
 const RequestsQuery = v.strictObject({ limit: v.optional(intText(1, 1000), "50"), ...Filters });
 const AuditQuery = v.strictObject({ limit: v.optional(intText(1, 1000), "100") });
 
-function filterOf(q: { days: number; key?: string; model?: string; account?: number }) {
+/** The filter of a usage or requests query (`Filters` as read). */
+function filterOf(q: v.InferOutput<v.ObjectSchema<typeof Filters, undefined>>) {
   return {
     // `days=1` is today (UTC); `days=30` is today and the 29 days before.
     since: startOfUtcDay() - (q.days - 1) * 86_400_000,
@@ -29,39 +30,52 @@ function filterOf(q: { days: number; key?: string; model?: string; account?: num
 }
 
 /** One bucket of /usage: a key, a model or a day. */
-export const usageView = view<UsageAggregate>()(
-  "bucket",
-  "requests",
-  "errors",
-  "inputTokens",
-  "outputTokens",
-  "generations",
-  "costNanos",
-);
+export function usageView(r: UsageAggregate) {
+  return {
+    bucket: r.bucket,
+    requests: r.requests,
+    errors: r.errors,
+    input_tokens: r.inputTokens,
+    output_tokens: r.outputTokens,
+    generations: r.generations,
+    cost_nanos: r.costNanos,
+  };
+}
 
 /** A recent request (a usage record) as /requests lists it. */
-export const requestView = view<UsageRecord>()(
-  "requestId",
-  ["client_request_id", (r) => r.clientRequestId ?? null],
-  "keyId",
-  "accountId",
-  "model",
-  // The name the client asked for when it was an alias of `model` (`[aliases]`), else null.
-  ["alias", (r) => r.alias ?? null],
-  "endpoint",
-  "stream",
-  "status",
-  ...USAGE_COUNTS,
-  "costNanos",
-  // Answered from the response cache (`[cache]`).
-  ["cache_hit", (r) => r.cacheHit === true],
-  "latencyMs",
-  "ttfbMs",
-  "createdAt",
-);
+export function requestView(r: UsageRecord) {
+  return {
+    request_id: r.requestId,
+    client_request_id: r.clientRequestId ?? null,
+    key_id: r.keyId,
+    account_id: r.accountId,
+    model: r.model,
+    // The name the client asked for when it was an alias of `model` (`[aliases]`), else null.
+    alias: r.alias ?? null,
+    endpoint: r.endpoint,
+    stream: r.stream,
+    status: r.status,
+    ...usageCounts(r),
+    cost_nanos: r.costNanos,
+    // Answered from the response cache (`[cache]`).
+    cache_hit: r.cacheHit === true,
+    latency_ms: r.latencyMs,
+    ttfb_ms: r.ttfbMs,
+    created_at: isoTime(r.createdAt),
+  };
+}
 
 /** An audit log entry: who changed what, when. */
-export const auditView = view<AuditEntry>()("id", "actor", "action", "target", "detail", ["at", "createdAt"]);
+export function auditView(r: AuditEntry) {
+  return {
+    id: r.id,
+    actor: r.actor,
+    action: r.action,
+    target: r.target,
+    detail: r.detail,
+    at: isoTime(r.createdAt),
+  };
+}
 
 export const usage = adminRoute(async ({ ctx, gateway }) => {
   const q = readQuery(ctx, UsageQuery);

@@ -9,7 +9,7 @@ import type { UsageEvent } from "../billing/feed.ts";
 import { log } from "../log.ts";
 import { adminRoute } from "./http.ts";
 import { holdSession } from "./sessions.ts";
-import { USAGE_COUNTS, view } from "./view.ts";
+import { isoTime, usageCounts } from "./view.ts";
 
 /** Events a reader may have queued before it is dropped. */
 export const READER_QUEUE = 1024;
@@ -17,28 +17,30 @@ const HEARTBEAT_MS = 15_000;
 const encoder = new TextEncoder();
 
 /** The record a reader receives for one request (documented in docs/admin-api.md). */
-export const eventRecord = view<UsageEvent>()(
-  "requestId",
-  ["client_request_id", (e) => e.clientRequestId ?? null],
-  "at",
-  "method",
-  "endpoint",
-  "keyId",
-  "keyName",
-  "accountId",
-  "model",
-  "stream",
-  "status",
-  ...USAGE_COUNTS,
-  "costNanos",
-  ["cost_usd", (e) => formatUsd(e.costNanos)],
-  "usageSource",
-  "latencyMs",
-  "ttfbMs",
-  "channels",
-  "clientAddress",
-  ["error_code", (e) => e.errorCode ?? null],
-);
+export function eventRecord(e: UsageEvent) {
+  return {
+    request_id: e.requestId,
+    client_request_id: e.clientRequestId ?? null,
+    at: isoTime(e.at),
+    method: e.method,
+    endpoint: e.endpoint,
+    key_id: e.keyId,
+    key_name: e.keyName,
+    account_id: e.accountId,
+    model: e.model,
+    stream: e.stream,
+    status: e.status,
+    ...usageCounts(e),
+    cost_nanos: e.costNanos,
+    cost_usd: formatUsd(e.costNanos),
+    usage_source: e.usageSource,
+    latency_ms: e.latencyMs,
+    ttfb_ms: e.ttfbMs,
+    channels: e.channels,
+    client_address: e.clientAddress,
+    error_code: e.errorCode ?? null,
+  };
+}
 
 function frame(event: string, data: unknown): Uint8Array {
   return encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);

@@ -2,7 +2,7 @@
 import { issueSecret } from "../auth/secret.ts";
 import type { KeyRecord, Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
-import { view } from "./view.ts";
+import { isoTime, isoTimeOrNull } from "./view.ts";
 
 export interface CreateKeyInput {
   account: string;
@@ -47,18 +47,20 @@ export async function createKey(
 }
 
 /** The operator's view of a key, as `keys list --json` prints it (the status as of now). */
-export const keyView = view<KeyRecord>()(
-  "id",
-  "prefix",
-  "name",
-  "account",
-  "group",
-  ["status", (key) => effectiveStatus(key)],
-  "expiresAt",
-  ["allow_ips", (key) => key.allowIps ?? []],
-  ["daily_cap_nanos", "dailyCap"],
-  "rpm",
-  "concurrency",
-  "createdAt",
-  "lastUsedAt",
-);
+export function keyView(key: KeyRecord) {
+  return {
+    id: key.id,
+    prefix: key.prefix,
+    name: key.name,
+    account: key.account,
+    group: key.group,
+    status: effectiveStatus(key),
+    expires_at: isoTimeOrNull(key.expiresAt),
+    allow_ips: key.allowIps ?? [],
+    daily_cap_nanos: key.dailyCap,
+    rpm: key.rpm,
+    concurrency: key.concurrency,
+    created_at: isoTime(key.createdAt),
+    last_used_at: isoTimeOrNull(key.lastUsedAt),
+  };
+}

@@ -42,7 +42,7 @@ export interface LedgerMeterOptions {
   feed: UsageFeed;
   billing: BillingConfig;
   /** Defaults to an in-memory limiter with the configured billing day. */
-  limiter?: Limiter;
+  limiter?: Limiter | undefined;
   /**
    * The clock for windows, days and record times (ms since the epoch); default the shared
    * limiter's (Redis's), so a node's own clock decides no day, else this process's.

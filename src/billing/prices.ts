@@ -6,12 +6,16 @@
 import { parseUsd } from "../base/money.ts";
 import { MODELS } from "../catalog/models.ts";
 import {
-  type BillingConfig,
   DEFAULT_AUDIO_PRICES,
   DEFAULT_EMBEDDING_PRICES,
   DEFAULT_IMAGE_SCALE,
   DEFAULT_IMAGE2_PRICES,
   DEFAULT_TEXT_PRICES,
+  type SizePriceDefaults,
+  type TextPriceDefaults,
+} from "../config/default-prices.ts";
+import {
+  type BillingConfig,
   IMAGE_QUALITIES,
   IMAGE_SIZES,
   type ImageQuality,
@@ -76,8 +80,10 @@ export function permille(text: string): bigint {
 function defaultImagePrice(model: string): ImagePrice {
   const [num, den] = DEFAULT_IMAGE_SCALE[model] ?? [1, 1];
   const scale = (text: string) => (usd(text) * BigInt(num)) / BigInt(den);
-  const row = (prices: readonly [string, string, string]): Record<ImageSize, bigint> => {
-    const [square, landscape, portrait] = prices.map(scale) as [bigint, bigint, bigint];
+  const row = (prices: SizePriceDefaults): Record<ImageSize, bigint> => {
+    const square = scale(prices["1024x1024"]);
+    const landscape = scale(prices["1536x1024"]);
+    const portrait = scale(prices["1024x1536"]);
     let largest = square;
     for (const price of [landscape, portrait]) if (price > largest) largest = price;
     return { "1024x1024": square, "1536x1024": landscape, "1024x1536": portrait, auto: largest };
@@ -90,6 +96,15 @@ function defaultImagePrice(model: string): ImagePrice {
     auto: { ...high },
   };
 }
+
+/** A text model with no default price costs nothing until `[billing.text]` prices it. */
+const UNPRICED_TEXT: TextPriceDefaults = {
+  input_usd_per_mtok: "0",
+  cached_input_usd_per_mtok: "0",
+  output_usd_per_mtok: "0",
+  cache_write_usd_per_mtok: "0",
+  cache_write_1h_usd_per_mtok: "0",
+};
 
 /** Builds the table every request is priced from; configured fields override defaults one by one. */
 export function buildPriceTable(config: BillingConfig): PriceTable {
@@ -124,20 +139,14 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       );
       text.set(model.id, { input, cachedInput: input, output: 0n, cacheWrite: input, cacheWrite1h: input });
     } else {
-      const [input, cached, output, write, write1h] = DEFAULT_TEXT_PRICES[model.id] ?? [
-        "0",
-        "0",
-        "0",
-        "0",
-        "0",
-      ];
+      const defaults = DEFAULT_TEXT_PRICES[model.id] ?? UNPRICED_TEXT;
       const configured = config.text[model.id] ?? {};
       text.set(model.id, {
-        input: usd(configured.input_usd_per_mtok ?? input),
-        cachedInput: usd(configured.cached_input_usd_per_mtok ?? cached),
-        output: usd(configured.output_usd_per_mtok ?? output),
-        cacheWrite: usd(configured.cache_write_usd_per_mtok ?? write),
-        cacheWrite1h: usd(configured.cache_write_1h_usd_per_mtok ?? write1h),
+        input: usd(configured.input_usd_per_mtok ?? defaults.input_usd_per_mtok),
+        cachedInput: usd(configured.cached_input_usd_per_mtok ?? defaults.cached_input_usd_per_mtok),
+        output: usd(configured.output_usd_per_mtok ?? defaults.output_usd_per_mtok),
+        cacheWrite: usd(configured.cache_write_usd_per_mtok ?? defaults.cache_write_usd_per_mtok),
+        cacheWrite1h: usd(configured.cache_write_1h_usd_per_mtok ?? defaults.cache_write_1h_usd_per_mtok),
       });
     }
   }

@@ -54,7 +54,7 @@ export interface WriterOptions<T> {
   /** Pause between attempts, in ms (multiplied by the attempt number). */
   retryMs?: number;
   /** Where a batch becomes durable first; without one, the commit to the store is the durable step. */
-  log?: DurableLog<T>;
+  log?: DurableLog<T> | undefined;
   /** How long logged items wait for company before their commit to the store, in ms. */
   storeDelayMs?: number;
   /** Most logged items per commit to the store; this many waiting commit at once. */

@@ -1,13 +1,13 @@
 // `modelgate serve`: opens the store, bootstraps a fresh install, listens, and drains on SIGINT/SIGTERM.
 // With server.workers above 1 this process becomes the cluster primary and the same command,
 // started again by it, a worker (src/cluster/, docs/workers.md).
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, type SettingFlag } from "../config/load.ts";
 import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
 import { setAccessLog } from "../http/access-log.ts";
 import { log, setLogFormat, setLogLevel } from "../log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
-import { parse, UsageError } from "./args.ts";
+import { type Options, parse, UsageError } from "./args.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
 
@@ -29,6 +29,7 @@ export const USAGE = `usage: modelgate serve [options]
   --otlp-sampling-ratio R    the share of requests traced, 0..1 (MODELGATE_OTLP_SAMPLING_RATIO)
 A flag wins over its variable, which wins over the file.`;
 
+/** `--config` and every flag of the settings table (src/config/load.ts): tsc names one left out. */
 const FLAGS = {
   config: { type: "string" },
   listen: { type: "string" },
@@ -49,7 +50,7 @@ const FLAGS = {
   seed: { type: "string" },
   "otlp-endpoint": { type: "string" },
   "otlp-sampling-ratio": { type: "string" },
-} as const;
+} as const satisfies Options & Record<SettingFlag | "config", Options[string]>;
 
 export async function serveCommand(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, FLAGS, "serve");

@@ -5,7 +5,6 @@ import * as v from "valibot";
 import { describeIssue, issuePath } from "../validation.ts";
 import { aliasProblems } from "./aliases.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
-import settingsTable from "./settings.json";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -40,23 +39,58 @@ const boolish = (raw: Raw): unknown => {
   return s;
 };
 
-/** How settings.json's `parse` names turn a variable's or flag's text into the schema's input. */
-const PARSERS: Readonly<Record<string, Setting["parse"]>> = {
-  text,
-  number: numberish,
-  list,
-  boolean: boolish,
-};
+/** The dotted paths of the config's sections' fields (`server.listen`), which a variable or flag may set. */
+type SettingPath = {
+  [S in keyof Config]: Config[S] extends readonly unknown[] ? never : `${S}.${keyof Config[S] & string}`;
+}[keyof Config];
+
+/** One row of the table: the variable, the flag and how their text becomes the schema's input. */
+interface SettingRow {
+  env: `MODELGATE_${string}`;
+  flag: string;
+  parse: (raw: Raw) => unknown;
+}
 
 /**
- * Settings that variables and flags may set (settings.json: config path → variable, flag, parser).
- * A `no-` flag (`--no-bootstrap`) is present or absent: present, it sets its setting to false.
+ * Settings that variables and flags may set: config path → variable, flag, parser. tsc checks each
+ * path against Config. A `no-` flag (`--no-bootstrap`) is present or absent: present, it sets its
+ * setting to false (the variable is still read as a boolean).
  */
-export const SETTINGS: readonly Setting[] = Object.entries(settingsTable).map(([path, row]) => {
-  const parse = PARSERS[row.parse];
-  if (parse === undefined) throw new Error(`settings.json: ${path} names no parser "${row.parse}"`);
-  const flagParse = row.flag.startsWith("no-") ? (raw: Raw) => !raw : parse;
-  return { path: path.split("."), env: row.env, flag: row.flag, parse, flagParse };
+const SETTING_ROWS = {
+  "server.listen": { env: "MODELGATE_LISTEN", flag: "listen", parse: text },
+  "server.tls_cert": { env: "MODELGATE_TLS_CERT", flag: "tls-cert", parse: text },
+  "server.tls_key": { env: "MODELGATE_TLS_KEY", flag: "tls-key", parse: text },
+  "server.trusted_proxies": { env: "MODELGATE_TRUSTED_PROXIES", flag: "trusted-proxy", parse: list },
+  "server.shutdown_deadline_seconds": {
+    env: "MODELGATE_SHUTDOWN_DEADLINE",
+    flag: "shutdown-deadline",
+    parse: numberish,
+  },
+  "server.workers": { env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
+  "server.log_format": { env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
+  "server.log_level": { env: "MODELGATE_LOG_LEVEL", flag: "log-level", parse: text },
+  "store.url": { env: "MODELGATE_DB", flag: "db", parse: text },
+  "store.journal": { env: "MODELGATE_JOURNAL", flag: "journal", parse: text },
+  "store.pool_size": { env: "MODELGATE_DB_POOL_SIZE", flag: "db-pool-size", parse: numberish },
+  "redis.url": { env: "MODELGATE_REDIS_URL", flag: "redis-url", parse: text },
+  "redis.prefix": { env: "MODELGATE_REDIS_PREFIX", flag: "redis-prefix", parse: text },
+  "redis.timeout_ms": { env: "MODELGATE_REDIS_TIMEOUT_MS", flag: "redis-timeout-ms", parse: numberish },
+  "bootstrap.enabled": { env: "MODELGATE_BOOTSTRAP", flag: "no-bootstrap", parse: boolish },
+  "sim.seed": { env: "MODELGATE_SIM_SEED", flag: "seed", parse: numberish },
+  "telemetry.otlp_endpoint": { env: "MODELGATE_OTLP_ENDPOINT", flag: "otlp-endpoint", parse: text },
+  "telemetry.sampling_ratio": {
+    env: "MODELGATE_OTLP_SAMPLING_RATIO",
+    flag: "otlp-sampling-ratio",
+    parse: numberish,
+  },
+} as const satisfies { [P in SettingPath]?: SettingRow };
+
+/** A flag some setting is read from (`serve` defines each one). */
+export type SettingFlag = (typeof SETTING_ROWS)[keyof typeof SETTING_ROWS]["flag"];
+
+export const SETTINGS: readonly Setting[] = Object.entries(SETTING_ROWS).map(([path, row]) => {
+  const flagParse = row.flag.startsWith("no-") ? (raw: Raw) => !raw : row.parse;
+  return { path: path.split("."), env: row.env, flag: row.flag, parse: row.parse, flagParse };
 });
 
 /** Variables read by commands other than through SETTINGS; any other MODELGATE_* is a typo. */

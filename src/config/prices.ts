@@ -1,5 +1,5 @@
 // The `[billing]` configuration section: prices per model, the billing day, default limits and the
-// usage writer's batch window. Every text and image price default (default-prices.json) is a
+// usage writer's batch window. Every text and image price default (default-prices.ts) is a
 // PLACEHOLDER chosen to be small and round, not a vendor's list price: an operator sets real prices
 // in the config file, e.g.
 //
@@ -65,7 +65,6 @@
 import * as v from "valibot";
 import { MODELS } from "../catalog/models.ts";
 import { usdText, wholeNumber } from "./blocks.ts";
-import defaultPrices from "./default-prices.json";
 
 const Usd = usdText("with at most 9 decimals, such as 10 or 0.125");
 
@@ -76,6 +75,9 @@ const TextPriceSchema = v.strictObject({
   cache_write_usd_per_mtok: v.optional(Usd),
   cache_write_1h_usd_per_mtok: v.optional(Usd),
 });
+
+/** A text model's `[billing.text.MODEL]` prices as configured (each field optional). */
+export type TextPriceConfig = v.InferOutput<typeof TextPriceSchema>;
 
 export const IMAGE_QUALITIES = ["low", "medium", "high", "auto"] as const;
 export const IMAGE_SIZES = ["1024x1024", "1536x1024", "1024x1536", "auto"] as const;
@@ -184,44 +186,3 @@ export const BillingSchema = v.strictObject({
 });
 
 export type BillingConfig = v.InferOutput<typeof BillingSchema>;
-
-// The placeholder defaults are data (default-prices.json); they are checked as they are read, so a
-// malformed price or a model id the catalog does not know stops the gateway at start.
-const Usd3 = v.tuple([Usd, Usd, Usd]);
-const DEFAULTS = v.parse(
-  v.strictObject({
-    text: modelRecord(TEXT_IDS, v.tuple([Usd, Usd, Usd, Usd, Usd]), "text or messages"),
-    embeddings: modelRecord(EMBEDDING_IDS, Usd, "embedding"),
-    audio: modelRecord(AUDIO_IDS, AudioPriceSchema, "audio"),
-    image2: v.strictObject({ low: Usd3, medium: Usd3, high: Usd3 }),
-    image_scale: modelRecord(IMAGE_IDS, v.tuple([wholeNumber(1), wholeNumber(1)]), "image"),
-  }),
-  defaultPrices,
-);
-
-/**
- * Placeholder text prices, USD per million tokens: [input, cached input (cache read), output,
- * cache write (default lifetime: Anthropic's 5 minutes), 1-hour cache write]. The modelz (Anthropic-style) models follow Anthropic's
- * published ratios to the input price: read 0.1×, 5-minute write 1.25×, 1-hour write 2×. The modelx
- * (OpenAI-style) models bill no cache-write premium: a write costs the input price.
- */
-export const DEFAULT_TEXT_PRICES: Readonly<
-  Record<string, readonly [string, string, string, string, string]>
-> = DEFAULTS.text;
-
-/** Embedding prices, USD per million input tokens: the published list prices (see the header). */
-export const DEFAULT_EMBEDDING_PRICES: Readonly<Record<string, string>> = DEFAULTS.embeddings;
-
-/** Audio prices in their units: the published list prices (see the header). */
-export const DEFAULT_AUDIO_PRICES: Readonly<Record<string, AudioPriceConfig>> = DEFAULTS.audio;
-
-/**
- * Placeholder image prices per generation for modelx-image-2 by quality, for the sizes
- * 1024x1024, 1536x1024, 1024x1536; `auto` quality is priced as high and `auto` size as the largest.
- */
-export const DEFAULT_IMAGE2_PRICES: Readonly<
-  Record<"low" | "medium" | "high", readonly [string, string, string]>
-> = DEFAULTS.image2;
-
-/** Each image model's price as a fraction [numerator, denominator] of modelx-image-2's: 1.5 costs 3/4, 1 half. */
-export const DEFAULT_IMAGE_SCALE: Readonly<Record<string, readonly [number, number]>> = DEFAULTS.image_scale;

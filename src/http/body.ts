@@ -99,7 +99,10 @@ function readWhole(request: Request): Promise<Uint8Array> {
 /** Reads a body stream chunk by chunk within the body timeouts; `cancel` stops early. */
 export class TimedReader {
   readonly #clock = new BodyClock();
-  readonly #reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
+  readonly #reader: {
+    read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>;
+    cancel(): Promise<void>;
+  };
   readonly #request: Request;
 
   constructor(request: Request, body: ReadableStream<Uint8Array>) {

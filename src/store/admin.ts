@@ -31,13 +31,13 @@ export interface AuditEntry {
 
 /** A partial change of a key: fields left undefined stay as they are; null clears a limit. */
 export interface KeyPatch {
-  name?: string;
-  group?: string;
-  expiresAt?: number | null;
-  allowIps?: string[] | null;
-  dailyCap?: Nanos | null;
-  rpm?: number | null;
-  concurrency?: number | null;
+  name?: string | undefined;
+  group?: string | undefined;
+  expiresAt?: number | null | undefined;
+  allowIps?: string[] | null | undefined;
+  dailyCap?: Nanos | null | undefined;
+  rpm?: number | null | undefined;
+  concurrency?: number | null | undefined;
 }
 
 export type UsageGrouping = "key" | "model" | "day";

@@ -1,25 +1,22 @@
-// The PostgreSQL twin of schema.ts, derived from it: schema.ts stays the one definition of every
-// table, and each SQLite table becomes a pg-core table with the same names, columns, defaults,
-// uniques, indexes and foreign keys. Integers become bigint (nanos and epoch milliseconds outgrow
-// 32 bits), the autoincrement key a bigserial, JSON text stays JSON text, booleans booleans, and the
-// `now` default PostgreSQL's epoch milliseconds. drizzle-kit reads this file for migrations/pg/.
-import { type ColumnBaseConfig, type ColumnDataType, is, SQL, sql } from "drizzle-orm";
+// The PostgreSQL tables, written beside their SQLite twins in schema.ts with the same table,
+// column, unique, index and foreign-key names and the same TypeScript row types, so the queries
+// written once over the dialect (dialect.ts) read either. Integers are bigint (nanos and epoch
+// milliseconds outgrow 32 bits) read as JS numbers, autoincrement keys bigserial, JSON stays text
+// holding JSON, booleans are booleans, and created_at defaults to PostgreSQL's epoch milliseconds.
+// drizzle-kit reads this file for migrations/pg/; test/unit/store-pg.test.ts checks that a migrated
+// database has exactly schema.ts's tables, columns, nullability and indexes.
+import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
   boolean,
   customType,
-  getTableConfig as getPgTableConfig,
   index,
   type PgColumn,
-  type PgColumnBuilderBase,
-  type PgTableWithColumns,
   pgTable,
   text,
-  uniqueIndex,
 } from "drizzle-orm/pg-core";
-import { getTableConfig, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import * as sqlite from "./schema.ts";
+import type { ToolCalls } from "./usage.ts";
 
 /**
  * JSON kept as text, as in SQLite: drizzle-orm/bun-sql sends a jsonb parameter as a JSON string,
@@ -31,133 +28,174 @@ const jsonText = customType<{ data: unknown; driverData: string }>({
   fromDriver: (value) => JSON.parse(value),
 });
 
-const now = sql`((extract(epoch from clock_timestamp()) * 1000)::bigint)`;
+/** The default of every created_at: now in epoch milliseconds (schema.ts's nowMs on SQLite). */
+const nowMs = sql`((extract(epoch from clock_timestamp()) * 1000)::bigint)`;
 
-/** The column of the twin: the SQLite column's TypeScript shape (data, nullability, defaults) on pg. */
-type PgTwinColumn<C extends SQLiteColumn> = PgColumn<
-  ColumnBaseConfig<ColumnDataType, string> & {
-    name: C["_"]["name"];
-    tableName: C["_"]["tableName"];
-    dataType: C["_"]["dataType"];
-    columnType: string;
-    data: C["_"]["data"];
-    driverParam: unknown;
-    notNull: C["_"]["notNull"];
-    hasDefault: C["_"]["hasDefault"];
-    isPrimaryKey: C["_"]["isPrimaryKey"];
-    isAutoincrement: C["_"]["isAutoincrement"];
-    hasRuntimeDefault: C["_"]["hasRuntimeDefault"];
-    enumValues: C["_"]["enumValues"];
-    baseColumn: never;
-    identity: undefined;
-    generated: undefined;
-  }
->;
+/** An integer column: bigint, read as a JS number. */
+const int = (name: string) => bigint(name, { mode: "number" });
 
-type Columns<T extends SQLiteTable> = T["_"]["columns"];
+/** An autoincrement key. */
+const serialId = () => bigserial("id", { mode: "number" }).primaryKey();
 
-export type PgTwin<T extends SQLiteTable> = PgTableWithColumns<{
-  name: T["_"]["name"];
-  schema: undefined;
-  dialect: "pg";
-  columns: {
-    [K in keyof Columns<T>]: Columns<T>[K] extends SQLiteColumn ? PgTwinColumn<Columns<T>[K]> : never;
-  };
-}>;
+/** A time column set when the row is written: epoch milliseconds. */
+const stamped = (name: string) => int(name).notNull().default(nowMs);
 
-/** Twins made so far by SQLite table name: foreign keys point at them. */
-const twins = new Map<string, PgTableWithColumns<never>>();
+/** A row's required owner: the id of a row in another table. */
+const owner = (name: string, id: () => PgColumn) => int(name).notNull().references(id);
 
-/** The builder calls the twin makes, the same on every pg column type. */
-interface Chain extends PgColumnBuilderBase {
-  primaryKey(): Chain;
-  notNull(): Chain;
-  unique(name?: string): Chain;
-  default(value: unknown): Chain;
-  references(ref: () => PgColumn): Chain;
-}
+export const accounts = pgTable("accounts", {
+  id: serialId(),
+  name: text("name").notNull().unique(),
+  balanceNanos: int("balance_nanos").notNull().default(0),
+  createdAt: stamped("created_at"),
+});
 
-function columnOf(col: SQLiteColumn, table: string): Chain {
-  const auto = "autoIncrement" in col && col.autoIncrement === true;
-  const made =
-    col.columnType === "SQLiteInteger" && col.primary && auto
-      ? bigserial(col.name, { mode: "number" })
-      : col.columnType === "SQLiteInteger"
-        ? bigint(col.name, { mode: "number" })
-        : col.columnType === "SQLiteTextJson"
-          ? jsonText(col.name)
-          : col.columnType === "SQLiteBoolean"
-            ? boolean(col.name)
-            : col.columnType === "SQLiteText"
-              ? text(col.name)
-              : undefined;
-  if (made === undefined) {
-    throw new Error(
-      `schema-pg: column ${table}.${col.name} has type ${col.columnType}, which has no pg twin`,
-    );
-  }
-  let builder = made as unknown as Chain;
-  if (col.primary) builder = builder.primaryKey();
-  if (col.notNull && !col.primary) builder = builder.notNull();
-  if (col.isUnique) builder = builder.unique(col.uniqueName);
-  if (col.hasDefault && col.default !== undefined) {
-    if (is(col.default, SQL) && col.default !== sqlite.nowMs) {
-      throw new Error(`schema-pg: ${table}.${col.name} has an SQL default with no pg twin; add one here`);
-    }
-    builder = builder.default(col.default === sqlite.nowMs ? now : col.default);
-  }
-  return builder;
-}
+export const groups = pgTable("groups", {
+  id: serialId(),
+  name: text("name").notNull().unique(),
+  modelPatterns: jsonText("model_patterns").$type<string[]>().notNull(),
+  createdAt: stamped("created_at"),
+});
 
-/** The pg-core table of a SQLite table from schema.ts (columns under their TypeScript keys). */
-function twin<T extends SQLiteTable>(table: T): PgTwin<T> {
-  const config = getTableConfig(table);
-  const keys = new Map<string, string>();
-  for (const [key, value] of Object.entries(table)) {
-    if (config.columns.includes(value as SQLiteColumn)) keys.set((value as SQLiteColumn).name, key);
-  }
-  const references = new Map<string, () => PgColumn>();
-  for (const fk of config.foreignKeys) {
-    const ref = fk.reference();
-    const target = twins.get(getTableConfig(ref.foreignTable).name);
-    const column = ref.columns[0];
-    const foreign = ref.foreignColumns[0];
-    if (target === undefined || column === undefined || foreign === undefined || ref.columns.length !== 1) {
-      throw new Error(`schema-pg: ${config.name} references a table not twinned before it`);
-    }
-    const found = getPgTableConfig(target).columns.find((c) => c.name === foreign.name);
-    if (found === undefined)
-      throw new Error(`schema-pg: ${config.name} references a missing column ${foreign.name}`);
-    references.set(column.name, () => found);
-  }
-  const columns: Record<string, PgColumnBuilderBase> = {};
-  for (const col of config.columns) {
-    const key = keys.get(col.name) ?? col.name;
-    const builder = columnOf(col, config.name);
-    const ref = references.get(col.name);
-    columns[key] = ref === undefined ? builder : builder.references(ref);
-  }
-  const made = pgTable(config.name, columns, (t) =>
-    config.indexes.map((ix) => {
-      const names = ix.config.columns.map((c) => keys.get((c as SQLiteColumn).name) ?? "");
-      const cols = names.map((name) => t[name] as PgColumn);
-      const [first, ...rest] = cols;
-      if (first === undefined) throw new Error(`schema-pg: index ${ix.config.name} has no column`);
-      return (ix.config.unique ? uniqueIndex(ix.config.name) : index(ix.config.name)).on(first, ...rest);
-    }),
-  );
-  twins.set(config.name, made as unknown as PgTableWithColumns<never>);
-  return made as unknown as PgTwin<T>;
-}
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: owner("account_id", () => accounts.id),
+    groupId: owner("group_id", () => groups.id),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    secretHash: text("secret_hash").notNull().unique(),
+    status: text("status", { enum: ["enabled", "revoked"] }).notNull(),
+    expiresAt: int("expires_at"),
+    allowIps: jsonText("allow_ips").$type<string[]>(),
+    dailyCapNanos: int("daily_cap_nanos"),
+    rpm: int("rpm"),
+    concurrency: int("concurrency"),
+    createdAt: stamped("created_at"),
+    lastUsedAt: int("last_used_at"),
+  },
+  (t) => [index("api_keys_account_idx").on(t.accountId)],
+);
 
-export const accounts = twin(sqlite.accounts);
-export const groups = twin(sqlite.groups);
-export const apiKeys = twin(sqlite.apiKeys);
-export const ledger = twin(sqlite.ledger);
-export const storeMeta = twin(sqlite.storeMeta);
-export const usageRecords = twin(sqlite.usageRecords);
-export const auditLog = twin(sqlite.auditLog);
-export const adminTokens = twin(sqlite.adminTokens);
-export const notificationChannels = twin(sqlite.notificationChannels);
-export const notificationDeliveries = twin(sqlite.notificationDeliveries);
-export const responseCache = twin(sqlite.responseCache);
+export const ledger = pgTable(
+  "ledger",
+  {
+    id: serialId(),
+    accountId: owner("account_id", () => accounts.id),
+    amountNanos: int("amount_nanos").notNull(),
+    kind: text("kind", { enum: ["credit", "debit"] }).notNull(),
+    requestId: text("request_id").unique(),
+    note: text("note").notNull().default(""),
+    createdAt: stamped("created_at"),
+  },
+  (t) => [index("ledger_account_idx").on(t.accountId)],
+);
+
+export const storeMeta = pgTable("store_meta", {
+  name: text("name").primaryKey(),
+  value: int("value").notNull(),
+});
+
+export const usageRecords = pgTable(
+  "usage_records",
+  {
+    id: serialId(),
+    requestId: text("request_id").notNull().unique(),
+    clientRequestId: text("client_request_id"),
+    keyId: text("key_id").notNull(),
+    accountId: int("account_id").notNull(),
+    model: text("model").notNull(),
+    endpoint: text("endpoint").notNull(),
+    stream: boolean("stream").notNull(),
+    status: int("status").notNull(),
+    inputTokens: int("input_tokens").notNull().default(0),
+    cachedInputTokens: int("cached_input_tokens").notNull().default(0),
+    cacheWriteTokens: int("cache_write_tokens").notNull().default(0),
+    cacheWrite1hTokens: int("cache_write_1h_tokens").notNull().default(0),
+    outputTokens: int("output_tokens").notNull().default(0),
+    reasoningTokens: int("reasoning_tokens").notNull().default(0),
+    generations: int("generations").notNull().default(0),
+    toolCalls: jsonText("tool_calls").$type<ToolCalls>(),
+    audioMs: int("audio_ms").notNull().default(0),
+    characters: int("characters").notNull().default(0),
+    costNanos: int("cost_nanos").notNull().default(0),
+    usageSource: text("usage_source", { enum: ["reported", "counted", "estimated", "none"] }).notNull(),
+    channels: text("channels").notNull().default(""),
+    latencyMs: int("latency_ms").notNull().default(0),
+    ttfbMs: int("ttfb_ms"),
+    clientAddress: text("client_address"),
+    endUser: text("end_user"),
+    alias: text("alias"),
+    cacheHit: boolean("cache_hit").notNull().default(false),
+    detail: jsonText("detail").$type<Record<string, unknown>>(),
+    createdAt: stamped("created_at"),
+  },
+  (t) => [
+    index("usage_key_time_idx").on(t.keyId, t.createdAt),
+    index("usage_account_time_idx").on(t.accountId, t.createdAt),
+  ],
+);
+
+export const auditLog = pgTable("audit_log", {
+  id: serialId(),
+  actor: text("actor").notNull(),
+  action: text("action").notNull(),
+  target: text("target").notNull(),
+  detail: jsonText("detail").$type<Record<string, unknown>>(),
+  createdAt: stamped("created_at"),
+});
+
+export const adminTokens = pgTable("admin_tokens", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  prefix: text("prefix").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  revoked: boolean("revoked").notNull().default(false),
+  createdAt: stamped("created_at"),
+});
+
+export const notificationChannels = pgTable("notification_channels", {
+  id: serialId(),
+  accountId: int("account_id").references(() => accounts.id),
+  kind: text("kind", { enum: ["webhook", "email"] }).notNull(),
+  target: text("target").notNull(),
+  secret: text("secret"),
+  events: jsonText("events").$type<string[]>().notNull(),
+  balanceThresholdNanos: int("balance_threshold_nanos"),
+  enabled: boolean("enabled").notNull().default(true),
+  createdAt: stamped("created_at"),
+});
+
+export const notificationDeliveries = pgTable(
+  "notification_deliveries",
+  {
+    id: text("id").primaryKey(),
+    channelId: owner("channel_id", () => notificationChannels.id),
+    event: text("event").notNull(),
+    payload: jsonText("payload").$type<Record<string, unknown>>().notNull(),
+    state: text("state", { enum: ["pending", "delivered", "failed"] }).notNull(),
+    attempts: int("attempts").notNull().default(0),
+    lastStatus: int("last_status"),
+    lastError: text("last_error"),
+    createdAt: stamped("created_at"),
+    updatedAt: stamped("updated_at"),
+  },
+  (t) => [index("notification_deliveries_channel_idx").on(t.channelId)],
+);
+
+export const responseCache = pgTable(
+  "response_cache",
+  {
+    key: text("key").primaryKey(),
+    scope: text("scope").notNull(),
+    protocol: text("protocol").notNull(),
+    answer: text("answer").notNull(),
+    usage: jsonText("usage").$type<Record<string, unknown>>().notNull(),
+    costNanos: int("cost_nanos").notNull(),
+    bytes: int("bytes").notNull(),
+    createdAt: stamped("created_at"),
+    expiresAt: int("expires_at").notNull(),
+  },
+  (t) => [index("response_cache_created_idx").on(t.createdAt), index("response_cache_scope_idx").on(t.scope)],
+);

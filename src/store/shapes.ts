@@ -1,7 +1,7 @@
 // Query shapes both dialects use: an accounts row as an Account; which columns make a key as
 // operators see it (and such a row as a KeyRecord), an admin token, a recent request; the filter of usage reads; a key patch as column
 // values; a new channel as a row and a channel row as the API's channel; spending summed per key
-// and per account. Each takes the dialect's tables (schema.ts or its twin schema-pg.ts), which have
+// and per account. Each takes the dialect's tables (schema.ts or its PostgreSQL twin schema-pg.ts), which have
 // the same columns, so one definition serves the SQLite and the PostgreSQL store.
 import { and, eq, gte, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../base/money.ts";

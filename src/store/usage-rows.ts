@@ -1,5 +1,5 @@
 // What the SQLite and PostgreSQL usage stores share: a usage record as a row of usage_records
-// (the two dialects' tables infer the same row types, schema-pg.ts being derived from schema.ts)
+// (the two dialects' tables infer the same row types: test/unit/store-schemas.test.ts checks it)
 // and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
 // and reused request ids.
 import { nanos } from "../base/money.ts";

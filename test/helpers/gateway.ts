@@ -58,7 +58,7 @@ export async function runCli(
   cwd?: string,
 ): Promise<CliResult> {
   const proc = Bun.spawn([binary(), ...args], {
-    cwd,
+    cwd: cwd ?? process.cwd(),
     stdout: "pipe",
     stderr: "pipe",
     stdin: "ignore",

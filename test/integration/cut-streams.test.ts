@@ -151,7 +151,7 @@ function post(client: Protocol, body: unknown, requestId: string, signal?: Abort
       ...(client === "messages" ? { "anthropic-version": "2023-06-01" } : {}),
     },
     body: JSON.stringify(body),
-    signal,
+    signal: signal ?? null,
   });
 }
 

@@ -95,7 +95,7 @@ function postGeneration(body: object, requestId: string, signal?: AbortSignal): 
       "x-request-id": requestId,
     },
     body: JSON.stringify(body),
-    signal,
+    signal: signal ?? null,
   });
 }
 

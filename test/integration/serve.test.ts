@@ -22,11 +22,11 @@ describe("configuration at start", () => {
     const file = join(d, "bad.toml");
     writeFileSync(
       file,
-      '[server]\nlisten = "127.0.0.1:0"\n\n[store]\nurl = "sqlite://x.db"\npool_size = 4\n',
+      '[server]\nlisten = "127.0.0.1:0"\n\n[store]\nurl = "sqlite://x.db"\npool_sise = 4\n',
     );
     const result = await runCli(["serve", "--config", file]);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain("store.pool_size: unknown field");
+    expect(result.stderr).toContain("store.pool_sise: unknown field");
   });
 
   test("a flag that contradicts the file is refused, naming both", async () => {

@@ -183,12 +183,8 @@ test("unbilled requests on the feed are not counted as settlements, tokens or co
       ),
     ).toEqual([]);
     // The one key label slot is still free for the first key that settles.
-    traffic.settled({
-      ...(published[2] as UsageEvent),
-      unbilled: undefined,
-      keyName: "payer",
-      inputTokens: 5,
-    });
+    const { unbilled: _refused, ...billed } = published[2] as UsageEvent;
+    traffic.settled({ ...billed, keyName: "payer", inputTokens: 5 });
     const after: string[] = [];
     traffic.render(after);
     expect(after).toContain(

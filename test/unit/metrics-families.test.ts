@@ -1,8 +1,7 @@
-// The metric catalog (src/metrics/families.json): what GET /metrics renders is exactly the catalog,
+// The metric catalog (FAMILIES in src/metrics/families.ts): what GET /metrics renders is exactly the catalog,
 // with each family's HELP, TYPE and bucket set as written there, and the catalog's entries build.
 import { expect, test } from "bun:test";
-import FAMILIES from "../../src/metrics/families.json";
-import { gauge, gaugeSet } from "../../src/metrics/families.ts";
+import { FAMILIES, gauge, gaugeSet } from "../../src/metrics/families.ts";
 import { Metrics } from "../../src/metrics/metrics.ts";
 import { TrafficMetrics } from "../../src/metrics/traffic.ts";
 

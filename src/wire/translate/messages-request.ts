@@ -22,7 +22,7 @@
 //   an instruction with the schema quoted;
 // - an OpenAI `prompt_cache_key` becomes a cache breakpoint on the system prompt.
 import { findModel } from "../../catalog/models.ts";
-import type { CountTokensRequest } from "../messages.ts";
+import type { CountTokensRequest, MessagesRequest } from "../messages.ts";
 import type {
   IrFormat,
   IrMessage,
@@ -41,7 +41,8 @@ import { argumentsObject, argumentsText, arr, type Obj, obj, str } from "./narro
 import { contentText, joinText, toolsText } from "./prompt-text.ts";
 import { openReasoning } from "./reasoning-seal.ts";
 
-type AnyMessagesRequest = CountTokensRequest & { max_tokens?: number; stream?: boolean };
+/** A Messages request, or a count_tokens one (without max_tokens and stream). */
+type AnyMessagesRequest = CountTokensRequest & Partial<Pick<MessagesRequest, "max_tokens" | "stream">>;
 
 function blockParts(block: Obj): IrPart[] {
   switch (block.type) {
