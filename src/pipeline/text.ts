@@ -6,7 +6,7 @@ import type { Principal } from "../auth/keys.ts";
 import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
-import { countTokens } from "../catalog/tokenizer.ts";
+import { countPromptTokens } from "../catalog/token-thread.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
@@ -140,7 +140,7 @@ export async function serveText(
   const decoded = endpoint.decode(parseJson(raw), ctx.request.headers);
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
-  const inputTokens = countTokens(view.promptText);
+  const inputTokens = await countPromptTokens(view.promptText);
   const model = checkModel(principal, gateway, view, inputTokens);
   const { trace } = ctx;
   describeRequest(trace, view, principal);
