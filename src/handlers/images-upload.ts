@@ -3,7 +3,7 @@
 // request is abandoned with 413, so no more than the cap of a file is ever held), then each file
 // is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
-import { TimedReader } from "../http/body.ts";
+import { CappedBuffer, TimedReader } from "../http/body.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";
@@ -93,29 +93,6 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   return upload;
 }
 
-/**
- * Bytes of one file, copied as they arrive into a resizable ArrayBuffer whose maximum is the cap:
- * memory grows with the file (pages are touched only as written), and no second copy is made
- * at the end, so a file costs about its own size however many uploads are in flight.
- */
-class FileBuffer {
-  readonly #buffer = new ArrayBuffer(0, { maxByteLength: MAX_FILE_BYTES });
-  #length = 0;
-
-  append(chunk: Uint8Array): void {
-    const end = this.#length + chunk.byteLength;
-    if (end > this.#buffer.byteLength) {
-      this.#buffer.resize(Math.min(MAX_FILE_BYTES, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)));
-    }
-    new Uint8Array(this.#buffer).set(chunk, this.#length);
-    this.#length = end;
-  }
-
-  bytes(): Uint8Array {
-    return new Uint8Array(this.#buffer, 0, this.#length);
-  }
-}
-
 function endedInside(field: string): GatewayError {
   return bad(`${field}: the upload ended inside this file; send the complete multipart body`, field);
 }
@@ -126,7 +103,8 @@ function collectFile(
   upload: ImageUpload,
   fail: (error: GatewayError) => void,
 ): void {
-  const file = new FileBuffer();
+  // busboy stops a file at the cap (`limit` below), so every append fits.
+  const file = new CappedBuffer(MAX_FILE_BYTES);
   const field = name === "image[]" ? "image" : name;
   stream.on("data", (chunk: Buffer) => {
     if (!stream.truncated) file.append(chunk);

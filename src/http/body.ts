@@ -28,9 +28,11 @@ export function setBodyTimeouts(next: BodyTimeouts): void {
 const NATIVE_READ_BYTES = 64 * 1024;
 
 function tooLarge(cap: number): GatewayError {
+  // The rest of the body is never read: the connection cannot carry another request.
   return new GatewayError(
     "too_large",
     `The request body is larger than ${cap} bytes, the most this endpoint reads. Shorten the input.`,
+    { headers: { connection: "close" } },
   );
 }
 
@@ -151,18 +153,48 @@ export async function readBody(request: Request, cap: number): Promise<Uint8Arra
     return bytes;
   }
   if (request.body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const body = new CappedBuffer(cap, Number.isFinite(declared) ? declared : 0);
   const reader = new TimedReader(request, request.body);
   for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
-    size += chunk.byteLength;
-    if (size > cap) {
+    if (!body.append(chunk)) {
       reader.cancel();
       throw tooLarge(cap);
     }
-    chunks.push(chunk);
   }
-  return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
+  return body.bytes();
+}
+
+/**
+ * Bytes copied as they arrive into one resizable buffer whose maximum is the cap: a body (or an
+ * uploaded file) costs its own size once — no list of chunks joined at the end, which held it
+ * twice — and memory grows with what arrived, not with what was declared beyond the cap.
+ */
+export class CappedBuffer {
+  readonly #buffer: ArrayBuffer;
+  #length = 0;
+
+  /** `expected` bytes are made room for at once (a declared length; 0 when unknown). */
+  constructor(cap: number, expected = 0) {
+    this.#buffer = new ArrayBuffer(Math.min(cap, Math.max(expected, 0)), { maxByteLength: cap });
+  }
+
+  /** Adds `chunk`; false when the body would pass the cap (nothing is added then). */
+  append(chunk: Uint8Array): boolean {
+    const end = this.#length + chunk.byteLength;
+    if (end > this.#buffer.maxByteLength) return false;
+    if (end > this.#buffer.byteLength) {
+      this.#buffer.resize(
+        Math.min(this.#buffer.maxByteLength, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)),
+      );
+    }
+    new Uint8Array(this.#buffer).set(chunk, this.#length);
+    this.#length = end;
+    return true;
+  }
+
+  bytes(): Uint8Array {
+    return new Uint8Array(this.#buffer, 0, this.#length);
+  }
 }
 
 /** An image generation body is a prompt of at most 32000 characters plus a few fields: 1 MiB is ample. */

@@ -1,8 +1,13 @@
 // Issue 25's availability defects against the compiled binary: no single request holds the event
 // loop (a long unbroken prompt is counted off it, /healthz answers meanwhile; a deflated
-// WebSocket frame is capped after inflating).
+// WebSocket frame is capped after inflating; the simulator decodes and paints images in a thread
+// of its own, within a pixel budget), and a body over the cap is refused by its declared length
+// before it is read, or at the cap while it streams, the connection then closed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import net from "node:net";
+import { PNG } from "pngjs";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { hostPort, rawResponses } from "../helpers/raw-http.ts";
 import { openRawSocket } from "../helpers/raw-ws.ts";
 
 const BODY_CAP = 2 * 1024 * 1024;
@@ -97,4 +102,104 @@ describe("a Responses WebSocket message is capped after inflating (issue 25 item
     while (!(await done())) await Bun.sleep(20);
     socket.destroy();
   }, 20_000);
+});
+
+/** A flat PNG of `side` × `side` pixels (pngjs; fast to write, as slow to decode as any). */
+function squarePng(side: number): Uint8Array {
+  const png = new PNG({ width: side, height: side });
+  png.data.fill(200);
+  return new Uint8Array(PNG.sync.write(png, { colorType: 6 }));
+}
+
+function editForm(files: Record<string, Uint8Array>): FormData {
+  const form = new FormData();
+  form.append("model", "modelx-image-2");
+  form.append("prompt", "give it a hat");
+  for (const [name, bytes] of Object.entries(files)) form.append(name, new Blob([bytes]), `${name}.png`);
+  return form;
+}
+
+describe("the simulator's image work is off the event loop, within a pixel budget (issue 25 item 8)", () => {
+  const big = squarePng(4096);
+  const edit = (files: Record<string, Uint8Array>) =>
+    fetch(`${gw.url}/v1/images/edits`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: editForm(files),
+    });
+
+  test("20 /healthz in a row answer while a 4096x4096 edit is decoded and painted", async () => {
+    const edits = Promise.all([edit({ image: big })]);
+    // Before the fix each /healthz waited for a decode or an encode of the edits (seconds each).
+    const health = (async () => {
+      for (let i = 0; i < 20; i++) expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    })();
+    expect(
+      await settleOrder([
+        ["edits", edits],
+        ["healthz", health],
+      ]),
+    ).toEqual(["healthz", "edits"]);
+    for (const r of await edits) {
+      expect(r.status).toBe(200);
+      expect(((await r.json()) as { data: unknown[] }).data).toHaveLength(1);
+    }
+  }, 60_000);
+
+  test("an image and a mask over the budget together are 400 naming the mask", async () => {
+    const r = await edit({ image: big, mask: big });
+    expect(r.status).toBe(400);
+    const { error } = (await r.json()) as { error: { message: string } };
+    expect(error.message).toStartWith("mask:");
+    expect(error.message).toContain("budget");
+  }, 60_000);
+});
+
+describe("bodies over the cap (issue 25 item 8)", () => {
+  const head = (length: string) =>
+    [
+      "POST /v1/chat/completions HTTP/1.1",
+      "Host: 127.0.0.1",
+      `Authorization: Bearer ${key}`,
+      "Content-Type: application/json",
+      length,
+      "",
+      "",
+    ].join("\r\n");
+
+  test("a declared Content-Length over the cap is 413 before any body byte is sent, and the connection closes", async () => {
+    // Waits for a second answer that never comes: resolves when the gateway closes the connection.
+    const { responses, closed } = await rawResponses(gw.url, [head(`Content-Length: ${BODY_CAP + 1}`)], 2);
+    expect(responses.map((r) => r.status)).toEqual([413]);
+    expect(responses[0]?.headers.connection).toBe("close");
+    expect(closed).toBe(true);
+  });
+
+  test("a chunked body streaming past the cap is 413 and the gateway stops reading it", async () => {
+    const { host, port } = hostPort(gw.url);
+    const socket = net.connect(port, host);
+    const chunk = `${(64 * 1024).toString(16)}\r\n${"a".repeat(64 * 1024)}\r\n`;
+    let answer = "";
+    let ended = false;
+    socket.on("data", (data: Buffer) => {
+      answer += data.toString("latin1");
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      ended = true;
+    });
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(`${head("Transfer-Encoding: chunked")}`);
+    // Up to 40 times the cap: the server must answer and close long before.
+    let sent = 0;
+    while (!ended && sent < 40 * BODY_CAP) {
+      if (!socket.write(chunk))
+        await new Promise<void>((resolve) => socket.once("drain", resolve).once("close", resolve));
+      sent += 64 * 1024;
+    }
+    while (!ended) await new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    expect(answer).toMatch(/^HTTP\/1\.1 413/);
+    expect(sent).toBeLessThan(40 * BODY_CAP);
+    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+  }, 30_000);
 });

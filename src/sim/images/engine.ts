@@ -5,7 +5,7 @@
 import type { ImageOptions } from "../../wire/images.ts";
 import { parseSize } from "../../wire/images.ts";
 import type { ImageUsage } from "../../wire/images-events.ts";
-import { dimensionProblem, sniffImage } from "../../wire/images-sniff.ts";
+import { dimensionProblem, MAX_PIXELS, sniffImage } from "../../wire/images-sniff.ts";
 import { hashString } from "../random.ts";
 import { decodeImage, encodeImage, type Raster } from "./codecs.ts";
 import { inpaint, paint, recreate, resample, stage } from "./synth.ts";
@@ -59,11 +59,24 @@ export function resolveMeta(options: ImageOptions, reference: Raster | undefined
   };
 }
 
-async function decodeChecked(bytes: Uint8Array, field: string): Promise<Raster> {
+/**
+ * The pixels one request may have decoded, its image and mask together: 64 MiB of RGBA. With the
+ * image thread running one request at a time (thread.ts), this bounds what uploads can make the
+ * simulator hold.
+ */
+export const SIM_DECODE_PIXELS = MAX_PIXELS;
+
+async function decodeChecked(bytes: Uint8Array, field: string, spent: number): Promise<Raster> {
   const info = sniffImage(bytes);
   if (!info) throw new SimInputError(`${field}: not a PNG, JPEG or WebP image`);
   const problem = dimensionProblem(info);
   if (problem) throw new SimInputError(`${field}: ${problem}`);
+  const pixels = info.width * info.height;
+  if (spent + pixels > SIM_DECODE_PIXELS) {
+    throw new SimInputError(
+      `${field}: its ${info.width}x${info.height} pixels bring the request's images to ${spent + pixels} pixels, over the simulator's budget of ${SIM_DECODE_PIXELS} (4096x4096 for the image and mask together). Send smaller images.`,
+    );
+  }
   try {
     return await decodeImage(bytes);
   } catch (thrown) {
@@ -90,8 +103,9 @@ function usageFor(options: ImageOptions, meta: SimImageMeta, inputImages: number
 export async function* simImages(request: SimImageRequest): AsyncGenerator<SimImageEvent> {
   const { options } = request;
   const first = request.images[0];
-  const reference = first === undefined ? undefined : await decodeChecked(first, "image");
-  const mask = request.mask === undefined ? undefined : await decodeChecked(request.mask, "mask");
+  const reference = first === undefined ? undefined : await decodeChecked(first, "image", 0);
+  const spent = reference === undefined ? 0 : reference.width * reference.height;
+  const mask = request.mask === undefined ? undefined : await decodeChecked(request.mask, "mask", spent);
   if (reference && mask && (mask.width !== reference.width || mask.height !== reference.height)) {
     throw new SimInputError(
       `mask is ${mask.width}x${mask.height} but image is ${reference.width}x${reference.height}; they must match`,
