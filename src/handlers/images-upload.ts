@@ -3,7 +3,9 @@
 // request is abandoned with 413, so no more than the cap of a file is ever held), then each file
 // is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
-import { CappedBuffer, TimedReader } from "../http/body.ts";
+import { TimedReader } from "../http/body.ts";
+import { CappedBuffer } from "../http/capped.ts";
+import { contentCodings } from "../http/encoding.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";
@@ -48,6 +50,14 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   if (!contentType.toLowerCase().startsWith("multipart/form-data") || !request.body) {
     throw bad(
       `images/edits takes multipart/form-data with an image file and a prompt, got content-type "${contentType}"`,
+    );
+  }
+  if (contentCodings(request.headers).length > 0) {
+    // busboy reads the multipart stream as it arrives; a compressed one would need a second cap per file.
+    throw new GatewayError(
+      "unsupported_encoding",
+      "images/edits takes its multipart/form-data body uncompressed: send it without Content-Encoding.",
+      { param: "Content-Encoding" },
     );
   }
   const upload: ImageUpload = { fields: {}, images: [], mask: undefined };

@@ -5,8 +5,10 @@
 import type { Gateway } from "../gateway.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
+import { CappedBuffer, tooLarge } from "./capped.ts";
 import type { RequestContext } from "./context.ts";
 import type { Handler } from "./edge.ts";
+import { contentCodings, decodeBody } from "./encoding.ts";
 
 /** How long a body may take: the longest pause between two chunks and the whole read. */
 export interface BodyTimeouts {
@@ -26,15 +28,6 @@ export function setBodyTimeouts(next: BodyTimeouts): void {
 
 /** Declared bodies up to this size are read in one native step (total deadline only). */
 const NATIVE_READ_BYTES = 64 * 1024;
-
-function tooLarge(cap: number): GatewayError {
-  // The rest of the body is never read: the connection cannot carry another request.
-  return new GatewayError(
-    "too_large",
-    `The request body is larger than ${cap} bytes, the most this endpoint reads. Shorten the input.`,
-    { headers: { connection: "close" } },
-  );
-}
 
 function timedOut(what: "idle" | "total"): GatewayError {
   const message =
@@ -138,8 +131,18 @@ export function withBody(cap: (gateway: Gateway) => number, handler: BodyHandler
   return async (ctx, gateway) => handler(ctx, gateway, await readBody(ctx.request, cap(gateway)));
 }
 
-/** The whole body, refusing it as soon as it passes `cap` bytes or a body timeout. */
+/**
+ * The whole body, refusing it as soon as it passes `cap` bytes or a body timeout; a compressed
+ * body (Content-Encoding) decoded, its decoded size under the same cap (src/http/encoding.ts).
+ */
 export async function readBody(request: Request, cap: number): Promise<Uint8Array> {
+  const codings = contentCodings(request.headers);
+  const bytes = await readRawBody(request, cap);
+  return codings.length === 0 ? bytes : decodeBody(bytes, codings, cap);
+}
+
+/** The body's bytes as sent, refusing it as soon as it passes `cap` bytes or a body timeout. */
+async function readRawBody(request: Request, cap: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > cap) throw tooLarge(cap);
   // A small declared length within the cap: the server frames the body by it, so it is read in one
@@ -162,39 +165,6 @@ export async function readBody(request: Request, cap: number): Promise<Uint8Arra
     }
   }
   return body.bytes();
-}
-
-/**
- * Bytes copied as they arrive into one resizable buffer whose maximum is the cap: a body (or an
- * uploaded file) costs its own size once — no list of chunks joined at the end, which held it
- * twice — and memory grows with what arrived, not with what was declared beyond the cap.
- */
-export class CappedBuffer {
-  readonly #buffer: ArrayBuffer;
-  #length = 0;
-
-  /** `expected` bytes are made room for at once (a declared length; 0 when unknown). */
-  constructor(cap: number, expected = 0) {
-    this.#buffer = new ArrayBuffer(Math.min(cap, Math.max(expected, 0)), { maxByteLength: cap });
-  }
-
-  /** Adds `chunk`; false when the body would pass the cap (nothing is added then). */
-  append(chunk: Uint8Array): boolean {
-    const end = this.#length + chunk.byteLength;
-    if (end > this.#buffer.maxByteLength) return false;
-    if (end > this.#buffer.byteLength) {
-      this.#buffer.resize(
-        Math.min(this.#buffer.maxByteLength, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)),
-      );
-    }
-    new Uint8Array(this.#buffer).set(chunk, this.#length);
-    this.#length = end;
-    return true;
-  }
-
-  bytes(): Uint8Array {
-    return new Uint8Array(this.#buffer, 0, this.#length);
-  }
 }
 
 /** An image generation body is a prompt of at most 32000 characters plus a few fields: 1 MiB is ample. */

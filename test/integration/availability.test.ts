@@ -5,9 +5,10 @@
 // before it is read, or at the cap while it streams, the connection then closed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from "node:zlib";
 import { PNG } from "pngjs";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
-import { hostPort, rawResponses } from "../helpers/raw-http.ts";
+import { hostPort, rawExchange, rawResponses } from "../helpers/raw-http.ts";
 import { openRawSocket } from "../helpers/raw-ws.ts";
 
 const BODY_CAP = 2 * 1024 * 1024;
@@ -202,4 +203,74 @@ describe("bodies over the cap (issue 25 item 8)", () => {
     expect(sent).toBeLessThan(40 * BODY_CAP);
     expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
   }, 30_000);
+});
+
+describe("compressed request bodies (issue 25 item 9)", () => {
+  const chat = JSON.stringify({
+    model: "modelx-5.5",
+    max_tokens: 8,
+    messages: [{ role: "user", content: "hi" }],
+  });
+  const post = (path: string, headers: string[], body: Uint8Array) =>
+    rawExchange(gw.url, [
+      `${[`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", `Authorization: Bearer ${key}`, ...headers, `Content-Length: ${body.byteLength}`, "Connection: close", "", ""].join("\r\n")}`,
+      body,
+    ]);
+  const json = ["Content-Type: application/json"];
+
+  test("gzip, deflate, br and zstd bodies are decoded and answered", async () => {
+    const encoders: [string, (b: Buffer) => Uint8Array][] = [
+      ["gzip", (b) => gzipSync(b)],
+      ["deflate", (b) => deflateSync(b)],
+      ["br", (b) => brotliCompressSync(b)],
+      ["zstd", (b) => zstdCompressSync(b)],
+      ["gzip, identity", (b) => gzipSync(b)],
+    ];
+    for (const [coding, encode] of encoders) {
+      const r = await post(
+        "/v1/chat/completions",
+        [...json, `Content-Encoding: ${coding}`],
+        encode(Buffer.from(chat)),
+      );
+      expect({ coding, status: r.status }).toEqual({ coding, status: 200 });
+      expect((JSON.parse(r.body) as { object: string }).object).toBe("chat.completion");
+    }
+  });
+
+  test("a gzip bomb is 413 once its decoded size passes the cap", async () => {
+    const bomb = gzipSync(Buffer.alloc(BODY_CAP * 16, 0x61));
+    expect(bomb.byteLength).toBeLessThan(BODY_CAP / 16);
+    const r = await post("/v1/chat/completions", [...json, "Content-Encoding: gzip"], bomb);
+    expect(r.status).toBe(413);
+    expect((JSON.parse(r.body) as { error: { message: string } }).error.message).toContain(
+      "once decompressed",
+    );
+  });
+
+  test("an unknown coding is 415 naming the header; bytes that are not gzip are 400 naming it", async () => {
+    const unknown = await post(
+      "/v1/chat/completions",
+      [...json, "Content-Encoding: compress"],
+      Buffer.from(chat),
+    );
+    expect(unknown.status).toBe(415);
+    expect((JSON.parse(unknown.body) as { error: { param: string } }).error.param).toBe("Content-Encoding");
+    const broken = await post("/v1/chat/completions", [...json, "Content-Encoding: gzip"], Buffer.from(chat));
+    expect(broken.status).toBe(400);
+    expect((JSON.parse(broken.body) as { error: { param: string } }).error.param).toBe("Content-Encoding");
+  });
+
+  test("a compressed multipart upload is 415 naming the header", async () => {
+    const r = await post(
+      "/v1/images/edits",
+      ["Content-Type: multipart/form-data; boundary=x", "Content-Encoding: gzip"],
+      gzipSync(Buffer.from("--x--\r\n")),
+    );
+    expect(r.status).toBe(415);
+    expect((JSON.parse(r.body) as { error: { param: string } }).error.param).toBe("Content-Encoding");
+  });
+
+  // Bun.serve's HTTP parser answers 400 to a trailer section and closes the connection before the
+  // handler sees the request (oven-sh/bun#32887 consumes it instead); the gateway cannot reach it.
+  test.todo("a chunked body with a valid trailer section is answered");
 });
