@@ -160,8 +160,13 @@ export async function serveText(
       tools,
     },
   };
-  return metered(gateway.meter, admit, trace, (tried) =>
-    answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
+  return metered(
+    gateway.meter,
+    admit,
+    trace,
+    (tried) => answerText(ctx, gateway, { decoded, raw, model, inputTokens }, tried),
+    undefined,
+    ctx.request.signal,
   );
 }
 
