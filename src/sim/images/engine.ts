@@ -5,7 +5,7 @@
 import type { ImageOptions } from "../../wire/images.ts";
 import { parseSize } from "../../wire/images.ts";
 import type { ImageUsage } from "../../wire/images-events.ts";
-import { dimensionProblem, MAX_PIXELS, sniffImage } from "../../wire/images-sniff.ts";
+import { dimensionProblem, sniffImage } from "../../wire/images-sniff.ts";
 import { hashString } from "../random.ts";
 import { decodeImage, encodeImage, type Raster } from "./codecs.ts";
 import { inpaint, paint, recreate, resample, stage } from "./synth.ts";
@@ -60,11 +60,13 @@ export function resolveMeta(options: ImageOptions, reference: Raster | undefined
 }
 
 /**
- * The pixels one request may have decoded, its image and mask together: 64 MiB of RGBA. With the
- * image thread running one request at a time (thread.ts), this bounds what uploads can make the
- * simulator hold.
+ * The pixels one request may have decoded, its image and mask together: two 2048x2048 images. A
+ * request holds several rasters of its size at once (the decoded reference, its resample, the
+ * painting, the result, the codec's buffers: ~8 bytes a pixel each), so with the image thread
+ * running one request at a time (thread.ts) this keeps the simulator's memory for an edit near
+ * 300 MB; a 4096x4096 upload (the gateway's own limit, MAX_PIXELS) took ~700 MB.
  */
-export const SIM_DECODE_PIXELS = MAX_PIXELS;
+export const SIM_DECODE_PIXELS = 2 * 2048 * 2048;
 
 async function decodeChecked(bytes: Uint8Array, field: string, spent: number): Promise<Raster> {
   const info = sniffImage(bytes);
@@ -74,7 +76,7 @@ async function decodeChecked(bytes: Uint8Array, field: string, spent: number): P
   const pixels = info.width * info.height;
   if (spent + pixels > SIM_DECODE_PIXELS) {
     throw new SimInputError(
-      `${field}: its ${info.width}x${info.height} pixels bring the request's images to ${spent + pixels} pixels, over the simulator's budget of ${SIM_DECODE_PIXELS} (4096x4096 for the image and mask together). Send smaller images.`,
+      `${field}: its ${info.width}x${info.height} pixels bring the request's images to ${spent + pixels} pixels, over the simulator's budget of ${SIM_DECODE_PIXELS} (two 2048x2048 images: the image and its mask). Send smaller images.`,
     );
   }
   try {
