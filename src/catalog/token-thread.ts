@@ -28,15 +28,26 @@ const thread = new RequestThread<CountRequest, CountReply>(
   "token thread",
 );
 
+// The last long text counted and its count: the in-process simulator counts the prompt the
+// gateway has just counted (the same text, rebuilt from the forwarded body). Texts up to 1 MiB
+// only, so a hostile prompt is not kept after its request.
+const REMEMBERED_CHARS = 1024 * 1024;
+let remembered: { text: string; count: number } | undefined;
+
 /** The number of tokens in `text`, counted off the event loop when it is long. */
 export function countPromptTokens(text: string): Promise<number> {
   if (text.length <= INLINE_COUNT_CHARS) return Promise.resolve(countTokens(text));
+  if (remembered?.text === text) return Promise.resolve(remembered.count);
   return new Promise<number>((resolve, reject) => {
     const id = thread.open({
       reply(reply) {
         thread.close(id);
-        if ("error" in reply) reject(new Error(`the token thread failed: ${reply.error}`));
-        else resolve(reply.count);
+        if ("error" in reply) {
+          reject(new Error(`the token thread failed: ${reply.error}`));
+          return;
+        }
+        if (text.length <= REMEMBERED_CHARS) remembered = { text, count: reply.count };
+        resolve(reply.count);
       },
       stopped: reject,
     });
