@@ -224,7 +224,10 @@ try {
   const kinds = hostileKinds(gw.url, gw.key).filter(
     (k) => values.only === undefined || k.name.startsWith(values.only),
   );
-  await normalTraffic(gw.url, gw.key, 2, NORMAL_RATE); // warm-up
+  // Warm-up: one of each hostile kind (the first loads the image modules and starts the threads,
+  // a one-time cost), then normal traffic.
+  for (const kind of kinds) await kind.send();
+  await normalTraffic(gw.url, gw.key, 2, NORMAL_RATE);
   const rssStart = rssBytes(gw.proc.pid);
   const clean = await normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE);
   let peak = rssBytes(gw.proc.pid);
