@@ -5,7 +5,8 @@
 // image codecs), which keeps both start time and resident memory down. The executable is built with
 // --splitting, so a module imported lazily is a chunk of its own that `serve` never even parses
 // (compiled serve idle RSS 68.0 → 62.2 MB, bench/idle-memory.ts). The executable is also the
-// usage store thread's script (src/billing/store-thread.ts), so this module imports nothing at its
+// script of its threads (src/base/thread.ts: the usage store, token and simulator image threads),
+// so this module imports nothing at its
 // top: a static import here would be evaluated in that thread too (the argument parser pulled in
 // the config schema and the ledger meter into it).
 import pkg from "../package.json";
@@ -116,6 +117,10 @@ if (Bun.isMainThread) {
     process.exit(1);
   });
 } else {
-  // The compiled executable started again as the usage store thread (src/billing/store-thread.ts).
-  await import("./billing/store-worker.ts");
+  // The compiled executable started again as a thread (src/base/thread.ts): the token thread
+  // (TOKEN_THREAD_ROLE, src/catalog/token-thread.ts), the simulator's image thread
+  // (IMAGE_THREAD_ROLE, src/sim/images/thread.ts) or the usage store thread (src/billing/store-thread.ts).
+  if (process.argv.includes("--token-thread")) await import("./catalog/token-worker.ts");
+  else if (process.argv.includes("--sim-image-thread")) await import("./sim/images/image-worker.ts");
+  else await import("./billing/store-worker.ts");
 }

@@ -95,7 +95,12 @@ export interface App {
 export function createApp(gateway: Gateway): App {
   const metrics = new Metrics();
   const meter: EdgeMeter = { metrics, overheadHeader: gateway.config.metrics.overhead_header };
-  const app = new Elysia({ websocket: { perMessageDeflate: true } });
+  // A WebSocket message is capped after decompression as a body is (`[text] max_body_bytes`): Bun
+  // closes the socket with 1009 before inflating past it, so a few KB of deflated frame cannot
+  // expand into gigabytes.
+  const app = new Elysia({
+    websocket: { perMessageDeflate: true, maxPayloadLength: gateway.config.text.max_body_bytes },
+  });
   // A target the router would misread (src/http/target.ts) is answered as the same request
   // under a URL it reads; the socket peer goes along, since Bun only knows the request it received.
   app.onRequest(({ request, server }) => {

@@ -1,6 +1,7 @@
 // Shared plumbing of the admin API handlers: authentication, JSON bodies and query strings
 // parsed by valibot with field-named errors, store errors mapped to 400/404, JSON answers.
 import * as v from "valibot";
+import { clientLeft } from "../base/client.ts";
 import type { Gateway } from "../gateway.ts";
 import { readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
@@ -29,6 +30,8 @@ export function adminRoute(fn: AdminFn, status = 200): Handler {
     const actor = await authenticateAdmin(ctx, gateway);
     // Usage and spending are read from the store: settled records waiting in the journal first.
     await gateway.meter.flush?.();
+    // Nothing is changed for a client whose connection closed: it would never hear of it.
+    await requireClient(ctx);
     try {
       const body = await fn({ ctx, gateway, params, actor });
       if (body instanceof Response) return body;
@@ -37,6 +40,16 @@ export function adminRoute(fn: AdminFn, status = 200): Handler {
       throw fromStoreError(error);
     }
   };
+}
+
+/**
+ * Throws 499 when the client's connection has closed (src/base/client.ts: a request pipelined
+ * behind this one closes it): an operation must not run that no one will be told of.
+ */
+async function requireClient(ctx: RequestContext): Promise<void> {
+  if (await clientLeft(ctx.request.signal)) {
+    throw new GatewayError("client_closed", "The client closed the connection before the answer.");
+  }
 }
 
 export function fromStoreError(error: unknown): unknown {
@@ -60,6 +73,7 @@ export async function readJson<S extends v.GenericSchema>(
   schema: S,
 ): Promise<v.InferOutput<S>> {
   const bytes = await readBody(ctx.request, MAX_BODY_BYTES);
+  await requireClient(ctx);
   const raw = bytes.every(isJsonSpace) ? {} : parseJson(bytes);
   const result = v.safeParse(schema, raw);
   if (!result.success) throw invalid(result.issues);

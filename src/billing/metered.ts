@@ -7,12 +7,13 @@
 // the admission's x-ratelimit headers, and its settled cost (src/wire/cost.ts): a complete answer or
 // an error in a header, a stream in its last line (the relay writes what the layer answers it).
 // Admission and settlement are traced (src/telemetry/request.ts).
+import { clientLeft } from "../base/client.ts";
 import type { Handoff } from "../base/handoff.ts";
 import { tracedAdmission, tracedSettle } from "../telemetry/request.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
 import type { Nanos } from "../types.ts";
 import { COST_HEADER, costText } from "../wire/cost.ts";
-import { asGatewayError } from "../wire/errors.ts";
+import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./meter.ts";
 
 export { NO_AUDIO, NO_USAGE } from "./meter.ts";
@@ -40,10 +41,20 @@ export type FailedEnding = (status: number) => Ending;
 
 const NOTHING_BILLED: FailedEnding = (status) => ({ status, usage: NO_USAGE, source: "none" });
 
+/** The status a request is settled with when its client's connection closed before the answer. */
+const CLIENT_CLOSED_STATUS = 499;
+
+function clientGone(): GatewayError {
+  return new GatewayError("client_closed", "The client closed the connection before the answer.");
+}
+
 /**
  * Admits `input` (throws the 429 when refused), runs `work`, settles exactly once whichever way it
  * ends, and returns its response with the x-ratelimit headers. `failed` gives the settlement of a
- * work that threw (an image request bills the images it already got).
+ * work that threw (an image request bills the images it already got). `client` is the client's
+ * connection (its request's abort signal): a request whose connection has closed is not admitted
+ * (src/base/client.ts), and an answer ready after it closed is settled unbilled (499) and
+ * dropped — it can no longer be written, so it is not billed.
  */
 export async function metered(
   meter: Meter,
@@ -51,7 +62,9 @@ export async function metered(
   trace: RequestTrace | undefined,
   work: MeteredWork,
   failed: FailedEnding = NOTHING_BILLED,
+  client?: AbortSignal,
 ): Promise<Response> {
+  if (client !== undefined && (await clientLeft(client))) throw clientGone();
   const admission = await tracedAdmission(trace, () => meter.admit(input));
   // The first call wins, whichever path ends the request.
   let settled: Promise<Nanos> | undefined;
@@ -64,13 +77,21 @@ export async function metered(
   let response: Response;
   try {
     const answer = await work(channels);
+    // Settled first, this wins over the answer's own ending (which then records nothing).
+    const gone = client?.aborted === true;
+    if (gone) await settle(NOTHING_BILLED(CLIENT_CLOSED_STATUS));
     if ("complete" in answer) {
       const cost = await settle(answer.complete);
       answer.response.headers.set(COST_HEADER, costText(cost));
-      answer.settled?.(cost);
+      // An answer the client never got is not kept for the response cache.
+      if (!gone) answer.settled?.(cost);
     } else {
       const { ended } = answer;
       ended.received.then((ending) => ended.answer(settle(ending)));
+    }
+    if (gone) {
+      answer.response.body?.cancel().catch(() => undefined);
+      throw clientGone();
     }
     response = answer.response;
   } catch (thrown) {

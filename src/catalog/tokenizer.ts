@@ -3,13 +3,15 @@
 //
 // The vocabulary is tiktoken's o200k_base in a compact binary form (src/catalog/vocabulary.ts) that
 // the build writes and the executable embeds. Encoding is tiktoken's byte-pair merge over the
-// pieces of the o200k split pattern; special-token texts are counted as ordinary text (a prompt is
-// user data, never control tokens).
+// pieces of the o200k split pattern (src/catalog/bpe.ts: linear in the input, a piece merged in
+// bounded chunks); special-token texts are counted as ordinary text (a prompt is user data, never
+// control tokens).
 
 import { readFileSync } from "node:fs";
+import { type MergeTable, mergePiece, mergeTable } from "./bpe.ts";
 // Written by the build (scripts/vocabulary.ts) from tiktoken's o200k_base.json.
 import vocabFile from "./o200k_base.vocab" with { type: "file" };
-import { NONE, rankOf, readVocabulary, type Vocabulary } from "./vocabulary.ts";
+import { readVocabulary } from "./vocabulary.ts";
 
 /** The o200k_base split pattern (tiktoken's, with its case-insensitive contractions spelled out). */
 const CONTRACTION = "(?:'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE]))?";
@@ -30,59 +32,40 @@ function vocabPath(): string {
 // Read at the first count, not at start: an idle `serve` never holds it (~4.3 MB of typed arrays
 // and as many resident pages of the executable), and reading it is one copy, ~3 ms in a fresh
 // process (parsing tiktoken's JSON there took ~50 ms, which the first request would wait for).
-let loaded: Vocabulary | undefined;
-function vocabulary(): Vocabulary {
-  loaded ??= readVocabulary(readFileSync(vocabPath()));
+let loaded: MergeTable | undefined;
+function table(): MergeTable {
+  loaded ??= mergeTable(readVocabulary(readFileSync(vocabPath())));
   return loaded;
 }
 
 const encoder = new TextEncoder();
+// Reused for pieces up to 64 KiB of UTF-8; a longer piece (a hostile run of one letter) gets a buffer
+// of its own, so none is held after its request.
+const SCRATCH_MAX = 64 * 1024;
 let scratch = new Uint8Array(256);
-const bounds: number[] = [];
-const pairRanks: number[] = [];
 
-/** tiktoken's byte-pair merge of `buf[0 .. len)`: calls `emit(rank)` for each token in order. */
-function mergePiece(vocab: Vocabulary, buf: Uint8Array, len: number, emit: (rank: number) => void): void {
-  const whole = rankOf(vocab, buf, 0, len);
-  if (whole !== NONE) {
-    emit(whole);
-    return;
-  }
-  bounds.length = 0;
-  pairRanks.length = 0;
-  for (let i = 0; i <= len; i++) bounds.push(i);
-  for (let i = 0; i + 2 <= len; i++) pairRanks.push(rankOf(vocab, buf, i, i + 2));
-  pairRanks.push(NONE);
-  const pairAt = (i: number): number =>
-    i + 3 < bounds.length ? rankOf(vocab, buf, bounds[i] ?? 0, bounds[i + 3] ?? 0) : NONE;
-  for (;;) {
-    let best = NONE;
-    let at = -1;
-    for (let i = 0; i + 1 < pairRanks.length; i++) {
-      const r = pairRanks[i] ?? NONE;
-      if (r < best) [best, at] = [r, i];
-    }
-    if (at < 0) break;
-    pairRanks[at] = pairAt(at);
-    if (at > 0) pairRanks[at - 1] = pairAt(at - 1);
-    bounds.splice(at + 1, 1);
-    pairRanks.splice(at + 1, 1);
-  }
-  for (let i = 0; i + 1 < bounds.length; i++) emit(rankOf(vocab, buf, bounds[i] ?? 0, bounds[i + 1] ?? 0));
+function bufferFor(piece: string): Uint8Array {
+  const size = piece.length * 3;
+  if (size <= scratch.length) return scratch;
+  if (size > SCRATCH_MAX) return new Uint8Array(size);
+  scratch = new Uint8Array(size);
+  return scratch;
 }
 
 /** Splits `text` by the o200k pattern and merges each piece's UTF-8 bytes. */
 function encodeText(text: string, emit: (rank: number) => void): void {
-  const vocab = vocabulary();
+  const merge = table();
   for (const [piece] of text.matchAll(SPLIT)) {
-    if (scratch.length < piece.length * 3) scratch = new Uint8Array(piece.length * 3);
-    const { written } = encoder.encodeInto(piece, scratch);
-    mergePiece(vocab, scratch, written, emit);
+    const buf = bufferFor(piece);
+    const { written } = encoder.encodeInto(piece, buf);
+    mergePiece(merge, buf, 0, written, emit);
   }
 }
 
-// The request path asks for the same prompt's count more than once (context check, reservation):
-// the last answer is kept so a prompt is tokenized once.
+// The request path asks for the same prompt's count more than once (the gateway, then the
+// in-process simulator): the last answer is kept so a prompt is tokenized once. Only for texts up
+// to 64 KiB: the cache must not hold a long prompt in memory after its request.
+const CACHED_CHARS = 64 * 1024;
 let lastText = "";
 let lastCount = 0;
 
@@ -94,8 +77,10 @@ export function countTokens(text: string): number {
   encodeText(text, () => {
     n++;
   });
-  lastText = text;
-  lastCount = n;
+  if (text.length <= CACHED_CHARS) {
+    lastText = text;
+    lastCount = n;
+  }
   return n;
 }
 
@@ -113,7 +98,7 @@ export function encodeTokens(text: string): number[] {
  */
 export function tokenPieces(text: string): string[] {
   const decoder = new TextDecoder();
-  const { bytes, offsets } = vocabulary();
+  const { bytes, offsets } = table().vocab;
   const pieces = encodeTokens(text).map((rank) =>
     decoder.decode(bytes.subarray(offsets[rank] ?? 0, offsets[rank + 1] ?? 0), { stream: true }),
   );

@@ -3,9 +3,12 @@
 // (413 at the cap, the rest never read), text fields kept with every value of a repeated field
 // (`timestamp_granularities[]`, `include[]`), then the file recognised by music-metadata
 // (src/wire/audio.ts).
+
+import { CappedBuffer } from "../http/capped.ts";
+import { contentCodings } from "../http/encoding.ts";
 import { type AudioFile, readAudio } from "../wire/audio.ts";
 import { GatewayError } from "../wire/errors.ts";
-import { FileBuffer, fieldText, multipartParser, pump } from "./images-upload.ts";
+import { fieldText, multipartParser, pump } from "./images-upload.ts";
 
 /** The reference's upload limit: 25 MB. */
 export const MAX_AUDIO_BYTES = 25 * 1024 * 1024;
@@ -26,6 +29,14 @@ export async function readAudioUpload(request: Request, path: string): Promise<A
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data") || !request.body) {
     throw bad(`${path} takes multipart/form-data with a file and a model, got content-type "${contentType}"`);
+  }
+  if (contentCodings(request.headers).length > 0) {
+    // busboy reads the multipart stream as it arrives; a compressed one would need a second cap per file.
+    throw new GatewayError(
+      "unsupported_encoding",
+      `${path} takes its multipart/form-data body uncompressed: send it without Content-Encoding.`,
+      { param: "Content-Encoding" },
+    );
   }
   const fields: Record<string, string[]> = {};
   let bytes: Uint8Array | undefined;
@@ -63,7 +74,7 @@ export async function readAudioUpload(request: Request, path: string): Promise<A
   parser.on("filesLimit", () => fail(bad("send one file", "file")));
   parser.on("file", (_name, stream) => {
     inFile = true;
-    const buffer = new FileBuffer(MAX_AUDIO_BYTES);
+    const buffer = new CappedBuffer(MAX_AUDIO_BYTES);
     stream.on("data", (chunk: Buffer) => {
       if (!stream.truncated) buffer.append(chunk);
     });

@@ -4,6 +4,8 @@
 // is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { TimedReader } from "../http/body.ts";
+import { CappedBuffer } from "../http/capped.ts";
+import { contentCodings } from "../http/encoding.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";
@@ -89,6 +91,14 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
       `images/edits takes multipart/form-data with an image file and a prompt, got content-type "${contentType}"`,
     );
   }
+  if (contentCodings(request.headers).length > 0) {
+    // busboy reads the multipart stream as it arrives; a compressed one would need a second cap per file.
+    throw new GatewayError(
+      "unsupported_encoding",
+      "images/edits takes its multipart/form-data body uncompressed: send it without Content-Encoding.",
+      { param: "Content-Encoding" },
+    );
+  }
   const upload: ImageUpload = { fields: {}, images: [], mask: undefined };
   let failure: GatewayError | undefined;
   const fail = (error: GatewayError) => {
@@ -135,35 +145,6 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
   return upload;
 }
 
-/**
- * Bytes of one file, copied as they arrive into a resizable ArrayBuffer whose maximum is the cap:
- * memory grows with the file (pages are touched only as written), and no second copy is made
- * at the end, so a file costs about its own size however many uploads are in flight.
- */
-export class FileBuffer {
-  readonly #buffer: ArrayBuffer;
-  readonly #max: number;
-  #length = 0;
-
-  constructor(max = MAX_FILE_BYTES) {
-    this.#max = max;
-    this.#buffer = new ArrayBuffer(0, { maxByteLength: max });
-  }
-
-  append(chunk: Uint8Array): void {
-    const end = this.#length + chunk.byteLength;
-    if (end > this.#buffer.byteLength) {
-      this.#buffer.resize(Math.min(this.#max, Math.max(end, this.#buffer.byteLength * 2, 64 * 1024)));
-    }
-    new Uint8Array(this.#buffer).set(chunk, this.#length);
-    this.#length = end;
-  }
-
-  bytes(): Uint8Array {
-    return new Uint8Array(this.#buffer, 0, this.#length);
-  }
-}
-
 function endedInside(field: string): GatewayError {
   return bad(`${field}: the upload ended inside this file; send the complete multipart body`, field);
 }
@@ -174,7 +155,8 @@ function collectFile(
   upload: ImageUpload,
   fail: (error: GatewayError) => void,
 ): void {
-  const file = new FileBuffer();
+  // busboy stops a file at the cap (`limit` below), so every append fits.
+  const file = new CappedBuffer(MAX_FILE_BYTES);
   const field = name === "image[]" ? "image" : name;
   stream.on("data", (chunk: Buffer) => {
     if (!stream.truncated) file.append(chunk);

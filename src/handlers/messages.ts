@@ -4,7 +4,7 @@
 // `context_management`, `output_config` and `thinking: {type: "adaptive"}` reach an Anthropic
 // upstream unchanged (drop rules toward other protocols: src/wire/translate/messages-request.ts).
 // Query parameters such as Claude Code's `?beta=true` are accepted and ignored.
-import { countTokens } from "../catalog/tokenizer.ts";
+import { countPromptTokens } from "../catalog/token-thread.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
@@ -51,5 +51,5 @@ export async function countMessageTokens(
   requireVersion(ctx.request.headers);
   const request = decodeCountTokensRequest(parseJson(raw));
   requireTextModel(principal, gateway, request.model, "messages");
-  return Response.json({ input_tokens: countTokens(viewOfMessages(request).promptText) });
+  return Response.json({ input_tokens: await countPromptTokens(viewOfMessages(request).promptText) });
 }

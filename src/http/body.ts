@@ -5,8 +5,10 @@
 import type { Gateway } from "../gateway.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
+import { CappedBuffer, tooLarge } from "./capped.ts";
 import type { RequestContext } from "./context.ts";
 import type { Handler } from "./edge.ts";
+import { contentCodings, decodeBody } from "./encoding.ts";
 
 /** How long a body may take: the longest pause between two chunks and the whole read. */
 export interface BodyTimeouts {
@@ -26,13 +28,6 @@ export function setBodyTimeouts(next: BodyTimeouts): void {
 
 /** Declared bodies up to this size are read in one native step (total deadline only). */
 const NATIVE_READ_BYTES = 64 * 1024;
-
-function tooLarge(cap: number): GatewayError {
-  return new GatewayError(
-    "too_large",
-    `The request body is larger than ${cap} bytes, the most this endpoint reads. Shorten the input.`,
-  );
-}
 
 function timedOut(what: "idle" | "total"): GatewayError {
   const message =
@@ -139,8 +134,18 @@ export function withBody(cap: (gateway: Gateway) => number, handler: BodyHandler
   return async (ctx, gateway) => handler(ctx, gateway, await readBody(ctx.request, cap(gateway)));
 }
 
-/** The whole body, refusing it as soon as it passes `cap` bytes or a body timeout. */
+/**
+ * The whole body, refusing it as soon as it passes `cap` bytes or a body timeout; a compressed
+ * body (Content-Encoding) decoded, its decoded size under the same cap (src/http/encoding.ts).
+ */
 export async function readBody(request: Request, cap: number): Promise<Uint8Array> {
+  const codings = contentCodings(request.headers);
+  const bytes = await readRawBody(request, cap);
+  return codings.length === 0 ? bytes : decodeBody(bytes, codings, cap);
+}
+
+/** The body's bytes as sent, refusing it as soon as it passes `cap` bytes or a body timeout. */
+async function readRawBody(request: Request, cap: number): Promise<Uint8Array> {
   const declared = Number(request.headers.get("content-length"));
   if (Number.isFinite(declared) && declared > cap) throw tooLarge(cap);
   // A small declared length within the cap: the server frames the body by it, so it is read in one
@@ -154,18 +159,15 @@ export async function readBody(request: Request, cap: number): Promise<Uint8Arra
     return bytes;
   }
   if (request.body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const body = new CappedBuffer(cap, Number.isFinite(declared) ? declared : 0);
   const reader = new TimedReader(request, request.body);
   for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
-    size += chunk.byteLength;
-    if (size > cap) {
+    if (!body.append(chunk)) {
       reader.cancel();
       throw tooLarge(cap);
     }
-    chunks.push(chunk);
   }
-  return chunks.length === 1 && chunks[0] ? chunks[0] : Buffer.concat(chunks);
+  return body.bytes();
 }
 
 /** An image generation body is a prompt of at most 32000 characters plus a few fields: 1 MiB is ample. */

@@ -58,7 +58,14 @@ export function runEmbeddings(
     endUser: request.body.user,
     worstCase: { kind: "text", inputTokens: request.inputTokens, maxOutputTokens: 0 },
   };
-  return metered(gateway.meter, admit, ctx.trace, (tried) => answer(ctx, gateway, request, tried));
+  return metered(
+    gateway.meter,
+    admit,
+    ctx.trace,
+    (tried) => answer(ctx, gateway, request, tried),
+    undefined,
+    ctx.request.signal,
+  );
 }
 
 /** The channels that can embed this request, in the order the table gives; 400/503 when none. */

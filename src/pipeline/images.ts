@@ -75,7 +75,7 @@ export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageR
   };
   // Untraced admission and settlement: the settlement span's attributes are token counts, and an
   // image request's usage is generations (its spans would report zero tokens).
-  return metered(gateway.meter, admit, undefined, work, (status) => tally.ending(status));
+  return metered(gateway.meter, admit, undefined, work, (status) => tally.ending(status), ctx.request.signal);
 }
 
 /** Tries the model's channels (priority, weight, circuits, caps) until one yields its first event. */

@@ -109,7 +109,14 @@ export function runSpeech(ctx: RequestContext, gateway: Gateway, request: Speech
     endUser: undefined,
     worstCase: { kind: "audio", units: worstUnits(request) },
   };
-  return metered(gateway.meter, admit, undefined, (tried) => answer(ctx, gateway, request, tried));
+  return metered(
+    gateway.meter,
+    admit,
+    undefined,
+    (tried) => answer(ctx, gateway, request, tried),
+    undefined,
+    ctx.request.signal,
+  );
 }
 
 function channelsFor(gateway: Gateway, request: SpeechRequest): Channel[] {

@@ -7,7 +7,7 @@ import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered } from "../billing/metered.ts";
 import { CACHE_HEADER, type CachePlan } from "../cache/cache.ts";
 import type { ModelInfo } from "../catalog/models.ts";
-import { countTokens } from "../catalog/tokenizer.ts";
+import { countPromptTokens } from "../catalog/token-thread.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { log } from "../log.ts";
@@ -145,7 +145,7 @@ export async function serveText(
   const decoded = endpoint.decode(parsed.json, ctx.request.headers);
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
-  const inputTokens = countTokens(view.promptText);
+  const inputTokens = await countPromptTokens(view.promptText);
   const model = checkModel(principal, gateway, view, inputTokens);
   const reserved = reservedInputTokens(gateway, {
     protocol: view.protocol,
@@ -189,7 +189,14 @@ export async function serveText(
       ? undefined
       : gateway.cache.plan(principal, ctx.request.headers, endpoint.path, model.id, decoded.body);
   if (plan === undefined) {
-    return metered(gateway.meter, admit, trace, (tried) => answerText(ctx, gateway, admitted, tried));
+    return metered(
+      gateway.meter,
+      admit,
+      trace,
+      (tried) => answerText(ctx, gateway, admitted, tried),
+      undefined,
+      ctx.request.signal,
+    );
   }
   const hit = await cacheLookup(gateway, plan);
   if (hit !== undefined && hit.protocol === view.protocol) {
@@ -201,8 +208,13 @@ export async function serveText(
   const result = plan.read ? "miss" : "bypass";
   gateway.traffic.cache(result);
   const keep = plan.write ? keeper(gateway, plan) : undefined;
-  const response = await metered(gateway.meter, admit, trace, (tried) =>
-    answerText(ctx, gateway, { ...admitted, keep }, tried),
+  const response = await metered(
+    gateway.meter,
+    admit,
+    trace,
+    (tried) => answerText(ctx, gateway, { ...admitted, keep }, tried),
+    undefined,
+    ctx.request.signal,
   );
   response.headers.set(CACHE_HEADER, result);
   return response;

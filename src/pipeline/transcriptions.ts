@@ -170,7 +170,14 @@ export function runTranscription(
     endUser: undefined,
     worstCase: { kind: "audio", units: worstUnits(request) },
   };
-  return metered(gateway.meter, admit, undefined, (tried) => answer(ctx, gateway, request, tried));
+  return metered(
+    gateway.meter,
+    admit,
+    undefined,
+    (tried) => answer(ctx, gateway, request, tried),
+    undefined,
+    ctx.request.signal,
+  );
 }
 
 function channelsFor(gateway: Gateway, request: TranscriptionRequest): Channel[] {

@@ -110,6 +110,14 @@ const KINDS = {
     level: "debug",
     retryable: false,
   },
+  unsupported_encoding: {
+    status: 415,
+    openaiType: "invalid_request_error",
+    anthropicType: "invalid_request_error",
+    code: "unsupported_content_encoding",
+    level: "debug",
+    retryable: false,
+  },
   invalid_value: {
     status: 422,
     openaiType: "invalid_request_error",

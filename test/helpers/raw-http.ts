@@ -115,3 +115,64 @@ export function rawUpgrade(url: string, path: string, headers: string[]): Promis
     });
   });
 }
+
+/** Every complete response in `text` (read as latin1), in order, and the bytes left over. */
+export function parseAllRaw(text: string): { responses: RawResponse[]; rest: string } {
+  const responses: RawResponse[] = [];
+  let rest = text;
+  for (;;) {
+    const split = rest.indexOf("\r\n\r\n");
+    if (split < 0) break;
+    const head = rest.slice(0, split);
+    const chunked = /\r\ntransfer-encoding:\s*chunked/i.test(head);
+    const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
+    let end: number;
+    if (chunked) {
+      const last = rest.indexOf("\r\n0\r\n\r\n", split);
+      if (last < 0) break;
+      end = last + 7;
+    } else end = split + 4 + length;
+    if (end > rest.length) break;
+    responses.push(parseRaw(rest.slice(0, end)));
+    rest = rest.slice(end);
+  }
+  return { responses, rest };
+}
+
+/**
+ * Writes `parts` in order (a number is a pause in milliseconds) and resolves with every response
+ * read once `count` arrived or the server closed the connection (or after `closeAfterMs`).
+ */
+export function rawResponses(
+  url: string,
+  parts: (string | Uint8Array | number)[],
+  count: number,
+  closeAfterMs = 20_000,
+): Promise<{ responses: RawResponse[]; closed: boolean }> {
+  const { host, port } = hostPort(url);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ responses: parseAllRaw(Buffer.concat(chunks).toString("latin1")).responses, closed });
+    };
+    const socket = net.connect(port, host, async () => {
+      for (const part of parts) {
+        if (typeof part === "number") await Bun.sleep(part);
+        else if (!socket.destroyed) socket.write(part);
+      }
+    });
+    const timer = setTimeout(finish, closeAfterMs);
+    socket.on("data", (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (parseAllRaw(Buffer.concat(chunks).toString("latin1")).responses.length >= count) finish();
+    });
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      closed = true;
+      finish();
+    });
+  });
+}

@@ -59,11 +59,26 @@ export function resolveMeta(options: ImageOptions, reference: Raster | undefined
   };
 }
 
-async function decodeChecked(bytes: Uint8Array, field: string): Promise<Raster> {
+/**
+ * The pixels one request may have decoded, its image and mask together: two 2048x2048 images. A
+ * request holds several rasters of its size at once (the decoded reference, its resample, the
+ * painting, the result, the codec's buffers: ~8 bytes a pixel each), so with the image thread
+ * running one request at a time (thread.ts) this keeps the simulator's memory for an edit near
+ * 300 MB; a 4096x4096 upload (the gateway's own limit, MAX_PIXELS) took ~700 MB.
+ */
+export const SIM_DECODE_PIXELS = 2 * 2048 * 2048;
+
+async function decodeChecked(bytes: Uint8Array, field: string, spent: number): Promise<Raster> {
   const info = sniffImage(bytes);
   if (!info) throw new SimInputError(`${field}: not a PNG, JPEG or WebP image`);
   const problem = dimensionProblem(info);
   if (problem) throw new SimInputError(`${field}: ${problem}`);
+  const pixels = info.width * info.height;
+  if (spent + pixels > SIM_DECODE_PIXELS) {
+    throw new SimInputError(
+      `${field}: its ${info.width}x${info.height} pixels bring the request's images to ${spent + pixels} pixels, over the simulator's budget of ${SIM_DECODE_PIXELS} (two 2048x2048 images: the image and its mask). Send smaller images.`,
+    );
+  }
   try {
     return await decodeImage(bytes);
   } catch (thrown) {
@@ -90,8 +105,9 @@ function usageFor(options: ImageOptions, meta: SimImageMeta, inputImages: number
 export async function* simImages(request: SimImageRequest): AsyncGenerator<SimImageEvent> {
   const { options } = request;
   const first = request.images[0];
-  const reference = first === undefined ? undefined : await decodeChecked(first, "image");
-  const mask = request.mask === undefined ? undefined : await decodeChecked(request.mask, "mask");
+  const reference = first === undefined ? undefined : await decodeChecked(first, "image", 0);
+  const spent = reference === undefined ? 0 : reference.width * reference.height;
+  const mask = request.mask === undefined ? undefined : await decodeChecked(request.mask, "mask", spent);
   if (reference && mask && (mask.width !== reference.width || mask.height !== reference.height)) {
     throw new SimInputError(
       `mask is ${mask.width}x${mask.height} but image is ${reference.width}x${reference.height}; they must match`,

@@ -19,7 +19,8 @@ import {
   upstreamEventName,
 } from "../../wire/images-events.ts";
 import type { SimRoute, SimServerOptions } from "../routes.ts";
-import { resolveMeta, type SimImageEvent, type SimImageRequest, SimInputError, simImages } from "./engine.ts";
+import { resolveMeta, type SimImageEvent, type SimImageRequest, SimInputError } from "./engine.ts";
+import { simImagesOffThread } from "./thread.ts";
 
 type Kind = "generation" | "edit";
 
@@ -68,7 +69,7 @@ async function guarded(run: () => Promise<Response>): Promise<Response> {
 }
 
 async function answer(kind: Kind, request: SimImageRequest): Promise<Response> {
-  const events = simImages(request);
+  const events = simImagesOffThread(request);
   // Pull the first event before answering so input errors become a 400, not a broken stream.
   const first = await events.next();
   if (request.options.stream) return streamAnswer(kind, request.options, first, events);

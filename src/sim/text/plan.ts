@@ -110,8 +110,15 @@ function formatKey(format: TextView["outputFormat"]): string {
   );
 }
 
-/** Builds the plan for a request under the simulator's seed. */
-export function planAnswer(view: TextView, seed: number): SimPlan {
+/**
+ * Builds the plan for a request under the simulator's seed; `inputTokens` is the prompt's count when
+ * the caller has it (a long prompt is counted off the event loop, src/catalog/token-thread.ts).
+ */
+export function planAnswer(
+  view: TextView,
+  seed: number,
+  inputTokens = countTokens(view.promptText),
+): SimPlan {
   const key = `${view.model}\u0000${view.promptText}\u0000${formatKey(view.outputFormat)}`;
   const rng = new Rng(hashString(key, seed));
   const id = rng.next().toString(16).slice(2, 14).padEnd(12, "0") + rng.next().toString(16).slice(2, 14);
@@ -125,7 +132,7 @@ export function planAnswer(view: TextView, seed: number): SimPlan {
       : { pieces: thought, text: thought.join(""), signature: signatureOf(thought.join(""), seed) };
   const base = {
     id,
-    inputTokens: countTokens(view.promptText),
+    inputTokens,
     reasoning,
     reasoningTokens: thought.length,
     directives: readDirectives(view.lastUserText),

@@ -2,6 +2,7 @@
 // request like the real API, plan a deterministic answer, and render it in the protocol's JSON or
 // paced SSE. Used over HTTP (`modelgate sim`) and in-process by the `sim` channel kind.
 // Test directives (errors, drops, timing) are described in directives.ts; the tool-call rule in plan.ts.
+import { countPromptTokens } from "../../catalog/token-thread.ts";
 import { decodeChatRequest } from "../../wire/chat.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import { decodeMessagesRequest } from "../../wire/messages.ts";
@@ -80,7 +81,7 @@ export async function simTextAnswer(
     const status = thrown instanceof GatewayError ? thrown.status : 400;
     return simError(protocol, status, `simulator: ${message}`);
   }
-  const plan = planAnswer(rendered.view, options.seed);
+  const plan = planAnswer(rendered.view, options.seed, await countPromptTokens(rendered.view.promptText));
   const d = plan.directives;
   if (d.errorStatus !== undefined) {
     return simError(protocol, d.errorStatus, `simulator: error ${d.errorStatus} requested by sim:error`);

@@ -1,12 +1,13 @@
 // The in-process simulator as an image upstream (channel kind "sim"): no HTTP, same images.
-import { SimInputError, simImages } from "../../sim/images/engine.ts";
+import { SimInputError } from "../../sim/images/engine.ts";
+import { simImagesOffThread } from "../../sim/images/thread.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import type { ImageEvent, ImageJob, ImageUpstream } from "../image-job.ts";
 
 export function simImageUpstream(seed: number): ImageUpstream {
   return {
     async *run(job: ImageJob, signal: AbortSignal): AsyncGenerator<ImageEvent> {
-      const events = simImages({
+      const events = simImagesOffThread({
         seed,
         options: job.options,
         images: job.images.map((i) => i.bytes),

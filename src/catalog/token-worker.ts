@@ -1,0 +1,17 @@
+// The token thread's body (a Worker started by token-thread.ts): counts the texts it is sent, one
+// after another, with its own copy of the vocabulary, and answers each with its count.
+import type { CountReply, CountRequest } from "./token-thread.ts";
+import { countTokens } from "./tokenizer.ts";
+
+declare const self: Worker;
+
+self.addEventListener("message", (event: MessageEvent<CountRequest>) => {
+  const { id, text } = event.data;
+  let reply: CountReply;
+  try {
+    reply = { id, count: countTokens(text) };
+  } catch (error) {
+    reply = { id, error: error instanceof Error ? error.message : String(error) };
+  }
+  self.postMessage(reply);
+});

@@ -1,0 +1,102 @@
+// The tokenizer's work is linear in its input (issue 25 item 7: 80,000 `a`s took 12 s): the
+// heap merge gives tiktoken's tokens exactly for every piece up to MAX_PIECE_BYTES, a longer piece
+// counts within a token per chunk of the exact count, and a 1 MB input costs at most ~100 times
+// what its 10 KB start costs in merge steps (deterministic); time is checked as a loose ratio.
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { MAX_PIECE_BYTES, mergeSteps } from "../../src/catalog/bpe.ts";
+import { countTokens, encodeTokens } from "../../src/catalog/tokenizer.ts";
+
+const ORDINARY = { disallowedSpecial: new Set<string>() };
+
+/** Characters whose runs make long pieces: letters of each case, scripts, emoji, marks, space, digits, punctuation. */
+const RUN_CHARS = [
+  "a",
+  "b",
+  "z",
+  "A",
+  "Q",
+  "é",
+  "ß",
+  "世",
+  "ひ",
+  "😀",
+  "\u0301",
+  " ",
+  "\n",
+  "1",
+  "!",
+  "-",
+  "'",
+];
+
+/** Texts made of runs of one character: the pieces the split pattern makes are long. */
+const runs = (maxRuns: number, maxRun: number) =>
+  fc
+    .array(fc.tuple(fc.constantFrom(...RUN_CHARS), fc.integer({ min: 1, max: maxRun })), {
+      minLength: 1,
+      maxLength: maxRuns,
+    })
+    .map((parts) => parts.map(([c, n]) => c.repeat(n)).join(""));
+
+/** A hostile text of exactly `size` UTF-16 units built from one seed pattern. */
+function hostile(pattern: string, size: number): string {
+  return pattern.repeat(Math.ceil(size / pattern.length)).slice(0, size);
+}
+
+describe("tokenizer linearity (issue 25 item 7)", () => {
+  test("the heap merge gives gpt-tokenizer's tokens for every piece up to MAX_PIECE_BYTES", () => {
+    fc.assert(
+      fc.property(
+        runs(8, 700).filter((t) => Buffer.byteLength(t) <= MAX_PIECE_BYTES),
+        (text) => {
+          expect(encodeTokens(text)).toEqual(encode(text, ORDINARY));
+        },
+      ),
+      { seed: 250_007, numRuns: 40 },
+    );
+  });
+
+  test("a piece longer than the bound counts within one token per chunk of the exact count", () => {
+    for (const text of ["a".repeat(12_000), "世".repeat(4_000), " ".repeat(9_000), "Ab".repeat(5_000)]) {
+      const exact = encode(text, ORDINARY).length;
+      const chunks = Math.ceil(Buffer.byteLength(text) / MAX_PIECE_BYTES);
+      expect(Math.abs(countTokens(text) - exact)).toBeLessThanOrEqual(chunks);
+    }
+  });
+
+  test("merge steps for 1 MB are at most 1.2 × 100 times those for its first 10 KB", () => {
+    fc.assert(
+      fc.property(runs(6, 3_000), (pattern) => {
+        const small = hostile(pattern, 10_000);
+        const large = hostile(pattern, 1_000_000);
+        const before = mergeSteps();
+        encodeTokens(small);
+        const smallSteps = mergeSteps() - before;
+        countTokens(large);
+        const largeSteps = mergeSteps() - before - smallSteps;
+        expect(largeSteps).toBeLessThanOrEqual(1.2 * 100 * smallSteps + 1_000);
+      }),
+      { seed: 250_025, numRuns: 3 },
+    );
+  });
+
+  test("time for 200 KB is within 1,000 times that for 2 KB (the best of three, each)", () => {
+    const best = (text: string): number => {
+      let fastest = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 3; i++) {
+        const start = performance.now();
+        encodeTokens(text);
+        fastest = Math.min(fastest, performance.now() - start);
+      }
+      return fastest;
+    };
+    // A quadratic merge makes this ratio ~10,000; linear work makes it ~100.
+    for (const pattern of ["a", " ", "世!"]) {
+      const small = best(hostile(pattern, 2_000));
+      const large = best(hostile(pattern, 200_000));
+      expect({ pattern, slow: large > 1_000 * Math.max(small, 0.02) }).toEqual({ pattern, slow: false });
+    }
+  }, 30_000);
+});
