@@ -2,9 +2,9 @@
 // parsed by valibot with field-named errors, store errors mapped to 400/404, JSON answers.
 import * as v from "valibot";
 import type { Gateway } from "../gateway.ts";
-import { readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
+import { readBody } from "../request/body.ts";
 import { StoreError } from "../store/store.ts";
 import { describeIssues, issuePath } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";

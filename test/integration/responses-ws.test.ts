@@ -227,7 +227,7 @@ test("a revoked key's open connection is closed with the refusal as its last fra
   expect(await client.opened()).toBe(true);
   completed(await client.turn({ model: MODEL_BY_UPSTREAM.responses, input: "hello" }));
   const from = client.frames.length;
-  // Closed without waiting for a next frame (src/handlers/responses-ws.ts checks open connections' keys).
+  // Closed without waiting for a next frame (src/http/responses-ws.ts checks open connections' keys).
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     client.ws.onclose = (e) => resolve({ code: e.code, reason: e.reason });
   });

@@ -44,7 +44,7 @@ afterAll(async () => {
   await Promise.all([receiver?.stop(), broken?.stop(), good?.stop()]);
 });
 
-/** A new key, once the gateway's key cache has picked it up (it reloads every second). */
+/** A new key, once the gateway's key cache has picked it up (it reloads every 250 ms). */
 async function newKey(args: string[]): Promise<{ secret: string; id: string }> {
   const key = await createKey(gw, ["--account", "default", ...args]);
   await Bun.sleep(1100);

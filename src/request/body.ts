@@ -1,12 +1,14 @@
 // Reading a request body: under a size cap (413 before buffering more than the cap), within the
 // body timeouts (408: idle between chunks and total), a closed client reported as such (never as
 // an internal failure). A route whose handler takes the body has it read here, at the edge, before
-// the handler runs (`withBody`); parsing it is decoding (src/wire/json.ts).
+// the handler runs (`withBody`); parsing it is decoding (src/wire/json.ts). Outside src/http/, so
+// the rows that must authenticate before reading (images, the admin API) and the WebSocket mode
+// read with the same rules without calling back into the edge.
 import type { Gateway } from "../gateway.ts";
+import type { RequestContext } from "../http/context.ts";
+import type { Handler } from "../http/edge.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
-import type { RequestContext } from "./context.ts";
-import type { Handler } from "./edge.ts";
 
 /** How long a body may take: the longest pause between two chunks and the whole read. */
 export interface BodyTimeouts {
