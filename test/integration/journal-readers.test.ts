@@ -6,6 +6,7 @@ import { afterAll, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const CONFIG = `[bootstrap]\nbalance_usd = "100"\n[sim]\nseed = 5\n`;
 const gateways: RunningGateway[] = [];
@@ -91,7 +92,8 @@ test("kill -9: usage and balances from the CLI include journaled records, stored
     for (let i = w; !stop; i += 8) if (await chat(gw.url, key, i).catch(() => false)) completed++;
   };
   const workers = Array.from({ length: 8 }, (_, w) => worker(w));
-  await Bun.sleep(1000);
+  // Killed under load, once more than the test's floor of requests have completed.
+  await waitFor("requests to complete under load", () => completed > 10);
   gw.proc.kill("SIGKILL");
   stop = true;
   await Promise.all(workers);

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts";
 import { CommitCutter, dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
@@ -29,17 +30,7 @@ async function cli(db: string, args: string[]) {
   return result;
 }
 
-function chat(gw: RunningGateway, secret: string): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 20,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
-}
+const chat = (gw: RunningGateway, secret: string) => chatTo(gw, secret, { prompt: "hi" });
 
 /** Sends a chat request once the gateway's key cache (it follows the store's revision) has the key. */
 async function servedOnceActive(gw: RunningGateway, secret: string): Promise<number> {
