@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -18,15 +19,7 @@ afterAll(async () => {
 });
 
 async function chat(url: string, key: string, i: number): Promise<boolean> {
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 20,
-      messages: [{ role: "user", content: `line ${i} sim:tps=5000` }],
-    }),
-  });
+  const response = await chatTo({ url }, key, { prompt: `line ${i} sim:tps=5000` });
   return response.status === 200 && (await response.text()).includes('"choices"');
 }
 

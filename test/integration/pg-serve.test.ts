@@ -125,6 +125,7 @@ describe("serve on PostgreSQL", () => {
       expect(during.status).toBe(200);
       await during.json();
     }
+    // An absence is what is tested: 500 ms on, still nothing of the three reached PostgreSQL.
     await Bun.sleep(500);
     expect((await usageOf(db, keyId))?.requests).toBe(1); // stored nowhere but the node's journal
     expect(existsSync(join(gw.dir, "node-a.log"))).toBe(true);

@@ -2,6 +2,7 @@
 // any combination, CSV and JSON, date ranges, and the old flags (--group-by one, --json) unchanged.
 // Every grouped export must add up to the ungrouped totals.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { keyAccepted } from "../helpers/wait.ts";
 
@@ -21,11 +22,7 @@ interface Row {
 }
 
 async function chat(secret: string, model: string): Promise<void> {
-  const response = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({ model, max_tokens: 16, messages: [{ role: "user", content: "count to three" }] }),
-  });
+  const response = await chatTo(gw, secret, { model, maxTokens: 16, prompt: "count to three" });
   expect(response.status).toBe(200);
   await response.text();
 }
