@@ -14,10 +14,8 @@ import { countMessageTokens, createMessage } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
 import { createResponse } from "./handlers/responses.ts";
-import { RESPONSES_SOCKET_PATH, responsesSocket } from "./handlers/responses-ws.ts";
 import { createSpeech } from "./handlers/speech.ts";
 import { unroutedEnded } from "./http/access-log.ts";
-import { withBody } from "./http/body.ts";
 import {
   clientRequestIdOf,
   newRequestId,
@@ -36,9 +34,11 @@ import {
   report,
 } from "./http/edge.ts";
 import { methodNotAllowedError, notFoundError, protocolOfPath } from "./http/paths.ts";
+import { RESPONSES_SOCKET_PATH, responsesSocket } from "./http/responses-ws.ts";
 import { routable, routerReadsPath } from "./http/target.ts";
 import { metricsHandler } from "./metrics/access.ts";
 import { Metrics } from "./metrics/metrics.ts";
+import { withBody } from "./request/body.ts";
 import { errorResponse, GatewayError } from "./wire/errors.ts";
 
 /** A text request's body is read under `[text] max_body_bytes`. */
@@ -115,7 +115,7 @@ export function createApp(gateway: Gateway): App {
     const { request, error, code } = context;
     if (code === "NOT_FOUND" && !(error instanceof GatewayError)) return unrouted(app, request);
     // The edge's context is there when a route matched (`derive` below), and on an upgrade refusal
-    // (the Responses WebSocket's upgrade check sets it, src/handlers/responses-ws.ts).
+    // (the Responses WebSocket's upgrade check sets it, src/http/responses-ws.ts).
     const ctx = (context as { ctx?: ReturnType<typeof begin> }).ctx;
     const failure = failureOf(error, ctx);
     const response =

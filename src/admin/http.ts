@@ -3,9 +3,9 @@
 import * as v from "valibot";
 import { clientLeft } from "../base/client.ts";
 import type { Gateway } from "../gateway.ts";
-import { readBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
+import { readBody } from "../request/body.ts";
 import { StoreError } from "../store/store.ts";
 import { describeIssues, issuePath } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";

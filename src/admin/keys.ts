@@ -1,4 +1,4 @@
-// Operator actions on keys, shared by the CLI (and later the admin API and the TUI).
+// Operator actions on keys, shared by the CLI and the admin API (its first-key bootstrap included).
 import { issueSecret } from "../auth/secret.ts";
 import type { KeyRecord, Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";

@@ -4,8 +4,8 @@
 // (`timestamp_granularities[]`, `include[]`), then the file recognised by music-metadata
 // (src/wire/audio.ts).
 
-import { CappedBuffer } from "../http/capped.ts";
-import { contentCodings } from "../http/encoding.ts";
+import { CappedBuffer } from "../request/capped.ts";
+import { contentCodings } from "../request/encoding.ts";
 import { type AudioFile, readAudio } from "../wire/audio.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { fieldText, multipartParser, pump } from "./images-upload.ts";

@@ -3,9 +3,9 @@
 // request is abandoned with 413, so no more than the cap of a file is ever held), then each file
 // is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
-import { TimedReader } from "../http/body.ts";
-import { CappedBuffer } from "../http/capped.ts";
-import { contentCodings } from "../http/encoding.ts";
+import { TimedReader } from "../request/body.ts";
+import { CappedBuffer } from "../request/capped.ts";
+import { contentCodings } from "../request/encoding.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { dimensionProblem, sniffImage } from "../wire/images-sniff.ts";

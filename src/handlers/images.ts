@@ -5,11 +5,11 @@
 
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
-import { readJsonBody } from "../http/body.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { type ImageRequest, runImages } from "../pipeline/images.ts";
 import { requireFamily, requireModel } from "../pipeline/model.ts";
+import { readJsonBody } from "../request/body.ts";
 import { parseOrThrow } from "../wire/decode.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { GenerationBodySchema, toImageOptions } from "../wire/images.ts";

@@ -5,8 +5,8 @@ import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
 import { type Config, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
+import { setBodyTimeouts } from "../request/body.ts";
 import { asGatewayError, errorResponse } from "../wire/errors.ts";
-import { setBodyTimeouts } from "./body.ts";
 import { newRequestId } from "./context.ts";
 import { describeThrown } from "./edge.ts";
 

@@ -17,7 +17,7 @@ export interface BodyReader {
   cancel(reason?: unknown): Promise<void>;
 }
 
-/** Answers declared up to this size are read in one native step (src/http/body.ts reads requests alike). */
+/** Answers declared up to this size are read in one native step (src/request/body.ts reads requests alike). */
 const NATIVE_ANSWER_BYTES = 64 * 1024;
 
 export type TimeoutKind = "connect" | "first_byte" | "idle" | "total";

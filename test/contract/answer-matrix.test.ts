@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { byteSlices, type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
-import { post, readSse } from "../integration/text-setup.ts";
+import { readSse } from "../helpers/sse.ts";
+import { post } from "../integration/text-setup.ts";
 import { MODEL_BY_UPSTREAM, translateConfig } from "../integration/translate-setup.ts";
 import {
   PREAMBLE,

@@ -1,4 +1,4 @@
-// Property tests of the JSON body reader (src/http/body.ts; issue 17, fuzzing): any JSON value
+// Property tests of the JSON body reader (src/request/body.ts; issue 17, fuzzing): any JSON value
 // parses as JSON.parse does; any byte string is either parsed or refused with a 400 naming the
 // problem (never another error); the depth check agrees with a reference count for every nesting
 // and string content; invalid UTF-8 is always refused. Fixed seed (FUZZ_SEED overrides it).

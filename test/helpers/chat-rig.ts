@@ -1,5 +1,6 @@
-// Chat Completions pieces shared by the observability tests: a channel's TOML, an upstream's JSON
-// and SSE answers (with usage), and a client request through the gateway.
+// Chat Completions pieces shared by the tests: a channel's TOML, an upstream's JSON and SSE answers
+// (with usage), and a client request through the gateway (`chat`, the suite's one plain request;
+// `postChat` when a stream must carry its usage chunk).
 import type { RunningGateway } from "./gateway.ts";
 
 export interface ChatUsage {
@@ -74,4 +75,37 @@ export function postChat(gw: RunningGateway, secret: string, request: ChatReques
       messages: [{ role: "user", content: request.content }],
     }),
   });
+}
+
+export interface ChatOptions {
+  /** Default `modelx-5.4-mini`. */
+  model?: string;
+  /** The one user message; default "hello". */
+  prompt?: string;
+  stream?: boolean;
+  /** Default 20. */
+  maxTokens?: number;
+  signal?: AbortSignal;
+  /**
+   * False: a new connection for this request. Several workers on one port are spread over
+   * connections, not requests, and a pooled connection keeps every request on the worker it reached.
+   */
+  keepalive?: boolean;
+}
+
+/** POST /v1/chat/completions to the gateway (or cluster node) at `target.url` with `secret`. */
+export function chat(target: { url: string }, secret: string, options: ChatOptions = {}): Promise<Response> {
+  const init: RequestInit = {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: options.model ?? "modelx-5.4-mini",
+      max_tokens: options.maxTokens ?? 20,
+      stream: options.stream ?? false,
+      messages: [{ role: "user", content: options.prompt ?? "hello" }],
+    }),
+  };
+  if (options.signal) init.signal = options.signal;
+  if (options.keepalive !== undefined) init.keepalive = options.keepalive;
+  return fetch(`${target.url}/v1/chat/completions`, init);
 }

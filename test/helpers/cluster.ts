@@ -153,28 +153,8 @@ export class Cluster {
   }
 }
 
-export interface ChatOptions {
-  prompt?: string;
-  stream?: boolean;
-  maxTokens?: number;
-  signal?: AbortSignal;
-}
-
-/** A Chat Completions request to the node with the key. */
-export function chat(node: RunningGateway, secret: string, options: ChatOptions = {}): Promise<Response> {
-  const init: RequestInit = {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: options.maxTokens ?? 20,
-      stream: options.stream ?? false,
-      messages: [{ role: "user", content: options.prompt ?? "hello" }],
-    }),
-  };
-  if (options.signal) init.signal = options.signal;
-  return fetch(`${node.url}/v1/chat/completions`, init);
-}
+/** A Chat Completions request to a node with the key: the suite's one (test/helpers/chat-rig.ts). */
+export { type ChatOptions, chat } from "./chat-rig.ts";
 
 /** The status and error code of an answer, its body read. */
 export async function outcome(response: Response): Promise<{ status: number; code: string | null }> {

@@ -2,6 +2,7 @@
 // audit, and the live event feed delivering a record per proxied request.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway | undefined;
 let token: string;
@@ -70,21 +71,21 @@ describe("keys", () => {
 
     const models = () =>
       fetch(`${running().url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
-    await waitFor(async () => (await models()).status === 200);
+    await waitFor("GET /v1/models to answer 200", async () => (await models()).status === 200);
 
     const limited = await admin(`/keys/${key.id}`, { json: { allow_ips: ["10.0.0.0/8"], rpm: 30 } });
     expect(((await limited.json()) as { allow_ips: string[]; rpm: number }).allow_ips).toEqual([
       "10.0.0.0/8",
     ]);
-    await waitFor(async () => (await models()).status === 403);
+    await waitFor("GET /v1/models to answer 403", async () => (await models()).status === 403);
     await admin(`/keys/${key.id}`, { json: { allow_ips: null } });
-    await waitFor(async () => (await models()).status === 200);
+    await waitFor("GET /v1/models to answer 200", async () => (await models()).status === 200);
 
     const revoked = await admin(`/keys/${key.id}/revoke`, { method: "POST" });
     expect(((await revoked.json()) as { status: string }).status).toBe("revoked");
-    await waitFor(async () => (await models()).status === 401);
+    await waitFor("GET /v1/models to answer 401", async () => (await models()).status === 401);
     await admin(`/keys/${key.id}/enable`, { method: "POST" });
-    await waitFor(async () => (await models()).status === 200);
+    await waitFor("GET /v1/models to answer 200", async () => (await models()).status === 200);
 
     const audit = (await (await admin("/audit")).json()) as {
       data: { action: string; target: string; actor: string; detail: Record<string, unknown> | null }[];
@@ -113,7 +114,7 @@ describe("keys", () => {
         headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
         body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
       }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error?: { code: string } } }));
-    await waitFor(async () => (await chat("modelx-5.5")).status === 200);
+    await waitFor("modelx-5.5 to answer 200", async () => (await chat("modelx-5.5")).status === 200);
 
     const expires = new Date(Date.now() + 3_000).toISOString();
     const changed = await admin(`/keys/${key.id}`, {
@@ -130,8 +131,12 @@ describe("keys", () => {
       status: "enabled",
     });
     // The new group refuses a model outside it; the expiry then turns the key away.
-    await waitFor(async () => (await chat("modelx-5.5")).status === 403);
-    await waitFor(async () => (await chat("modelx-5.4-mini")).body.error?.code === "expired_api_key", 20_000);
+    await waitFor("modelx-5.5 to answer 403", async () => (await chat("modelx-5.5")).status === 403);
+    await waitFor(
+      "the key to be expired",
+      async () => (await chat("modelx-5.4-mini")).body.error?.code === "expired_api_key",
+      20_000,
+    );
     const expired = (await (await admin(`/keys/${key.id}`)).json()) as { status: string };
     expect(expired.status).toBe("expired");
 
@@ -146,7 +151,10 @@ describe("keys", () => {
       concurrency: null,
       group: "mini-only",
     });
-    await waitFor(async () => (await chat("modelx-5.4-mini")).status === 200);
+    await waitFor(
+      "modelx-5.4-mini to answer 200",
+      async () => (await chat("modelx-5.4-mini")).status === 200,
+    );
 
     const past = await admin(`/keys/${key.id}`, { json: { expires_at: "2001-01-01T00:00:00Z" } });
     expect(past.status).toBe(400);
@@ -182,7 +190,7 @@ describe("accounts", () => {
       });
       return r.status === 200 ? ((await r.json()) as { account: string; balance_nanos: number }) : undefined;
     };
-    await waitFor(async () => (await balance())?.balance_nanos === 1_000_000_000);
+    await waitFor("a balance of $1", async () => (await balance())?.balance_nanos === 1_000_000_000);
     const credited = await admin("/accounts/acme/credit", {
       json: { amount_usd: "2.25", note: "invoice 7" },
     });
@@ -191,7 +199,7 @@ describe("accounts", () => {
       data: { name: string; balance_usd: string }[];
     };
     expect(list.data.find((a) => a.name === "acme")?.balance_usd).toBe("3.25");
-    await waitFor(async () => (await balance())?.balance_nanos === 3_250_000_000);
+    await waitFor("a balance of $3.25", async () => (await balance())?.balance_nanos === 3_250_000_000);
     expect((await balance())?.account).toBe("acme");
     const noNote = await admin("/accounts/acme/credit", { json: { amount_usd: "1" } });
     expect(noNote.status).toBe(400);
@@ -231,7 +239,7 @@ describe("event feed", () => {
       expect(typeof r.latency_ms).toBe("number");
     }
     const keyId = String(records[0]?.key_id);
-    await waitFor(async () => {
+    await waitFor("3 requests in the usage by model", async () => {
       const usage = (await (await admin(`/usage?by=model&days=1&key=${keyId}`)).json()) as {
         data: { bucket: string; requests: number }[];
       };
@@ -265,12 +273,4 @@ async function readRecords(
     }
   }
   return records;
-}
-
-async function waitFor(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(50);
-  }
 }

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chatAnswer } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, serveRefuses, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+import { payloads, readSse } from "../helpers/sse.ts";
 import { waitForUsage } from "../helpers/usage-rows.ts";
 import { keyAccepted } from "../helpers/wait.ts";
-import { payloads, readSse } from "./text-setup.ts";
 
 let gw: RunningGateway;
 let upstream: RecordingUpstream;

@@ -8,6 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const START_NANOS = 100_000_000_000; // bootstrap.balance_usd = 100
 const CONFIG = `[bootstrap]\nbalance_usd = "100"\n[sim]\nseed = 3\n`;
@@ -124,7 +125,8 @@ async function restart(dir: string): Promise<RunningGateway> {
 
 test("kill -9 under load loses no completed request's record or debit and double-counts none", async () => {
   const { dir, first, key, traffic } = await startUnderLoad(16);
-  await Bun.sleep(1500);
+  // Killed under load, once more than the test's floor of requests have completed.
+  await waitFor("requests to complete under load", () => traffic.completed.length > 20);
   first.proc.kill("SIGKILL");
   await traffic.stop();
   await first.proc.exited;
@@ -135,14 +137,14 @@ test("kill -9 under load loses no completed request's record or debit and double
 
 test("kill -9 while the store thread holds uncommitted batches: the restart replays each exactly once", async () => {
   const { dir, first, key, traffic } = await startUnderLoad(8);
-  await Bun.sleep(500);
+  await waitFor("requests to complete before the lock", () => traffic.completed.length > 0);
   // Another process takes the store's write lock: the store thread's commits fail (locked),
   // their batches staying in the journal, while the gateway keeps answering.
   const locker = new Database(join(dir, "modelgate.db"));
   locker.run("PRAGMA busy_timeout = 10000");
   locker.run("BEGIN IMMEDIATE");
   const beforeLock = traffic.completed.length;
-  await Bun.sleep(1500);
+  await waitFor("answers while the store is locked", () => traffic.completed.length - beforeLock > 10);
   const duringLock = traffic.completed.slice(beforeLock);
   first.proc.kill("SIGKILL");
   await traffic.stop();

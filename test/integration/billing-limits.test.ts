@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { formatUsd } from "../../src/base/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
 import {
   balanceOf as balanceFor,
@@ -13,6 +14,7 @@ import {
   type RunningGateway,
   startGateway,
 } from "../helpers/gateway.ts";
+import { keyAccepted, waitFor } from "../helpers/wait.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
@@ -38,18 +40,8 @@ afterAll(async () => {
 
 const newKey = (args: string[]) => createKey(gw, args);
 
-function chat(secret: string, prompt: string, stream = false): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 50,
-      stream,
-      messages: [{ role: "user", content: prompt }],
-    }),
-  });
-}
+const chat = (secret: string, prompt: string, stream = false) =>
+  chatTo(gw, secret, { prompt, stream, maxTokens: 50 });
 
 const balanceOf = (secret: string) => balanceFor(gw, secret);
 
@@ -58,21 +50,18 @@ const SLOW = "count to five sim:ttft=1500";
 /** The worst case the gateway reserves for SLOW: read from the balance endpoint while one is in flight. */
 async function worstCaseNanos(secret: string): Promise<number> {
   const pending = chat(secret, SLOW);
-  for (let i = 0; i < 100; i++) {
-    const reserved = Number((await balanceOf(secret)).reserved_today_nanos);
-    if (reserved > 0) {
-      await (await pending).text();
-      return reserved;
-    }
-    await Bun.sleep(10);
-  }
-  throw new Error("never saw the reservation");
+  const reserved = await waitFor("the reservation", async () => {
+    const value = Number((await balanceOf(secret)).reserved_today_nanos);
+    return value > 0 ? value : undefined;
+  });
+  await (await pending).text();
+  return reserved;
 }
 
 describe("limits over HTTP", () => {
   test("a concurrency limit of 3 with 20 parallel streams: 3 open upstream at most, 17 get 429", async () => {
     const { secret } = await newKey(["--account", "default", "--concurrency", "3", "--name", "conc3"]);
-    await Bun.sleep(1100);
+    await keyAccepted(gw.url, secret);
     const before = upstream.opened;
     upstream.peak = upstream.open;
     const responses = await Promise.all(
@@ -99,7 +88,7 @@ describe("limits over HTTP", () => {
 
   test("50 concurrent requests against a daily cap that fits exactly 10: 10 pass, 40 daily_quota_exceeded", async () => {
     const probe = await newKey(["--account", "default", "--name", "probe"]);
-    await Bun.sleep(1100);
+    await keyAccepted(gw.url, probe.secret);
     const worst = await worstCaseNanos(probe.secret);
     const cap = 10 * worst;
     const { secret, id } = await newKey([
@@ -110,7 +99,7 @@ describe("limits over HTTP", () => {
       "--daily-cap",
       formatUsd(cap),
     ]);
-    await Bun.sleep(1100);
+    await keyAccepted(gw.url, secret);
     const responses = await Promise.all(Array.from({ length: 50 }, () => chat(secret, SLOW)));
     expect(responses.filter((r) => r.status === 200).length).toBe(10);
     const refused = responses.filter((r) => r.status === 429);
@@ -136,11 +125,11 @@ describe("limits over HTTP", () => {
 
   test("50 concurrent requests against a balance that fits exactly 10: 10 pass, 40 insufficient_quota", async () => {
     const probe = await newKey(["--account", "default", "--name", "probe2"]);
-    await Bun.sleep(1100);
+    await keyAccepted(gw.url, probe.secret);
     const worst = await worstCaseNanos(probe.secret);
     expect((await gw.cli(["accounts", "create", "poor", "--balance", formatUsd(10 * worst)])).code).toBe(0);
     const { secret } = await newKey(["--account", "poor", "--name", "poor"]);
-    await Bun.sleep(1100);
+    await keyAccepted(gw.url, secret);
     const responses = await Promise.all(Array.from({ length: 50 }, () => chat(secret, SLOW)));
     expect(responses.filter((r) => r.status === 200).length).toBe(10);
     const refused = responses.filter((r) => r.status === 429);
@@ -159,9 +148,13 @@ describe("limits over HTTP", () => {
 
   test("the official openai SDK waits out our 429 Retry-After and then succeeds", async () => {
     const { secret } = await newKey(["--account", "default", "--concurrency", "1", "--name", "sdk"]);
-    await Bun.sleep(1100);
+    await keyAccepted(gw.url, secret);
     const holder = chat(secret, "hold the slot sim:ttft=600", true);
-    await Bun.sleep(200);
+    // The holder has its slot once its reservation shows (both are taken at admission).
+    await waitFor(
+      "the holder's reservation",
+      async () => Number((await balanceOf(secret)).reserved_today_nanos) > 0,
+    );
     const statuses: number[] = [];
     const client = new OpenAI({
       apiKey: secret,

@@ -7,9 +7,9 @@
 //   with its data intact (stream and non-stream);
 // - the simulator quotes the tool result after a tool call.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createParser } from "eventsource-parser";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+import { sseJson } from "../helpers/sse.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -130,18 +130,6 @@ function messageStream(content: Obj[], stopReason = "end_turn"): Response {
   return new Response(text, { headers: { "content-type": "text/event-stream" } });
 }
 
-/** Every `data:` JSON of an SSE answer, in order. */
-async function sseData(response: Response): Promise<Obj[]> {
-  const out: Obj[] = [];
-  const parser = createParser({
-    onEvent: (event) => {
-      if (event.data !== "[DONE]") out.push(JSON.parse(event.data) as Obj);
-    },
-  });
-  parser.feed(await response.text());
-  return out;
-}
-
 const answerBody = (request: { json: unknown }) => request.json as Obj;
 
 describe("Anthropic thinking budget with interleaved thinking (Qwen Code)", () => {
@@ -175,7 +163,7 @@ describe("Anthropic thinking budget with interleaved thinking (Qwen Code)", () =
       { "anthropic-beta": BETA },
     );
     expect(response.status).toBe(200);
-    const events = await sseData(response);
+    const events = await sseJson(response);
     expect(events.at(-1)?.type).toBe("message_stop");
   });
 
@@ -228,7 +216,7 @@ describe("json_object through an Anthropic channel", () => {
       messages: [{ role: "user", content: "Capital of France as JSON" }],
     });
     expect(response.status).toBe(200);
-    const chunks = await sseData(response);
+    const chunks = await sseJson(response);
     forced(answerBody(upstream.last()));
     const deltas = chunks.flatMap((c) => (c.choices as { delta: Obj; finish_reason: string | null }[]) ?? []);
     const text = deltas.map((d) => (typeof d.delta.content === "string" ? d.delta.content : "")).join("");
@@ -271,7 +259,7 @@ describe("redacted thinking from a Responses client goes back as redacted_thinki
       expect(first.status).toBe(200);
       let output: Obj[];
       if (stream) {
-        const events = await sseData(first);
+        const events = await sseJson(first);
         output = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item as Obj);
       } else output = ((await first.json()) as { output: Obj[] }).output;
       const reasoning = output.find((item) => item.type === "reasoning");

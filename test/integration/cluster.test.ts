@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { formatUsd } from "../../src/base/money.ts";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
 import {
   balanceOf as balanceFor,
@@ -16,6 +17,7 @@ import {
   startGateway,
   tempDir,
 } from "../helpers/gateway.ts";
+import { keyAcceptedByWorkers, waitFor } from "../helpers/wait.ts";
 
 let sim: SimServer;
 let proxy: ReturnType<typeof Bun.serve>;
@@ -42,28 +44,14 @@ afterAll(async () => {
   await sim.stop();
 });
 
-/** Each worker polls the store for new keys every 250 ms. */
-const KEYS_SEEN_MS = 700;
-
 const newKey = (args: string[]) => createKey(gw, args);
 
 /**
  * One request on a new connection: the kernel spreads connections, not requests, over the workers,
  * and a pooled connection would keep every request on the worker it first reached.
  */
-function chat(secret: string, prompt: string, stream = false): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    keepalive: false,
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 50,
-      stream,
-      messages: [{ role: "user", content: prompt }],
-    }),
-  });
-}
+const chat = (secret: string, prompt: string, stream = false) =>
+  chatTo(gw, secret, { prompt, stream, maxTokens: 50, keepalive: false });
 
 /** `x-modelgate-worker`: the worker's number and pid (sent beside the overhead header). */
 function workerOf(response: Response): string {
@@ -81,15 +69,8 @@ function admin(path: string, init: RequestInit = {}): Promise<Response> {
   });
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    await Bun.sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}; gateway log:\n${gw.logs().slice(-3000)}`);
-}
+/** Each worker has its own key cache (reloaded every 250 ms): a new key is used once both accept it. */
+const keySeen = (secret: string) => keyAcceptedByWorkers(gw.url, secret, 2);
 
 const SLOW = "count to five sim:ttft=800";
 
@@ -128,7 +109,7 @@ describe("serve --workers 2", () => {
 
   test("rpm 10 and 50 concurrent requests across both workers: exactly 10 pass, 40 get the 429", async () => {
     const { secret } = await newKey(["--account", "default", "--rpm", "10", "--name", "rpm10"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(secret);
     const responses = await Promise.all(Array.from({ length: 50 }, () => chat(secret, "hello")));
     expect(new Set(responses.map(workerOf)).size).toBe(2);
     const ok = responses.filter((r) => r.status === 200);
@@ -149,11 +130,11 @@ describe("serve --workers 2", () => {
 
   test("a balance that fits exactly 10 worst cases: 10 of 50 concurrent requests pass, 40 insufficient_quota", async () => {
     const probe = await newKey(["--account", "default", "--name", "probe"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(probe.secret);
     const worst = await worstCaseNanos(probe.secret);
     expect((await gw.cli(["accounts", "create", "poor", "--balance", formatUsd(10 * worst)])).code).toBe(0);
     const { secret } = await newKey(["--account", "poor", "--name", "poor"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(secret);
     const responses = await Promise.all(Array.from({ length: 50 }, () => chat(secret, SLOW)));
     expect(new Set(responses.map(workerOf)).size).toBe(2);
     expect(responses.filter((r) => r.status === 200).length).toBe(10);
@@ -170,7 +151,7 @@ describe("serve --workers 2", () => {
 
   test("concurrency 3 with 20 slow streams across both workers: at most 3 open upstream, 17 refused", async () => {
     const { secret } = await newKey(["--account", "default", "--concurrency", "3", "--name", "conc3"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(secret);
     const before = upstream.opened;
     upstream.peak = upstream.open;
     const responses = await Promise.all(
@@ -190,7 +171,7 @@ describe("serve --workers 2", () => {
   test("a credit through the admin API reaches the primary's meter; the admin feed shows both workers' requests", async () => {
     expect((await gw.cli(["accounts", "create", "empty", "--balance", "0"])).code).toBe(0);
     const { secret } = await newKey(["--account", "empty", "--name", "empty"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(secret);
     const refused = await chat(secret, "hello");
     expect(refused.status).toBe(429);
     expect(await errorCode(refused)).toBe("insufficient_quota");
@@ -228,7 +209,7 @@ describe("serve --workers 2", () => {
   test("SIGKILL of a worker mid-stream releases its reservation and slot with no charge, and the worker comes back", async () => {
     expect((await gw.cli(["accounts", "create", "victim", "--balance", "1"])).code).toBe(0);
     const { secret, id } = await newKey(["--account", "victim", "--concurrency", "1", "--name", "victim"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(secret);
     const held = await chat(secret, "hold sim:ttft=30000", true);
     expect(held.status).toBe(200);
     const [index, pid] = workerOf(held).split(" ").map(Number) as [number, number];
@@ -282,7 +263,7 @@ describe("serve --workers 2", () => {
   test("SIGTERM with requests in flight: every success has its usage record and the balance is the start minus their cost", async () => {
     expect((await gw.cli(["accounts", "create", "ledger", "--balance", "5"])).code).toBe(0);
     const { secret, id } = await newKey(["--account", "ledger", "--name", "ledger"]);
-    await Bun.sleep(KEYS_SEEN_MS);
+    await keySeen(secret);
     const warm = await Promise.all(Array.from({ length: 10 }, () => chat(secret, "hello")));
     await Promise.all(warm.map((r) => r.text()));
     // Relative: the killed worker's upstream stream never reported its end to the counting proxy.

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import { CompletedEventSchema, PartialEventSchema } from "../contract/images-schemas.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { readSse } from "../helpers/sse.ts";
 import { decodeB64, flatPng, halfMask, makePng, transparentPixels } from "../unit/images-fixtures.ts";
 
 let gw: RunningGateway;
@@ -40,24 +41,10 @@ function edit(fields: Record<string, string>, files: Record<string, Uint8Array>)
   return fetch(`${gw.url}/v1/images/edits`, { method: "POST", headers: auth, body: form });
 }
 
-interface SseEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
-
-async function sseEvents(response: Response): Promise<SseEvent[]> {
-  const text = await response.text();
-  return (
-    text
-      .split("\n\n")
-      // A block of comment lines (the settled cost at the end) is no event: SSE parsers skip it.
-      .filter((block) => block.trim() !== "" && !block.startsWith(":"))
-      .map((block) => {
-        const event = /^event: (.+)$/m.exec(block)?.[1] ?? "";
-        const data = JSON.parse(/^data: (.+)$/m.exec(block)?.[1] ?? "{}") as Record<string, unknown>;
-        return { event, data };
-      })
-  );
+/** The events of an image stream: each one's name and JSON payload (the settled cost comment skipped). */
+async function sseEvents(response: Response): Promise<{ event: string; data: Record<string, unknown> }[]> {
+  const { events } = await readSse(response);
+  return events.map((e) => ({ event: e.event ?? "", data: JSON.parse(e.data) as Record<string, unknown> }));
 }
 
 async function errorOf(response: Response): Promise<{ status: number; param: unknown; message: string }> {

@@ -5,7 +5,9 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const CONFIG = `[bootstrap]\nbalance_usd = "100"\n[sim]\nseed = 5\n`;
 const gateways: RunningGateway[] = [];
@@ -17,15 +19,7 @@ afterAll(async () => {
 });
 
 async function chat(url: string, key: string, i: number): Promise<boolean> {
-  const response = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 20,
-      messages: [{ role: "user", content: `line ${i} sim:tps=5000` }],
-    }),
-  });
+  const response = await chatTo({ url }, key, { prompt: `line ${i} sim:tps=5000` });
   return response.status === 200 && (await response.text()).includes('"choices"');
 }
 
@@ -91,7 +85,8 @@ test("kill -9: usage and balances from the CLI include journaled records, stored
     for (let i = w; !stop; i += 8) if (await chat(gw.url, key, i).catch(() => false)) completed++;
   };
   const workers = Array.from({ length: 8 }, (_, w) => worker(w));
-  await Bun.sleep(1000);
+  // Killed under load, once more than the test's floor of requests have completed.
+  await waitFor("requests to complete under load", () => completed > 10);
   gw.proc.kill("SIGKILL");
   stop = true;
   await Promise.all(workers);

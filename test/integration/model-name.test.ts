@@ -3,10 +3,10 @@
 // `response.model`, Messages `message.model` — whatever the upstream's JSON spacing, while text
 // that merely mentions the upstream's name (escaped inside a JSON string) reaches the client as sent.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createParser } from "eventsource-parser";
 import { renameModel } from "../../src/pipeline/relay/stream.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { byteSlices, type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+import { sseJson } from "../helpers/sse.ts";
 import { post } from "./text-setup.ts";
 
 const MENTION = 'Say "model": "up-name" here.';
@@ -58,21 +58,10 @@ afterAll(async () => {
   await upstream.stop();
 });
 
-async function events(response: Response): Promise<Record<string, unknown>[]> {
-  const out: Record<string, unknown>[] = [];
-  const parser = createParser({
-    onEvent: (e) => {
-      if (e.data !== "[DONE]") out.push(JSON.parse(e.data) as Record<string, unknown>);
-    },
-  });
-  parser.feed(await response.text());
-  return out;
-}
-
 describe("a mapped model's stream names the client's id", () => {
   test("Chat: every chunk", async () => {
     const body = { model: "modelx-5.2", stream: true, messages: [{ role: "user", content: "hi" }] };
-    const chunks = await events(await post(gw, "/v1/chat/completions", body));
+    const chunks = await sseJson(await post(gw, "/v1/chat/completions", body));
     expect(chunks.length).toBe(2);
     for (const chunk of chunks) expect(chunk.model).toBe("modelx-5.2");
     expect((chunks[0] as { choices: { delta: { content: string } }[] }).choices[0]?.delta.content).toBe(
@@ -81,7 +70,7 @@ describe("a mapped model's stream names the client's id", () => {
   });
 
   test("Responses: response.model of created and completed", async () => {
-    const frames = await events(
+    const frames = await sseJson(
       await post(gw, "/v1/responses", { model: "modelx-5.4", stream: true, input: "hi" }),
     );
     const responses = frames.flatMap((f) => (f.response ? [f.response as { model: string }] : []));
@@ -96,7 +85,7 @@ describe("a mapped model's stream names the client's id", () => {
       stream: true,
       messages: [{ role: "user", content: "hi" }],
     };
-    const frames = await events(await post(gw, "/v1/messages", body));
+    const frames = await sseJson(await post(gw, "/v1/messages", body));
     expect(frames[0]?.message).toMatchObject({ model: "modelz-sonnet-4-6" });
     expect(frames.find((f) => f.type === "content_block_delta")?.delta).toMatchObject({ text: MENTION });
   });

@@ -5,6 +5,7 @@
 // and Anthropic list shapes untouched for everyone else.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { keyAccepted } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
 
@@ -65,7 +66,7 @@ describe("GET /v1/models lists what the key can reach", () => {
       (await gw.cli(["groups", "set", "minis", "--models", "modelx-5.4-mini,modelx-5.5,modelz-*"])).code,
     ).toBe(0);
     const { secret } = await createKey(gw, ["--account", "default", "--group", "minis", "--name", "minis"]);
-    await Bun.sleep(1000); // a running server sees a new key within 1 s
+    await keyAccepted(gw.url, secret);
     const openai = (await (
       await get("/v1/models", { authorization: `Bearer ${secret}` })
     ).json()) as OpenAIList;

@@ -3,6 +3,7 @@
 // client keeps using; the deliveries endpoint records both as delivered.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { expectedSignature, type Receiver, startReceiver } from "../unit/notify-fixture.ts";
 
 let gw: RunningGateway | undefined;
@@ -21,14 +22,6 @@ async function admin<T>(path: string, json?: unknown): Promise<{ status: number;
     ...(json === undefined ? {} : { body: JSON.stringify(json) }),
   });
   return { status: response.status, body: (await response.json()) as T };
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await Bun.sleep(50);
-  }
 }
 
 beforeAll(async () => {
@@ -57,7 +50,7 @@ test("webhook channel: signed announcement and one alert for a hammered revoked 
   });
   expect(sent.status).toBe(202);
   expect(sent.body.deliveries.length).toBe(1);
-  await waitFor(() => receiver.received.length === 1);
+  await waitFor("the announcement delivered", () => receiver.received.length === 1, 20_000);
   const first = receiver.received[0];
   const timestamp = first?.headers.get("modelgate-timestamp") ?? "";
   expect(first?.headers.get("modelgate-signature")).toBe(
@@ -66,12 +59,14 @@ test("webhook channel: signed announcement and one alert for a hammered revoked 
   expect(first?.json).toMatchObject({ id: sent.body.id, type: "announcement", account: null });
 
   const key = await admin<{ id: string; secret: string }>("/keys", { account: "default", name: "stolen" });
-  await waitFor(async () => (await models(key.body.secret)) === 200);
+  await waitFor("the new key accepted", async () => (await models(key.body.secret)) === 200, 20_000);
   await admin(`/keys/${key.body.id}/revoke`, {});
-  await waitFor(async () => (await models(key.body.secret)) === 401);
+  await waitFor("the revoked key refused", async () => (await models(key.body.secret)) === 401, 20_000);
   for (let i = 0; i < 20; i++) expect(await models(key.body.secret)).toBe(401);
-  await waitFor(() => receiver.received.length >= 2);
-  await Bun.sleep(500); // would a second alert come? (it must not: one per key, reason and hour)
+  await waitFor("the security alert delivered", () => receiver.received.length >= 2, 20_000);
+  // An absence is what is tested: would a second alert come within 500 ms? (it must not: one per
+  // key, reason and hour)
+  await Bun.sleep(500);
   expect(receiver.received.length).toBe(2);
   expect(receiver.received[1]?.json).toMatchObject({
     type: "key.security_alert",

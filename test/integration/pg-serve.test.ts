@@ -6,6 +6,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts";
 import { CommitCutter, dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
@@ -29,17 +30,10 @@ async function cli(db: string, args: string[]) {
   return result;
 }
 
-function chat(gw: RunningGateway, secret: string): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 20,
-      messages: [{ role: "user", content: "hi" }],
-    }),
-  });
-}
+const chat = (gw: RunningGateway, secret: string) => chatTo(gw, secret, { prompt: "hi" });
+
+/** A start on PostgreSQL, CLI runs and polls of up to 5 s each: more than bun's default 5 s when loaded. */
+const SERVE_TEST_MS = 30_000;
 
 /** Sends a chat request once the gateway's key cache (it follows the store's revision) has the key. */
 async function servedOnceActive(gw: RunningGateway, secret: string): Promise<number> {
@@ -70,84 +64,102 @@ async function balanceUsd(db: string, account: string): Promise<number> {
 }
 
 describe("serve on PostgreSQL", () => {
-  test("a key made by the CLI is served, settled into PostgreSQL, and reported by `modelgate usage`", async () => {
-    const db = await pgDatabase();
-    const name = new URL(db).pathname.slice(1);
-    const gw = await serveOnPg(db);
-    expect(gw.logs()).toContain(`"store":"${db}"`);
-    expect(gw.key).toMatch(/^sk-/); // the empty database was bootstrapped
+  test(
+    "a key made by the CLI is served, settled into PostgreSQL, and reported by `modelgate usage`",
+    async () => {
+      const db = await pgDatabase();
+      const name = new URL(db).pathname.slice(1);
+      const gw = await serveOnPg(db);
+      expect(gw.logs()).toContain(`"store":"${db}"`);
+      expect(gw.key).toMatch(/^sk-/); // the empty database was bootstrapped
 
-    await cli(db, ["accounts", "create", "team", "--balance", "5"]);
-    await cli(db, ["groups", "set", "mini", "--models", "modelx-5.4-mini"]);
-    const created = await cli(db, ["keys", "create", "--account", "team", "--group", "mini", "--name", "pg"]);
-    const secret = created.stdout.trim();
-    const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
-    expect(keyId).not.toBe("");
+      await cli(db, ["accounts", "create", "team", "--balance", "5"]);
+      await cli(db, ["groups", "set", "mini", "--models", "modelx-5.4-mini"]);
+      const created = await cli(db, [
+        "keys",
+        "create",
+        "--account",
+        "team",
+        "--group",
+        "mini",
+        "--name",
+        "pg",
+      ]);
+      const secret = created.stdout.trim();
+      const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
+      expect(keyId).not.toBe("");
 
-    expect(await servedOnceActive(gw, secret)).toBe(200);
+      expect(await servedOnceActive(gw, secret)).toBe(200);
 
-    let totals = await usageOf(db, keyId);
-    for (let i = 0; i < 50 && totals?.requests !== 1; i++) {
-      await Bun.sleep(100);
-      totals = await usageOf(db, keyId);
-    }
-    expect(totals?.requests).toBe(1);
-    const cost = Number(totals?.cost_usd);
-    expect(cost).toBeGreaterThan(0);
-    expect(await balanceUsd(db, "team")).toBeCloseTo(5 - cost, 9);
+      let totals = await usageOf(db, keyId);
+      for (let i = 0; i < 50 && totals?.requests !== 1; i++) {
+        await Bun.sleep(100);
+        totals = await usageOf(db, keyId);
+      }
+      expect(totals?.requests).toBe(1);
+      const cost = Number(totals?.cost_usd);
+      expect(cost).toBeGreaterThan(0);
+      expect(await balanceUsd(db, "team")).toBeCloseTo(5 - cost, 9);
 
-    const token = await cli(db, ["admin", "token", "create", "--name", "ops"]);
-    expect(token.stdout.trim().length).toBeGreaterThan(20);
-    expect((await cli(db, ["admin", "token", "list", "--json"])).stdout).toContain('"ops"');
+      const token = await cli(db, ["admin", "token", "create", "--name", "ops"]);
+      expect(token.stdout.trim().length).toBeGreaterThan(20);
+      expect((await cli(db, ["admin", "token", "list", "--json"])).stdout).toContain('"ops"');
 
-    const journal = join(gw.dir, `modelgate-${name}-usage.log`);
-    expect(existsSync(journal)).toBe(true);
-    expect(await gw.stop()).toBe(0);
-    // A reader pointed at the node's journal stores nothing twice.
-    expect(await usageOf(db, keyId, ["--journal", journal])).toMatchObject({ requests: 1 });
-    // The same store and journal from MODELGATE_DB and MODELGATE_JOURNAL.
-    const fromEnv = await runCli(["usage", "--key", keyId, "--json"], {
-      MODELGATE_DB: db,
-      MODELGATE_JOURNAL: journal,
-    });
-    expect(fromEnv.code).toBe(0);
-    expect((JSON.parse(fromEnv.stdout) as Totals[])[0]).toMatchObject({ requests: 1 });
-  });
+      const journal = join(gw.dir, `modelgate-${name}-usage.log`);
+      expect(existsSync(journal)).toBe(true);
+      expect(await gw.stop()).toBe(0);
+      // A reader pointed at the node's journal stores nothing twice.
+      expect(await usageOf(db, keyId, ["--journal", journal])).toMatchObject({ requests: 1 });
+      // The same store and journal from MODELGATE_DB and MODELGATE_JOURNAL.
+      const fromEnv = await runCli(["usage", "--key", keyId, "--json"], {
+        MODELGATE_DB: db,
+        MODELGATE_JOURNAL: journal,
+      });
+      expect(fromEnv.code).toBe(0);
+      expect((JSON.parse(fromEnv.stdout) as Totals[])[0]).toMatchObject({ requests: 1 });
+    },
+    SERVE_TEST_MS,
+  );
 
-  test("PostgreSQL unreachable while serving: requests go on, usage waits in the journal and is stored once it is back", async () => {
-    const db = await pgDatabase();
-    const url = new URL(db);
-    const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
-    cleanups.push(async () => cutter.stop());
-    const gw = await serveOnPg(cutter.url(db), ["--journal", "node-a.log"]);
-    const start = await balanceUsd(db, "default");
-    const created = await cli(db, ["keys", "create", "--account", "default", "--name", "outage"]);
-    const secret = created.stdout.trim();
-    const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
-    expect(await servedOnceActive(gw, secret)).toBe(200);
-    for (let i = 0; i < 50 && (await usageOf(db, keyId))?.requests !== 1; i++) await Bun.sleep(100);
-    expect((await usageOf(db, keyId))?.requests).toBe(1);
+  test(
+    "PostgreSQL unreachable while serving: requests go on, usage waits in the journal and is stored once it is back",
+    async () => {
+      const db = await pgDatabase();
+      const url = new URL(db);
+      const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
+      cleanups.push(async () => cutter.stop());
+      const gw = await serveOnPg(cutter.url(db), ["--journal", "node-a.log"]);
+      const start = await balanceUsd(db, "default");
+      const created = await cli(db, ["keys", "create", "--account", "default", "--name", "outage"]);
+      const secret = created.stdout.trim();
+      const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
+      expect(await servedOnceActive(gw, secret)).toBe(200);
+      for (let i = 0; i < 50 && (await usageOf(db, keyId))?.requests !== 1; i++) await Bun.sleep(100);
+      expect((await usageOf(db, keyId))?.requests).toBe(1);
 
-    cutter.refuse = true; // the node loses PostgreSQL: open connections cut, new ones refused
-    for (let i = 0; i < 3; i++) {
-      const during = await chat(gw, secret);
-      expect(during.status).toBe(200);
-      await during.json();
-    }
-    await Bun.sleep(500);
-    expect((await usageOf(db, keyId))?.requests).toBe(1); // stored nowhere but the node's journal
-    expect(existsSync(join(gw.dir, "node-a.log"))).toBe(true);
+      cutter.refuse = true; // the node loses PostgreSQL: open connections cut, new ones refused
+      for (let i = 0; i < 3; i++) {
+        const during = await chat(gw, secret);
+        expect(during.status).toBe(200);
+        await during.json();
+      }
+      // An absence is what is tested: 500 ms on, still nothing of the three reached PostgreSQL.
+      await Bun.sleep(500);
+      expect((await usageOf(db, keyId))?.requests).toBe(1); // stored nowhere but the node's journal
+      expect(existsSync(join(gw.dir, "node-a.log"))).toBe(true);
 
-    cutter.refuse = false;
-    let totals = await usageOf(db, keyId);
-    for (let i = 0; i < 100 && totals?.requests !== 4; i++) {
-      await Bun.sleep(100);
-      totals = await usageOf(db, keyId);
-    }
-    expect(totals?.requests).toBe(4);
-    expect(await gw.stop()).toBe(0);
-    expect(start - (await balanceUsd(db, "default"))).toBeCloseTo(Number(totals?.cost_usd), 9);
-  });
+      cutter.refuse = false;
+      let totals = await usageOf(db, keyId);
+      for (let i = 0; i < 100 && totals?.requests !== 4; i++) {
+        await Bun.sleep(100);
+        totals = await usageOf(db, keyId);
+      }
+      expect(totals?.requests).toBe(4);
+      expect(await gw.stop()).toBe(0);
+      expect(start - (await balanceUsd(db, "default"))).toBeCloseTo(Number(totals?.cost_usd), 9);
+    },
+    SERVE_TEST_MS,
+  );
 
   test("a PostgreSQL URL without a database, a server that does not answer, or --workers is a clear error", async () => {
     const noDb = await runCli(["accounts", "list", "--db", "postgres://postgres@127.0.0.1:5432"]);

@@ -17,6 +17,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { tempDir } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
@@ -97,22 +98,19 @@ function tmux(...args: string[]): string {
   return run.stdout.toString();
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`never saw ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** A terminal and a first start are slow on a loaded machine: a minute for each thing awaited. */
+const PATIENCE_MS = 60_000;
 
 const screen = () => tmux("capture-pane", "-p", "-t", SESSION);
 const onScreen = (what: string, ok: (s: string) => boolean) =>
-  waitFor(what, () => {
-    const text = screen();
-    return ok(text) ? text : undefined;
-  }).catch((error: unknown) => {
+  waitFor(
+    what,
+    () => {
+      const text = screen();
+      return ok(text) ? text : undefined;
+    },
+    PATIENCE_MS,
+  ).catch((error: unknown) => {
     throw new Error(`${error instanceof Error ? error.message : String(error)}; last screen:\n${screen()}`);
   });
 
@@ -200,6 +198,7 @@ test.skipIf(!hasTmux)(
     const url = await waitFor(
       "the gateway listening",
       () => /"msg":"modelgate listening","url":"([^"]+)"/.exec(stderr)?.[1],
+      PATIENCE_MS,
     );
     expect(stderr).toContain("created account `default` with 10.00 USD");
     const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(stderr)?.[1] ?? "";

@@ -6,6 +6,7 @@
 // nodes need a shared store (PostgreSQL, not SQLite), so multi-node tests belong to that part.
 import { afterEach, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { chat as chatTo } from "../helpers/chat-rig.ts";
 import {
   balanceOf,
   createKey,
@@ -15,6 +16,7 @@ import {
   startGateway,
   tempDir,
 } from "../helpers/gateway.ts";
+import { keyAccepted } from "../helpers/wait.ts";
 import { dropPrefix, keysUnder, PrivateRedis, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -22,18 +24,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function chat(gw: RunningGateway, secret: string, prompt = "hello", stream = false): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
-    body: JSON.stringify({
-      model: "modelx-5.4-mini",
-      max_tokens: 20,
-      stream,
-      messages: [{ role: "user", content: prompt }],
-    }),
-  });
-}
+const chat = (gw: RunningGateway, secret: string, prompt = "hello", stream = false) =>
+  chatTo(gw, secret, { prompt, stream });
 
 async function serveOnRedis(options: { dir: string; prefix: string; url?: string }): Promise<RunningGateway> {
   const gw = await startGateway({
@@ -59,7 +51,7 @@ describe("serve on Redis", () => {
     const first = await serveOnRedis({ dir, prefix });
     expect(first.logs()).toContain(`"limiter":"redis, prefix ${prefix}"`);
     const { secret } = await createKey(first, ["--account", "default", "--rpm", "3", "--name", "rpm3"]);
-    await Bun.sleep(1_100); // the key cache polls the store's revision
+    await keyAccepted(first.url, secret);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const response = await chat(first, secret);
@@ -108,7 +100,7 @@ describe("serve on Redis", () => {
       "--name",
       "victim",
     ]);
-    await Bun.sleep(1_100); // the key cache polls the store's revision
+    await keyAccepted(first.url, secret);
     const held = await chat(first, secret, "hold sim:ttft=30000", true);
     expect(held.status).toBe(200);
     expect((await balanceOf(first, secret)).in_flight).toBe(1);

@@ -168,7 +168,7 @@ describe("circuit breaker", () => {
     expect((await backup.stats()).calls).toBe(5);
 
     await flaky.setProfile({});
-    await Bun.sleep(750);
+    await Bun.sleep(750); // time is what is tested: past the circuit's 700 ms cooldown
     expect((await readyz()).find((c) => c.name === "flaky")?.circuit.state).toBe("half_open");
     expect((await chat(gw, false)).status).toBe(200);
     expect((await flaky.stats()).calls).toBe(3);

@@ -4,6 +4,7 @@
 // connections, exits within the deadline and leaves 20 usage records.
 import { afterEach, expect, test } from "bun:test";
 import { startGateway } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 import {
   chatBody,
   chatChannel,
@@ -101,7 +102,15 @@ test("SIGTERM during 20 open streams: all 20 complete, new connections are refus
   await allStarted.promise;
   const signalledAt = performance.now();
   gw.proc.kill("SIGTERM");
-  await Bun.sleep(100);
+  // The listener stops taking connections once the signal is handled (each probe on a new one).
+  await waitFor("the listener to close", async () => {
+    try {
+      await (await fetch(`${gw.url}/healthz`, { keepalive: false })).arrayBuffer();
+      return false;
+    } catch {
+      return true;
+    }
+  });
   await expect(fetch(`${gw.url}/healthz`)).rejects.toThrow();
   const answers = await Promise.all(streams);
   expect(answers.filter((a) => a.status === 200 && finishedNormally(a.body))).toHaveLength(20);

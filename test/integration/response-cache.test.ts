@@ -15,10 +15,10 @@ import {
   startGateway,
   tempDir,
 } from "../helpers/gateway.ts";
+import { payloads, readSse } from "../helpers/sse.ts";
 import { type StoredUsage, waitForUsage } from "../helpers/usage-rows.ts";
 import { keyAccepted, waitFor } from "../helpers/wait.ts";
 import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
-import { payloads, readSse } from "./text-setup.ts";
 
 let gw: RunningGateway;
 let adminToken: string;

@@ -5,6 +5,7 @@
 // the next frame, a refused upgrade, and the connection lifetime limit.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { keyAccepted, waitFor } from "../helpers/wait.ts";
 import { post } from "./text-setup.ts";
 import { MODEL_BY_UPSTREAM, startTranslateRig, type TranslateRig, UPSTREAMS } from "./translate-setup.ts";
 
@@ -139,11 +140,10 @@ test("each response.create is billed like an HTTP request", async () => {
   await client.opened();
   completed(await client.turn({ model: MODEL_BY_UPSTREAM.messages, input: "Say something long." }));
   client.close();
-  let after = before;
-  for (let i = 0; i < 40 && after === before; i++) {
-    await Bun.sleep(50);
-    after = await balance();
-  }
+  const after = await waitFor("the turn to be billed", async () => {
+    const now = await balance();
+    return now !== before && now;
+  });
   expect(after).not.toBe(before);
 });
 
@@ -215,19 +215,12 @@ test("a revoked key's open connection is closed with the refusal as its last fra
   const key = created.stdout.trim();
   const rows = JSON.parse((await rig.gw.cli(["keys", "list", "--json"])).stdout) as Obj[];
   const id = String(rows.find((r) => r.name === "ws")?.id);
-  let open = false;
-  for (let i = 0; i < 30 && !open; i++) {
-    // A new key takes up to a second to reach the running server.
-    const c = new Client(rig.gw.url, key);
-    open = await c.opened();
-    c.close();
-    if (!open) await Bun.sleep(100);
-  }
+  await keyAccepted(rig.gw.url, key);
   const client = new Client(rig.gw.url, key);
   expect(await client.opened()).toBe(true);
   completed(await client.turn({ model: MODEL_BY_UPSTREAM.responses, input: "hello" }));
   const from = client.frames.length;
-  // Closed without waiting for a next frame (src/handlers/responses-ws.ts checks open connections' keys).
+  // Closed without waiting for a next frame (src/http/responses-ws.ts checks open connections' keys).
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     client.ws.onclose = (e) => resolve({ code: e.code, reason: e.reason });
   });

@@ -7,6 +7,7 @@ import { chatAnswer, chatChannelToml, chatStreamAnswer, postChat } from "../help
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../helpers/otlp-receiver.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+import { keyAccepted } from "../helpers/wait.ts";
 
 const MODEL = "modelx-5.4-mini";
 const PROMPT = "a secret prompt about otters";
@@ -44,10 +45,10 @@ afterAll(async () => {
   await Promise.all([receiver?.stop(), broken?.stop(), good?.stop()]);
 });
 
-/** A new key, once the gateway's key cache has picked it up (it reloads every second). */
+/** A new key, once the gateway's key cache has picked it up (it reloads every 250 ms). */
 async function newKey(args: string[]): Promise<{ secret: string; id: string }> {
   const key = await createKey(gw, ["--account", "default", ...args]);
-  await Bun.sleep(1100);
+  await keyAccepted(gw.url, key.secret);
   return key;
 }
 

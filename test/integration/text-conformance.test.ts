@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Ajv from "ajv";
 import type { RunningGateway } from "../helpers/gateway.ts";
+import { readSse } from "../helpers/sse.ts";
 import { DRIVERS, type Driver } from "./text-protocols.ts";
-import { post, readSse, startTextRig, type TextRig } from "./text-setup.ts";
+import { post, startTextRig, type TextRig } from "./text-setup.ts";
 
 let rig: TextRig;
 beforeAll(async () => {

@@ -1,7 +1,6 @@
 // Protocol drivers for the text tests: how to build a request and read the answer (JSON or SSE)
 // in each client protocol, so one table can run the same checks over all of them.
-import type { SseEvent } from "./text-setup.ts";
-import { payloads } from "./text-setup.ts";
+import { payloads, type SseEvent } from "../helpers/sse.ts";
 
 type Obj = Record<string, unknown>;
 

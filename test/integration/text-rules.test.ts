@@ -3,7 +3,8 @@
 // input, unknown models and image models on text endpoints, malformed JSON; and that streams are not buffered.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
-import { post, readSse } from "./text-setup.ts";
+import { readSse } from "../helpers/sse.ts";
+import { post } from "./text-setup.ts";
 
 let gw: RunningGateway;
 beforeAll(async () => {

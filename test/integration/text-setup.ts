@@ -1,6 +1,5 @@
 // Shared set-up for the text tests: a gateway whose channels are the three HTTP adapters pointed at
 // an HTTP simulator, a gateway with the default in-process simulator channel, and SSE helpers.
-import { createParser } from "eventsource-parser";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 
@@ -55,38 +54,6 @@ export async function startTextRig(extraConfig = ""): Promise<TextRig> {
       await sim.stop();
     },
   };
-}
-
-export interface SseEvent {
-  event: string | undefined;
-  data: string;
-  /** Milliseconds since the request was sent. */
-  at: number;
-}
-
-/** Reads a whole SSE response into events with their arrival times; comments are counted. */
-export async function readSse(
-  response: Response,
-  sentAt = performance.now(),
-): Promise<{ events: SseEvent[]; comments: number }> {
-  const events: SseEvent[] = [];
-  let comments = 0;
-  const parser = createParser({
-    onEvent: (e) => events.push({ event: e.event, data: e.data, at: performance.now() - sentAt }),
-    onComment: () => {
-      comments++;
-    },
-  });
-  const body = response.body;
-  if (body === null) throw new Error("no body");
-  const decoder = new TextDecoder();
-  for await (const chunk of body) parser.feed(decoder.decode(chunk, { stream: true }));
-  return { events, comments };
-}
-
-/** The JSON payloads of the events (skipping `[DONE]`). */
-export function payloads(events: SseEvent[]): Record<string, unknown>[] {
-  return events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Record<string, unknown>);
 }
 
 export function post(

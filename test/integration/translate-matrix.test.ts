@@ -4,8 +4,9 @@
 // errors and a broken stream; and usage totals equal across all nine pairs for the same answer.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Ajv from "ajv";
+import { readSse } from "../helpers/sse.ts";
 import { DRIVERS, type Driver } from "./text-protocols.ts";
-import { post, readSse } from "./text-setup.ts";
+import { post } from "./text-setup.ts";
 import {
   MODEL_BY_UPSTREAM,
   startTranslateRig,

@@ -6,6 +6,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { hostPort, type RawResponse, rawUpgrade } from "../helpers/raw-http.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
 
@@ -15,21 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw.dispose();
 }, 30_000);
-
-/** Polls `probe` until it returns a value (not undefined), or fails after `ms`. */
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
 
 /** A key of a new account holding $10, with `args` added to `keys create`. */
 async function keyOf(account: string, args: string[] = []): Promise<{ secret: string; id: string }> {

@@ -13,6 +13,7 @@ import type { RequestContext } from "../../src/http/context.ts";
 import { runImages } from "../../src/pipeline/images.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import type { ImageOptions } from "../../src/wire/images.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { flatPng } from "./images-fixtures.ts";
 
 class RecordingMeter implements Meter {
@@ -114,7 +115,7 @@ describe("image billing facts", () => {
     const reader = response.body?.getReader();
     await reader?.read();
     await reader?.cancel();
-    await Bun.sleep(20);
+    await waitFor("the cut stream to settle", () => meter.settled.length > 0);
     expect(meter.settled).toHaveLength(1);
     expect(meter.settled[0]?.status).toBe(200);
     expect(meter.settled[0]?.usage.generations).toBeLessThan(8);

@@ -169,15 +169,32 @@ export function lines(ui: Ui): string[] {
   return Bun.stripANSI(ui.lastFrame() ?? "").split("\n");
 }
 
-/** Waits (bounded) until the frame satisfies `ok`; fails with the last frame. */
+/** One turn of the event loop: React runs its passive effects, and Ink flushes a lone Escape, in one. */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Waits until the app is still: no frame drawn for two turns of the event loop. A key is handled
+ * as it is written and what it changes is drawn at React's commit (every render is a frame in the
+ * test renderer), but the input handlers of that render attach in effects React runs just after:
+ * keys sent before then would reach the previous handlers. Waiting for the frames to stop, not
+ * for a time, holds on a loaded machine.
+ */
+async function still(ui: Ui): Promise<void> {
+  let seen = -1;
+  for (let calm = 0; calm < 2; ) {
+    calm = ui.frames.length === seen ? calm + 1 : 0;
+    seen = ui.frames.length;
+    await turn();
+  }
+}
+
+/** Waits (bounded) until the frame satisfies `ok` and the app is still; fails with the last frame. */
 export async function until(ui: Ui, ok: (frame: string) => boolean, ms = 5000): Promise<string> {
   const deadline = Date.now() + ms;
   for (;;) {
     const frame = lines(ui).join("\n");
     if (ok(frame)) {
-      // The frame is written at commit; the input handlers of that render attach in effects
-      // that React runs just after. Keys sent before then would reach the previous handlers.
-      await Bun.sleep(30);
+      await still(ui);
       return frame;
     }
     if (Date.now() > deadline) throw new Error(`frame never matched; last frame:\n${frame}`);
@@ -192,9 +209,10 @@ export async function type(ui: Ui, text: string): Promise<void> {
   for (const ch of text) await press(ui, ch);
 }
 
+/** Sends one key and waits until the app has drawn what it asked for and is ready for the next. */
 export async function press(ui: Ui, key: string): Promise<void> {
   ui.stdin.write(key);
-  await Bun.sleep(25);
+  await still(ui);
 }
 
 /** The frame fits an 80×24 terminal: at most 24 lines, none wider than 80 columns. */

@@ -108,9 +108,9 @@ test("r asks before revoking (any key but y cancels), e enables; ↓ moves the s
   api.keys = [keyView("first"), keyView("second")];
   const ui = renderApp(api, new FakeFeed());
   await shows(ui, "second");
+  // The selection is drawn in inverse video, which the test's frames do not carry: no text to wait
+  // on, but `press` returns once the move is drawn and the app is still.
   await press(ui, KEYS.down);
-  // The selection is drawn in inverse video, which the test's frames do not carry: no text to wait on.
-  await Bun.sleep(100);
   await press(ui, "r");
   await shows(ui, "Revoke second (sk-secoabc…)?");
   await press(ui, "n");

@@ -9,22 +9,24 @@
 // `[endpoints] websocket_max_seconds` (then `websocket_connection_limit_reached`), and no longer
 // than its key stands: a key revoked, expired or removed closes its open connections (1008) within
 // KEY_CHECK_MS of the gateway's key cache seeing it. Served by Elysia's `ws` on the route table
-// (src/server.ts).
+// (src/server.ts). It is the edge of each frame (context, access-log line, failure report, as
+// src/http/edge.ts does for HTTP) around the Responses row (src/handlers/responses.ts), so it
+// lives in src/http/ and no row calls back into the edge.
 import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import type { Gateway } from "../gateway.ts";
-import { readBody } from "../http/body.ts";
-import { buildContext, type RequestContext, refuseEarly } from "../http/context.ts";
-import { begin, failureOf, finish, peers, received, report } from "../http/edge.ts";
+import { createResponse } from "../handlers/responses.ts";
 import { log } from "../log.ts";
 import { authenticate, keyStanding } from "../pipeline/authenticate.ts";
+import { readBody } from "../request/body.ts";
 import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";
 import { MAX_JSON_DEPTH, tooDeep, valueNestsDeeperThan } from "../wire/json.ts";
 import { ZERO_USAGE } from "../wire/text-form.ts";
 import { usageToResponses } from "../wire/translate/finish.ts";
 import { arr, newId, type Obj, obj, str } from "../wire/translate/narrow.ts";
 import { echoRequest, responseShell } from "../wire/translate/responses-writer.ts";
-import { createResponse } from "./responses.ts";
+import { buildContext, type RequestContext, refuseEarly } from "./context.ts";
+import { begin, failureOf, finish, peers, received, report } from "./edge.ts";
 
 export const RESPONSES_SOCKET_PATH = "/v1/responses";
 

@@ -1,13 +1,15 @@
 // Reading a request body: under a size cap (413 before buffering more than the cap), within the
 // body timeouts (408: idle between chunks and total), a closed client reported as such (never as
 // an internal failure). A route whose handler takes the body has it read here, at the edge, before
-// the handler runs (`withBody`); parsing it is decoding (src/wire/json.ts).
+// the handler runs (`withBody`); parsing it is decoding (src/wire/json.ts). Outside src/http/, so
+// the rows that must authenticate before reading (images, the admin API) and the WebSocket mode
+// read with the same rules without calling back into the edge.
 import type { Gateway } from "../gateway.ts";
+import type { RequestContext } from "../http/context.ts";
+import type { Handler } from "../http/edge.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
 import { CappedBuffer, tooLarge } from "./capped.ts";
-import type { RequestContext } from "./context.ts";
-import type { Handler } from "./edge.ts";
 import { contentCodings, decodeBody } from "./encoding.ts";
 
 /** How long a body may take: the longest pause between two chunks and the whole read. */
@@ -136,7 +138,7 @@ export function withBody(cap: (gateway: Gateway) => number, handler: BodyHandler
 
 /**
  * The whole body, refusing it as soon as it passes `cap` bytes or a body timeout; a compressed
- * body (Content-Encoding) decoded, its decoded size under the same cap (src/http/encoding.ts).
+ * body (Content-Encoding) decoded, its decoded size under the same cap (src/request/encoding.ts).
  */
 export async function readBody(request: Request, cap: number): Promise<Uint8Array> {
   const codings = contentCodings(request.headers);

@@ -1,5 +1,5 @@
 // A body under its cap: the buffer that holds it as it arrives, never past the cap, and the 413
-// that refuses it (its reader, src/http/body.ts, and its decoder, src/http/encoding.ts, share them).
+// that refuses it (its reader, src/request/body.ts, and its decoder, src/request/encoding.ts, share them).
 import { GatewayError } from "../wire/errors.ts";
 
 /** 413 for a body over `cap` bytes (`how`: "once decompressed" when its decoding passed it). */
