@@ -54,6 +54,8 @@ export async function openStore(url: string, journal?: string, poolSize?: number
     await store.migrate();
     return store;
   }
+  // Checked before anything connects: a URL without a database must not migrate the server's default one.
+  postgresDatabaseOf(url);
   const { openPgStore } = await import("./pg.ts");
   const { journalSeqName } = await import("./usage-pg.ts");
   const store = openPgStore(url, {
