@@ -1,5 +1,6 @@
 // The access log: one line per request (the gateway's id and the client's, method, path, status, error code, key name, model,
-// upstream channels, latency, tokens; the cause of an upstream failure), and every API request
+// upstream channels, latency, tokens; the cause of an upstream failure, and every failed upstream
+// attempt of a failover: channel, upstream kind, status, error kind, message, time), and every API request
 // that was not billed (refusals, listings) on the live feed beside the settled ones. Admin API
 // requests are written at `debug`: an open console polls every second and would drown the rest.
 //
@@ -13,7 +14,7 @@ import type { UsageEvent } from "../billing/feed.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../billing/meter.ts";
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
-import { asGatewayError } from "../wire/errors.ts";
+import { asGatewayError, type FailedAttempt } from "../wire/errors.ts";
 import type { RequestContext } from "./context.ts";
 
 const ADMIN_PATHS = "/admin/";
@@ -28,6 +29,8 @@ interface Ended {
   code: string | null;
   /** The error message of a 5xx (an upstream failure's cause); the client saw the same text. */
   cause: string | undefined;
+  /** Every upstream attempt of a failover that ended in this error (none when there was none). */
+  attempts: readonly FailedAttempt[];
   latencyMs: number;
   /** `performance.now()` at the end, to add a stream's time until it settled. */
   at: number;
@@ -86,6 +89,7 @@ export function requestEnded(
     status: response.status,
     code: error ? (error.code ?? error.kind) : null,
     cause: error && response.status >= 500 ? error.message : undefined,
+    attempts: error?.attempts ?? [],
     latencyMs: Math.round(at - ctx.startedAt),
     at,
   };
@@ -116,6 +120,7 @@ export function unroutedEnded(
     status: response.status,
     code,
     cause: undefined,
+    attempts: [],
     latencyMs: 0,
     at: 0,
   };
@@ -196,6 +201,7 @@ function write(
     output_tokens: usage?.outputTokens,
     generations: usage && usage.generations > 0 ? usage.generations : undefined,
     error: ended.cause,
+    attempts: ended.attempts.length > 0 ? ended.attempts : undefined,
   });
 }
 

@@ -8,7 +8,7 @@
 import type { Gateway } from "../gateway.ts";
 import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
-import { asGatewayError, GatewayError } from "../wire/errors.ts";
+import { asGatewayError, describeAttempt, GatewayError } from "../wire/errors.ts";
 import { accessLogWrites, pathOf, requestEnded } from "./access-log.ts";
 import { buildContext, type RequestContext, stampIds } from "./context.ts";
 import { protocolOfPath } from "./paths.ts";
@@ -73,7 +73,11 @@ export function finish(
   // Only a request `begin` counted as started is counted as finished (a WebSocket upgrade is neither).
   if (meter && ctx.metered) measure(meter, ctx, response, gateway);
   requestEnded(ctx, gateway, response, failure);
-  if (failure) ctx.trace?.fail(failure.kind, failure.message);
+  if (failure) {
+    ctx.trace?.fail(failure.kind, failure.message);
+    if (failure.attempts.length > 0)
+      ctx.trace?.set("modelgate.attempts", failure.attempts.map(describeAttempt));
+  }
   ctx.trace?.finish(response.status);
   return response;
 }
@@ -101,13 +105,16 @@ export function report(
   gateway: Gateway,
   lined: boolean,
 ): void {
-  const level = lined && accessLogWrites() && error.kind !== "internal" ? "debug" : error.level;
+  const inLine = lined && accessLogWrites();
+  const level = inLine && error.kind !== "internal" ? "debug" : error.level;
   log(level, error.kind === "internal" ? "handler failed" : "request refused", {
     request_id: ctx?.requestId,
     path: ctx === undefined ? undefined : pathOf(ctx.request.url),
     kind: error.kind,
     code: error.code,
     status: error.status,
+    // The access-log line names the attempts; without one, this line does.
+    ...(inLine || error.attempts.length === 0 ? {} : { attempts: error.attempts }),
     ...(error.cause === undefined ? {} : { error: describeThrown(error.cause) }),
   });
   gateway.traffic.error(error.kind, error.status, error.code);

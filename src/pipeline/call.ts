@@ -1,21 +1,17 @@
 // Calling the upstream for a text request (channels are chosen in src/pipeline/channels.ts), tried
-// by priority and weight through the shared failover loop (src/upstream/retry.ts): retries and
-// failover on connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx
-// answer arrived — never once the client got a byte. The winning answer leaves with its usage
+// by priority and weight through the shared failover loop (src/upstream/retry.ts), each attempt
+// run by the one attempt rule of every endpoint (src/upstream/attempt.ts): retries and failover on
+// connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx answer
+// arrived — never once the client got a byte. The winning answer leaves with its usage
 // reading bound (src/upstream/usage.ts), so the relay that follows needs nothing from upstream/.
 
 import type { UsageCounts } from "../billing/meter.ts";
 import type { Gateway } from "../gateway.ts";
 import { type AttemptWatch, watchAttempts } from "../telemetry/attempts.ts";
 import { PROVIDER } from "../telemetry/attributes.ts";
+import { attempt, type Sent } from "../upstream/attempt.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
-import {
-  AttemptGuard,
-  type GuardedBody,
-  type ResolvedTimeouts,
-  type UpstreamTiming,
-} from "../upstream/guard.ts";
-import { UpstreamUnreachable } from "../upstream/http.ts";
+import type { GuardedBody, UpstreamTiming } from "../upstream/guard.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
 import { callText } from "../upstream/text.ts";
 import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
@@ -102,98 +98,36 @@ export function upstreamWaitMs(answered: Answered, attempts: number, calledAt: n
   return before + (until - startedAt);
 }
 
-/** The channel's timeouts, the first-byte one defaulting to `[text] upstream_timeout_seconds`. */
-export function timeoutsOf(channel: Channel, env: UpstreamEnv): ResolvedTimeouts {
-  const t = channel.config.timeouts;
-  return {
-    connect_ms: t.connect_ms,
-    first_byte_ms: t.first_byte_ms ?? env.timeoutMs,
-    idle_ms: t.idle_ms,
-    total_ms: t.total_ms,
-  };
-}
-
-async function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Promise<Attempt<AttemptAnswer>> {
-  const channel = lease.channel;
-  const guard = new AttemptGuard(channel.name, timeoutsOf(channel, env), call.signal);
-  const attemptCall: TextCall = {
-    ...call,
-    signal: guard.signal,
-    abort: guard.abort,
-    credential: lease.credential,
-  };
-  try {
+/** One attempt of a text call: the answer opened (stream) or read whole, or the upstream's refusal. */
+function attemptText(lease: Lease, call: TextCall, env: UpstreamEnv): Promise<Attempt<AttemptAnswer>> {
+  return attempt(lease, env, call.signal, async (guard) => {
+    const channel = lease.channel;
+    const attemptCall: TextCall = {
+      ...call,
+      signal: guard.signal,
+      abort: guard.abort,
+      credential: lease.credential,
+    };
     const response = await callText(channel, attemptCall, env);
-    if (!response.ok) return await refusedAttempt(lease, guard, call.protocol, response);
+    if (!response.ok) return refusal(channel, call.protocol, response);
+    const timing = guard.timing;
     if (!call.stream) {
       const bytes = await guard.readAll(response, lease);
-      const value = { response, body: undefined, bytes, abort: guard.stop, channel, timing: guard.timing };
-      return { ok: true, value };
+      return { ok: true, value: { response, body: undefined, bytes, abort: guard.stop, channel, timing } };
     }
     const body = await guard.openBody(response, lease);
-    const value = { response, body, bytes: undefined, abort: guard.stop, channel, timing: guard.timing };
-    return { ok: true, value };
-  } catch (thrown) {
-    return thrownAttempt(thrown, lease, guard, call.signal);
-  }
+    return { ok: true, value: { response, body, bytes: undefined, abort: guard.stop, channel, timing } };
+  });
 }
 
-/**
- * The failure of an attempt the upstream answered non-2xx: its error read in `protocol`'s shape,
- * the lease released (a 429 or the request's own fault tells the circuit nothing).
- */
-export async function refusedAttempt<T>(
-  lease: Lease,
-  guard: AttemptGuard,
+/** An upstream's non-2xx answer, its error read in `protocol`'s shape (src/upstream/text-errors.ts). */
+export async function refusal<T>(
+  channel: Channel,
   protocol: TextProtocol,
   response: Response,
-): Promise<Attempt<T>> {
-  const channel = lease.channel;
+): Promise<Sent<T>> {
   const error = await upstreamError(channel.name, protocol, response);
-  guard.dispose();
-  const retryable = error.retryable;
-  lease.release(response.status === 429 || !retryable ? "neutral" : "failure");
-  // A refused credential is worth another call here only when the channel has another one.
-  const refused = response.status === 401 || response.status === 403;
-  const sameChannel = !refused || channel.credentials > 1;
-  const status = response.status;
-  return {
-    ok: false,
-    failure: { error, retryable, retryAfterMs: retryAfterMs(error), sameChannel, status },
-  };
-}
-
-/**
- * The failure of an attempt that threw before its answer was handed on: a timeout, an unreachable
- * channel or a broken answer is worth another attempt; the client's abort is thrown on.
- */
-export function thrownAttempt<T>(
-  thrown: unknown,
-  lease: Lease,
-  guard: AttemptGuard,
-  client: AbortSignal,
-): Attempt<T> {
-  guard.dispose();
-  const fired = guard.fired;
-  if (client.aborted) {
-    lease.release("neutral");
-    throw thrown;
-  }
-  lease.release("failure");
-  if (fired !== undefined)
-    return { ok: false, failure: { error: guard.timeoutError(fired), retryable: true } };
-  if (thrown instanceof UpstreamUnreachable)
-    return { ok: false, failure: { error: thrown, retryable: true } };
-  const why = thrown instanceof Error ? thrown.message : String(thrown);
-  const error = new GatewayError(
-    "upstream_failed",
-    `Channel "${lease.channel.name}" broke off before answering (${why}). Retry later.`,
-  );
-  return { ok: false, failure: { error, retryable: true } };
-}
-
-function retryAfterMs(error: GatewayError): number | undefined {
-  return error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1000;
+  return { ok: false, error, status: response.status };
 }
 
 /**

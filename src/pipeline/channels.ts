@@ -51,3 +51,15 @@ export function textChannelsFor(gateway: Gateway, model: ModelInfo, protocol: Te
 export function notServed(model: string, family: "text" | "images"): string {
   return `The model \`${model}\` is in the catalog but no ${family} channel of this gateway's configuration serves it: add it to the \`models\` of a [[channels]] entry in the gateway's configuration file (or choose another model).`;
 }
+
+/**
+ * A media endpoint (embeddings, transcriptions, translations, speech) for which no configured
+ * channel serves `model`: 503 `no_channel`, the one message of every media run.
+ */
+export function noMediaChannel(model: string, endpoint: string): GatewayError {
+  return new GatewayError(
+    "no_channel",
+    `No upstream channel serves \`${model}\` ${endpoint}: configure a sim or OpenAI-compatible channel for it.`,
+    { retryAfterSeconds: 30 },
+  );
+}

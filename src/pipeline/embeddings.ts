@@ -7,7 +7,6 @@
 
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
-import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered, NO_USAGE } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
@@ -23,6 +22,8 @@ import {
   UpstreamEmbeddingsSchema,
 } from "../wire/embeddings.ts";
 import { GatewayError } from "../wire/errors.ts";
+import { admitInput } from "./admit.ts";
+import { noMediaChannel } from "./channels.ts";
 import { callMedia, type MediaAnswer } from "./media-call.ts";
 
 export const EMBEDDINGS_PATH = "/v1/embeddings";
@@ -45,19 +46,15 @@ export function runEmbeddings(
   gateway: Gateway,
   request: EmbeddingRequest,
 ): Promise<Response> {
-  const admit: AdmitInput = {
-    requestId: ctx.requestId,
-    clientRequestId: ctx.clientRequestId,
+  const admit = admitInput(ctx, {
     principal: request.principal,
     model: request.model,
     alias: request.alias,
     endpoint: EMBEDDINGS_PATH,
-    method: "POST",
     stream: false,
-    clientAddress: ctx.client?.toString(),
     endUser: request.body.user,
     worstCase: { kind: "text", inputTokens: request.inputTokens, maxOutputTokens: 0 },
-  };
+  });
   return metered(
     gateway.meter,
     admit,
@@ -72,11 +69,7 @@ export function runEmbeddings(
 function channelsFor(gateway: Gateway, request: EmbeddingRequest): Channel[] {
   const serving = gateway.channels.forModel(request.model.id).filter((c) => mediaTransport(c, "embeddings"));
   if (serving.length === 0) {
-    throw new GatewayError(
-      "no_channel",
-      `No upstream channel serves \`${request.model.id}\` embeddings: configure a sim or OpenAI-compatible channel for it.`,
-      { retryAfterSeconds: 30 },
-    );
+    throw noMediaChannel(request.model.id, "embeddings");
   }
   if (request.inputs.kind === "text") return serving;
   const taking = serving.filter((c) => embeddingsDialect(c).token_input);

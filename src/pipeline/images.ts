@@ -5,24 +5,26 @@
 // result or as SSE (`image.partial_image` … `image.completed`, each also in the official event's
 // shape: src/wire/images-events.ts), and settle exactly once on every
 // path: success, upstream error, client disconnect, exception — billing what the client was sent.
+
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
-import type { AdmitInput } from "../billing/meter.ts";
 import { type Ending, type MeteredAnswer, metered } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { log } from "../log.ts";
 import type { Nanos } from "../types.ts";
+import { attempt } from "../upstream/attempt.ts";
 import type { Lease } from "../upstream/channels.ts";
-import { AttemptGuard } from "../upstream/guard.ts";
+import type { AttemptGuard } from "../upstream/guard.ts";
 import type { ImageEvent, ImageJob } from "../upstream/image-job.ts";
 import { imageUpstream, servesImages } from "../upstream/images.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
 import { costComment } from "../wire/cost.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
 import { completedFrame, errorFrame, partialImageFrame } from "../wire/images-events.ts";
-import { timeoutsOf, upstreamEnv } from "./call.ts";
+import { admitInput } from "./admit.ts";
+import { upstreamEnv } from "./call.ts";
 import { notServed } from "./channels.ts";
 import { ImageTally } from "./images-tally.ts";
 
@@ -48,15 +50,11 @@ interface Opened {
 export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageRequest): Promise<Response> {
   const { options } = request.job;
   const tally = new ImageTally(options, ctx.startedAt);
-  const admit: AdmitInput = {
-    requestId: ctx.requestId,
-    clientRequestId: ctx.clientRequestId,
+  const admit = admitInput(ctx, {
     principal: request.principal,
     model: request.model,
     endpoint: request.endpoint,
-    method: "POST",
     stream: options.stream,
-    clientAddress: ctx.client?.toString(),
     endUser: options.user,
     alias: request.alias,
     worstCase: {
@@ -66,7 +64,7 @@ export function runImages(ctx: RequestContext, gateway: Gateway, request: ImageR
       size: options.size,
       ...(options.inputFidelity ? { inputFidelity: options.inputFidelity } : {}),
     },
-  };
+  });
   const work = async (channels: string[]): Promise<MeteredAnswer> => {
     const abort = new AbortController();
     const opened = await open(gateway, request, abort.signal, channels, tally);
@@ -100,16 +98,18 @@ async function open(
   return won.value;
 }
 
-/** One attempt on one channel: its first event under the channel's timeouts. */
-async function attemptImages(
+/**
+ * One attempt on one channel (src/upstream/attempt.ts): its first event under the channel's
+ * timeouts. An upstream's refusal is thrown by its adapter as an error of the table.
+ */
+function attemptImages(
   gateway: Gateway,
   request: ImageRequest,
   lease: Lease,
   signal: AbortSignal,
 ): Promise<Attempt<Opened>> {
-  const channel = lease.channel;
-  const guard = new AttemptGuard(channel.name, timeoutsOf(channel, upstreamEnv(gateway)), signal);
-  try {
+  return attempt<Opened>(lease, upstreamEnv(gateway), signal, async (guard) => {
+    const channel = lease.channel;
     const upstream = imageUpstream(channel, gateway, lease.credential);
     const job = { ...request.job, upstreamModel: channel.upstreamModel(request.model.id) };
     const events = upstream.run(job, guard.signal);
@@ -122,22 +122,7 @@ async function attemptImages(
       return { ok: true, value: { first, events } };
     }
     return { ok: true, value: { first, events: guarded(events, guard, lease) } };
-  } catch (thrown) {
-    guard.dispose();
-    const fired = guard.fired;
-    if (signal.aborted) {
-      lease.release("neutral");
-      throw thrown;
-    }
-    const error = fired === undefined ? thrown : guard.timeoutError(fired);
-    if (!(error instanceof GatewayError) || !error.retryable) {
-      lease.release("neutral");
-      throw error;
-    }
-    lease.release(error.kind === "rate_limited" ? "neutral" : "failure");
-    const retryAfterMs = error.retryAfterSeconds === undefined ? undefined : error.retryAfterSeconds * 1000;
-    return { ok: false, failure: { error, retryable: true, retryAfterMs } };
-  }
+  });
 }
 
 /** The rest of the events, feeding the idle timer; the lease ends with them. */

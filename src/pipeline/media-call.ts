@@ -1,15 +1,17 @@
 // The call stage of the media endpoints (embeddings): the channels tried through the shared
 // failover loop (src/upstream/retry.ts: priority, weight, circuits, caps, retries, backoff), each
-// attempt under its channel's timeouts (src/upstream/guard.ts), an error answer read in OpenAI's
-// shape and judged as text judges it (src/upstream/text-errors.ts: 401/403, 429 and 5xx are worth
-// another attempt, other 4xx are the request's fault). The winning answer is read whole, or
+// attempt by the one attempt rule of every endpoint (src/upstream/attempt.ts: its channel's
+// timeouts, its lease released), an error answer read in OpenAI's shape as text reads it
+// (src/upstream/text-errors.ts: 401/403, 429 and 5xx are worth another attempt, other 4xx are the
+// request's fault). The winning answer is read whole, or
 // opened at its first byte to be relayed as it arrives.
 import type { Gateway } from "../gateway.ts";
 import type { Secret } from "../types.ts";
+import { attempt } from "../upstream/attempt.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
-import { AttemptGuard, type GuardedBody, type UpstreamTiming } from "../upstream/guard.ts";
+import type { AttemptGuard, GuardedBody, UpstreamTiming } from "../upstream/guard.ts";
 import { type Attempt, failover } from "../upstream/retry.ts";
-import { refusedAttempt, thrownAttempt, timeoutsOf, upstreamEnv } from "./call.ts";
+import { refusal, upstreamEnv } from "./call.ts";
 
 /** What one attempt gives its send: the guard's signal and abort, the lease's credential. */
 export interface AttemptTools {
@@ -35,26 +37,24 @@ export interface MediaAnswer<Body> {
 /** How an answer's body is taken, under the attempt's guard; the lease ends with it. */
 type Take<Body> = (guard: AttemptGuard, response: Response, lease: Lease) => Promise<Body>;
 
-async function attempt<Body>(
+/** One attempt: the send, and the answer's body taken under the attempt's guard. */
+function attemptMedia<Body>(
   gateway: Gateway,
   lease: Lease,
   send: MediaSend,
   signal: AbortSignal,
   take: Take<Body>,
 ): Promise<Attempt<MediaAnswer<Body>>> {
-  const channel = lease.channel;
-  const guard = new AttemptGuard(channel.name, timeoutsOf(channel, upstreamEnv(gateway)), signal);
-  try {
+  return attempt(lease, upstreamEnv(gateway), signal, async (guard) => {
+    const channel = lease.channel;
     const tools = { signal: guard.signal, abort: guard.abort, credential: lease.credential };
     const response = await send(channel, tools);
     // OpenAI's error shape, as the Chat Completions kind reads it.
-    if (!response.ok) return await refusedAttempt(lease, guard, "chat", response);
+    if (!response.ok) return refusal(channel, "chat", response);
     const body = await take(guard, response, lease);
     const contentType = response.headers.get("content-type") ?? "application/octet-stream";
     return { ok: true, value: { body, contentType, channel, timing: guard.timing, stop: guard.stop } };
-  } catch (thrown) {
-    return thrownAttempt(thrown, lease, guard, signal);
-  }
+  });
 }
 
 /** What every media call passes: the channels in order, the send, where the tried names go. */
@@ -72,7 +72,7 @@ async function call<Body>(gateway: Gateway, media: MediaCall, take: Take<Body>):
   const policy = gateway.config.routing;
   const won = await failover(
     media.channels,
-    (lease) => attempt(gateway, lease, media.send, media.signal, take),
+    (lease) => attemptMedia(gateway, lease, media.send, media.signal, take),
     {
       policy,
       tried: media.tried,

@@ -5,10 +5,11 @@
 // audio bytes or SSE events as they arrive (nothing buffered), and settle exactly once when the
 // stream ends, fails or the client leaves: the usage the SSE done event reports ("reported"),
 // else the characters and tokens the gateway counted ("estimated").
+
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
-import type { AdmitInput, AudioUnits } from "../billing/meter.ts";
+import type { AudioUnits } from "../billing/meter.ts";
 import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
@@ -20,6 +21,8 @@ import { mediaTransport, speechSse } from "../upstream/media.ts";
 import { callSpeech } from "../upstream/speech.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { type SpeechBody, SpeechEventSchema } from "../wire/speech.ts";
+import { admitInput } from "./admit.ts";
+import { noMediaChannel } from "./channels.ts";
 import { callMediaStream } from "./media-call.ts";
 import { relayBody, sideEvents } from "./media-relay.ts";
 
@@ -96,19 +99,15 @@ function billedUnits(
 
 /** Admits, routes, calls, relays and settles one speech request. */
 export function runSpeech(ctx: RequestContext, gateway: Gateway, request: SpeechRequest): Promise<Response> {
-  const admit: AdmitInput = {
-    requestId: ctx.requestId,
-    clientRequestId: ctx.clientRequestId,
+  const admit = admitInput(ctx, {
     principal: request.principal,
     model: request.model,
     alias: request.alias,
     endpoint: SPEECH_PATH,
-    method: "POST",
     stream: true,
-    clientAddress: ctx.client?.toString(),
     endUser: undefined,
     worstCase: { kind: "audio", units: worstUnits(request) },
-  };
+  });
   return metered(
     gateway.meter,
     admit,
@@ -122,11 +121,7 @@ export function runSpeech(ctx: RequestContext, gateway: Gateway, request: Speech
 function channelsFor(gateway: Gateway, request: SpeechRequest): Channel[] {
   const serving = gateway.channels.forModel(request.model.id).filter((c) => mediaTransport(c, "speech"));
   if (serving.length === 0) {
-    throw new GatewayError(
-      "no_channel",
-      `No upstream channel serves \`${request.model.id}\` speech: configure a sim or OpenAI-compatible channel for it.`,
-      { retryAfterSeconds: 30 },
-    );
+    throw noMediaChannel(request.model.id, "speech");
   }
   if (request.body.stream_format !== "sse") return serving;
   const sse = serving.filter(speechSse);

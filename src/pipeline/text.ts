@@ -2,8 +2,8 @@
 // read (413) → authenticate → decode (400/422) → model (400/403) → size (413), then inside the
 // billing layer (src/billing/metered.ts: admit … settle exactly once on every path) route → call
 // upstream → relay (JSON or SSE).
+
 import type { Principal } from "../auth/keys.ts";
-import type { AdmitInput } from "../billing/meter.ts";
 import { type MeteredAnswer, metered } from "../billing/metered.ts";
 import { CACHE_HEADER, type CachePlan } from "../cache/cache.ts";
 import type { ModelInfo } from "../catalog/models.ts";
@@ -20,6 +20,7 @@ import { parseJsonBody } from "../wire/json.ts";
 import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-form.ts";
 import { writeRequest } from "../wire/translate/index.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
+import { admitInput } from "./admit.ts";
 import { authenticate } from "./authenticate.ts";
 import { serveCached } from "./cached.ts";
 import { callChannels, upstreamEnv, upstreamWaitMs } from "./call.ts";
@@ -157,15 +158,11 @@ export async function serveText(
   const { trace } = ctx;
   describeRequest(trace, view, principal);
   const outputCap = worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1);
-  const admit: AdmitInput = {
-    requestId: ctx.requestId,
-    clientRequestId: ctx.clientRequestId,
+  const admit = admitInput(ctx, {
     principal,
     model,
     endpoint: endpoint.path,
-    method: ctx.request.method,
     stream: view.stream,
-    clientAddress: ctx.client?.toString(),
     endUser: typeof decoded.body.user === "string" ? decoded.body.user : undefined,
     alias: view.model === model.id ? undefined : view.model,
     worstCase: {
@@ -174,7 +171,7 @@ export async function serveText(
       maxOutputTokens: outputCap,
       tools,
     },
-  };
+  });
   const admitted: Admitted = {
     decoded,
     raw,

@@ -6,10 +6,11 @@
 // its `transcript.text.*` stream as it arrives, and settle exactly once: the usage the upstream
 // reports (tokens, or seconds) as "reported", else the gateway's own figures (the duration it read,
 // the tokens it counted) as "estimated".
+
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
-import type { AdmitInput, AudioUnits } from "../billing/meter.ts";
+import type { AudioUnits } from "../billing/meter.ts";
 import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/metered.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
@@ -30,6 +31,8 @@ import {
   type TranscriptUsage,
   usageOf,
 } from "../wire/transcriptions.ts";
+import { admitInput } from "./admit.ts";
+import { noMediaChannel } from "./channels.ts";
 import { callMedia, callMediaStream, type MediaCall } from "./media-call.ts";
 import { relayBody, sideEvents } from "./media-relay.ts";
 
@@ -157,19 +160,15 @@ export function runTranscription(
   gateway: Gateway,
   request: TranscriptionRequest,
 ): Promise<Response> {
-  const admit: AdmitInput = {
-    requestId: ctx.requestId,
-    clientRequestId: ctx.clientRequestId,
+  const admit = admitInput(ctx, {
     principal: request.principal,
     model: request.model,
     alias: request.alias,
     endpoint: request.path,
-    method: "POST",
     stream: request.fields.stream,
-    clientAddress: ctx.client?.toString(),
     endUser: undefined,
     worstCase: { kind: "audio", units: worstUnits(request) },
-  };
+  });
   return metered(
     gateway.meter,
     admit,
@@ -184,11 +183,7 @@ function channelsFor(gateway: Gateway, request: TranscriptionRequest): Channel[]
   const endpoint = request.task === "translation" ? "translations" : "transcriptions";
   const channels = gateway.channels.forModel(request.model.id).filter((c) => mediaTransport(c, endpoint));
   if (channels.length === 0) {
-    throw new GatewayError(
-      "no_channel",
-      `No upstream channel serves \`${request.model.id}\` ${endpoint}: configure a sim or OpenAI-compatible channel for it.`,
-      { retryAfterSeconds: 30 },
-    );
+    throw noMediaChannel(request.model.id, endpoint);
   }
   return channels;
 }

@@ -63,7 +63,7 @@ export function watchAttempts<T extends Answer>(watch: AttemptWatch) {
         outcome = error.kind;
         retryReason = status === undefined ? error.kind : `${error.kind} (${status})`;
         span?.set("http.response.status_code", status);
-        span?.set("modelgate.retryable", result.failure.retryable);
+        span?.set("modelgate.retryable", error.retryable);
         span?.fail(error.kind, error.message);
       }
       return result;

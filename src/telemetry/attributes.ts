@@ -2,6 +2,7 @@
 // conventions (`gen_ai.*`) where one exists, under `modelgate.*` otherwise. Never a secret: keys
 // appear by name, and the prompt text only when `telemetry.capture_content` is on (completion
 // text never).
+import { isObject } from "../base/plain-object.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import type { UsageCounts } from "../billing/meter.ts";
 import type { TextProtocol, TextView } from "../wire/text-form.ts";
@@ -58,27 +59,23 @@ export function setAll(span: SpanHandle, attrs: Attrs): void {
   for (const [name, value] of Object.entries(attrs)) span.set(name, value);
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * `gen_ai.response.finish_reasons` of a complete answer in `protocol`: Chat's choices'
  * `finish_reason`, Messages' `stop_reason`, Responses' `status` (with the incomplete reason).
  */
 export function finishReasons(protocol: TextProtocol, json: unknown): string[] {
-  if (!isRecord(json)) return [];
+  if (!isObject(json)) return [];
   switch (protocol) {
     case "chat": {
       const choices = Array.isArray(json.choices) ? json.choices : [];
       return choices.flatMap((c) =>
-        isRecord(c) && typeof c.finish_reason === "string" ? [c.finish_reason] : [],
+        isObject(c) && typeof c.finish_reason === "string" ? [c.finish_reason] : [],
       );
     }
     case "messages":
       return typeof json.stop_reason === "string" ? [json.stop_reason] : [];
     case "responses": {
-      const details = isRecord(json.incomplete_details) ? json.incomplete_details.reason : undefined;
+      const details = isObject(json.incomplete_details) ? json.incomplete_details.reason : undefined;
       if (typeof details === "string") return [details];
       return typeof json.status === "string" ? [json.status] : [];
     }
@@ -91,5 +88,5 @@ export function finishReasons(protocol: TextProtocol, json: unknown): string[] {
 
 /** The response's own model id (`gen_ai.response.model`), when the answer names one. */
 export function responseModel(json: unknown): string | undefined {
-  return isRecord(json) && typeof json.model === "string" ? json.model : undefined;
+  return isObject(json) && typeof json.model === "string" ? json.model : undefined;
 }

@@ -2,7 +2,6 @@
 // OpenAI-style images API); the job and its events are in image-job.ts.
 import type { Gateway } from "../gateway.ts";
 import type { Secret } from "../types.ts";
-import { GatewayError } from "../wire/errors.ts";
 import type { Channel } from "./channels.ts";
 import type { ImageUpstream } from "./image-job.ts";
 import { openaiImageUpstream } from "./openai-images/images.ts";
@@ -37,10 +36,8 @@ export function imageUpstream(channel: Channel, gateway: Gateway, credential?: S
     case "openai-responses":
     case "openai-chat":
     case "anthropic":
-      throw new GatewayError(
-        "no_channel",
-        `channel "${config.name}" (kind ${config.kind}) cannot serve images; configure an openai-images or sim channel for this model`,
-      );
+      // Filtered out before (`servesImages`): reaching here is the gateway's bug.
+      throw new Error(`channel ${config.name} (kind ${config.kind}) does not serve images`);
     default: {
       const unknown: never = config;
       throw new Error(`unhandled channel kind ${JSON.stringify(unknown)}`);

@@ -4,17 +4,20 @@
 // when none is left, the same channel is tried again after an exponential backoff with jitter, or
 // after the upstream's Retry-After when that is within the bound. Everything here happens before
 // the client got a byte: the caller only returns once an attempt produced its first byte.
+// Whether a failure is worth another attempt is its kind's row in the error table
+// (src/wire/errors.ts). When the loop gives up, it throws the last attempt's error (its kind,
+// status and code: what the client got before) carrying every attempt made (`FailedAttempt`:
+// channel, upstream kind, status, error, time), which the edge logs once.
 import type { RoutingConfig } from "../config/channels.ts";
-import { GatewayError } from "../wire/errors.ts";
+import { type FailedAttempt, GatewayError } from "../wire/errors.ts";
 import type { Channel, Lease, Unavailable } from "./channels.ts";
 
 /** The result of one attempt: a value (the lease stays held), or a failure (the lease released). */
 export type Attempt<T> = { ok: true; value: T } | { ok: false; failure: AttemptFailure };
 
 export interface AttemptFailure {
+  /** What failed; another attempt (here or elsewhere) may succeed when its kind is `retryable`. */
   error: GatewayError;
-  /** Another attempt (here or elsewhere) might succeed. */
-  retryable: boolean;
   /** The upstream asked to wait this long before calling it again. */
   retryAfterMs?: number | undefined;
   /** False when calling the same channel again cannot help (e.g. its only credential was refused). */
@@ -71,7 +74,23 @@ function noChannel(channels: readonly Channel[], skipped: Map<string, Unavailabl
   );
 }
 
-/** Runs `attempt` on the channels until one succeeds; throws the last failure otherwise. */
+/** The record of one failed attempt on `channel` that began at `startedAt` (performance.now()). */
+function record(channel: Channel, failure: AttemptFailure, startedAt: number): FailedAttempt {
+  return {
+    channel: channel.name,
+    upstream: channel.config.kind,
+    status: failure.status,
+    kind: failure.error.kind,
+    message: failure.error.message,
+    at: new Date().toISOString(),
+    ms: Math.round(performance.now() - startedAt),
+  };
+}
+
+/**
+ * Runs `attempt` on the channels until one succeeds; otherwise throws the last failure's error
+ * carrying every attempt (or `no_channel` when none could be called).
+ */
 export async function failover<T>(
   channels: readonly Channel[],
   attempt: (lease: Lease) => Promise<Attempt<T>>,
@@ -82,6 +101,7 @@ export async function failover<T>(
   const skipped = new Map<string, Unavailable>();
   let attempts = 0;
   let last: AttemptFailure | undefined;
+  const failed: FailedAttempt[] = [];
   for (const [index, channel] of channels.entries()) {
     for (let retry = 0; attempts < budget && !signal.aborted; retry++) {
       const lease = channel.acquire();
@@ -91,17 +111,19 @@ export async function failover<T>(
       }
       attempts++;
       options.tried.push(channel.name);
+      const startedAt = performance.now();
       const result = await attempt(lease);
       if (result.ok) return { value: result.value, lease };
       last = result.failure;
-      if (!last.retryable || signal.aborted) throw last.error;
+      failed.push(record(channel, last, startedAt));
+      if (!last.error.retryable || signal.aborted) throw last.error.withAttempts(failed);
       const others = channels.slice(index + 1).some((c) => c.unavailable() === undefined);
       const wait = nextWait(last, retry, channel, others, policy, options.random);
       if (wait === undefined) break;
       await sleep(wait, signal);
     }
   }
-  if (last !== undefined) throw last.error;
+  if (last !== undefined) throw last.error.withAttempts(failed);
   throw noChannel(channels, skipped);
 }
 

@@ -204,6 +204,25 @@ const KINDS = {
 
 export type ErrorKind = keyof typeof KINDS;
 
+/**
+ * One upstream attempt that failed, as a request's failure carries it (the failover loop,
+ * src/upstream/retry.ts, records each): shown in the client's message, the access-log line and the
+ * request's span.
+ */
+export interface FailedAttempt {
+  /** The channel's name and upstream kind (`openai-chat`, `sim`, …). */
+  channel: string;
+  upstream: string;
+  /** The upstream's HTTP status, when it answered one. */
+  status: number | undefined;
+  /** The error kind the attempt's failure was given, and its message. */
+  kind: ErrorKind;
+  message: string;
+  /** When the attempt ended (ISO time), and how long it took. */
+  at: string;
+  ms: number;
+}
+
 export interface GatewayErrorOptions {
   /** The request field at fault, as a dotted path (`messages[0].content`). */
   param?: string | null;
@@ -215,6 +234,8 @@ export interface GatewayErrorOptions {
   headers?: Record<string, string>;
   /** What caused it (kept for logs and traces, never shown to the client). */
   cause?: unknown;
+  /** The upstream attempts that failed before it, this one's included (a failover's end). */
+  attempts?: readonly FailedAttempt[];
 }
 
 /** A failure the client sees: message says what was wrong and how to fix it. */
@@ -224,6 +245,8 @@ export class GatewayError extends Error {
   readonly code: string | null;
   readonly retryAfterSeconds: number | undefined;
   readonly headers: Record<string, string> | undefined;
+  /** Every upstream attempt of the request, in order, when the error ends a failover (else empty). */
+  readonly attempts: readonly FailedAttempt[];
 
   constructor(kind: ErrorKind, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -233,6 +256,7 @@ export class GatewayError extends Error {
     this.code = options.code ?? KINDS[kind].code;
     this.retryAfterSeconds = options.retryAfterSeconds;
     this.headers = options.headers;
+    this.attempts = options.attempts ?? [];
   }
 
   get status(): number {
@@ -255,6 +279,26 @@ export class GatewayError extends Error {
       ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
       headers: { ...this.headers, ...headers },
       cause: this.cause,
+      attempts: this.attempts,
+    });
+  }
+
+  /**
+   * The error that ends a failover: this one (the last attempt's: its kind, status and code, as the
+   * client got them before), carrying every attempt; with more than one, its message names them all.
+   */
+  withAttempts(attempts: readonly FailedAttempt[]): GatewayError {
+    const message =
+      attempts.length > 1
+        ? `${this.message} All ${attempts.length} attempts failed: ${attempts.map(describeAttempt).join("; ")}.`
+        : this.message;
+    return new GatewayError(this.kind, message, {
+      param: this.param,
+      ...(this.code === null ? {} : { code: this.code }),
+      ...(this.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: this.retryAfterSeconds }),
+      ...(this.headers === undefined ? {} : { headers: this.headers }),
+      cause: this.cause,
+      attempts,
     });
   }
 
@@ -277,6 +321,12 @@ export class GatewayError extends Error {
       request_id: requestId,
     };
   }
+}
+
+/** One attempt in a message: `1. channel "a" (openai-chat) 500 upstream_failed at <time>: <message>`. */
+export function describeAttempt(attempt: FailedAttempt, index: number): string {
+  const status = attempt.status === undefined ? "" : ` ${attempt.status}`;
+  return `${index + 1}. channel "${attempt.channel}" (${attempt.upstream})${status} ${attempt.kind} at ${attempt.at} after ${attempt.ms} ms: ${attempt.message}`;
 }
 
 /** Renders an error as an HTTP response in the client's protocol, with retry headers where due. */

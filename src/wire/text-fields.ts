@@ -1,16 +1,15 @@
 // Valibot pieces shared by the three text protocols and the checks that run after the one decode
 // step (decode.ts): sampling ranges (422), a field of another protocol (400 upstream_error), the
 // body being an object.
+
 import * as v from "valibot";
+import { isObject } from "../base/plain-object.ts";
 import { parseOrThrow } from "./decode.ts";
 import { GatewayError } from "./errors.ts";
 import type { JsonSchema } from "./text-form.ts";
 
 /** Any JSON object (a JSON Schema, tool input): kept as sent. */
-export const JsonObject = v.custom<JsonSchema>(
-  (input) => typeof input === "object" && input !== null && !Array.isArray(input),
-  "expected a JSON object",
-);
+export const JsonObject = v.custom<JsonSchema>((input) => isObject(input), "expected a JSON object");
 
 /** `response_format` (Chat's, and accepted on Responses too): text, json_object or json_schema. */
 export const ResponseFormat = v.optional(
@@ -76,7 +75,6 @@ export function rejectMisplaced(body: unknown, field: string, hint: string): voi
 
 /** The body must be a JSON object before any schema runs. */
 export function requireObject(body: unknown): Record<string, unknown> {
-  if (typeof body === "object" && body !== null && !Array.isArray(body))
-    return body as Record<string, unknown>;
+  if (isObject(body)) return body;
   throw new GatewayError("invalid_request", 'The request body must be a JSON object such as {"model": …}.');
 }

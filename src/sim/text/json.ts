@@ -1,6 +1,7 @@
 // Schema-valid JSON for the simulator: a deterministic value for any JSON Schema a client sends
 // (objects, arrays, enums, const, numeric bounds, string lengths and formats, required fields,
 // nesting, local $ref, anyOf/oneOf/allOf). Used for structured output and tool arguments.
+import { isObject } from "../../base/plain-object.ts";
 import type { JsonSchema } from "../../wire/text-form.ts";
 import type { Rng } from "../random.ts";
 
@@ -10,7 +11,7 @@ const WORDS = ["alpha", "bravo", "delta", "river", "signal", "garden", "north", 
 const MAX_DEPTH = 8;
 
 function asSchema(value: unknown): JsonSchema {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as JsonSchema) : {};
+  return isObject(value) ? (value as JsonSchema) : {};
 }
 
 function num(value: unknown): number | undefined {

@@ -8,6 +8,7 @@ import type { Secret } from "../../types.ts";
 import { describeIssues } from "../../validation.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import { UpstreamEventSchema, UpstreamResultSchema } from "../../wire/images-events.ts";
+import { refusedWith } from "../attempt.ts";
 import { joinUrl, postUpstream } from "../http.ts";
 import type { ImageEvent, ImageJob, ImageUpstream, UploadedImage } from "../image-job.ts";
 
@@ -182,7 +183,7 @@ export function openaiImageUpstream(channel: HttpChannel, credential: Secret | u
         if (signal.aborted) return;
         throw thrown;
       }
-      if (!response.ok) throw await upstreamError(response, channel.name);
+      if (!response.ok) throw refusedWith(await upstreamError(response, channel.name), response.status);
       const streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
       if (streamed && response.body) yield* fromStream(response.body);
       else yield* fromResult(response);

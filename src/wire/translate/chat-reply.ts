@@ -38,8 +38,8 @@ export function readChatReply(json: Obj): IrReply {
     const fn = obj(call.function);
     parts.push({
       type: "tool_call",
-      id: String(call.id),
-      name: String(fn.name),
+      id: str(call.id) ?? "",
+      name: str(fn.name) ?? "",
       arguments: str(fn.arguments) ?? "",
     });
   }

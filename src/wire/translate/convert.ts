@@ -3,12 +3,14 @@
 // the converted value or a typed error and never throws; a stream has its own per-event converter
 // (ReplyReader) and writer (ReplyWriter). Requests from clients are converted after their wire
 // schema accepted them, so those conversions are total.
+import { isObject } from "../../base/plain-object.ts";
 import type { IrEvent, IrReply } from "../text-form.ts";
 import type { Obj } from "./narrow.ts";
 
 /** Why data from an upstream could not be read into the internal form. */
 export interface ConvertError {
-  kind: "not_json" | "not_object";
+  /** `missing_field`: a field the protocol requires is absent (reply-check.ts); the message names it. */
+  kind: "not_json" | "not_object" | "missing_field";
   message: string;
 }
 
@@ -26,9 +28,7 @@ const NOT_OBJECT: Converted<never> = {
 
 /** A JSON value as an object, or the typed error. */
 export function asObject(value: unknown): Converted<Obj> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? { ok: true, value: value as Obj }
-    : NOT_OBJECT;
+  return isObject(value) ? { ok: true, value } : NOT_OBJECT;
 }
 
 /** Parses JSON text into an object, or the typed error (no throw escapes). */

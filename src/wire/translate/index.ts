@@ -9,6 +9,7 @@ import { asObject, type Converted, type ReplyReader, type ReplyWriter, replyEven
 import { MessagesReader, MessagesWriter, readMessagesReply } from "./messages-reply.ts";
 import { writeMessagesRequest } from "./messages-request.ts";
 import type { Obj } from "./narrow.ts";
+import { checkReply } from "./reply-check.ts";
 import { ResponsesReader, readResponsesReply } from "./responses-reader.ts";
 import { writeResponsesRequest } from "./responses-request.ts";
 import { ResponsesWriter } from "./responses-writer.ts";
@@ -74,7 +75,8 @@ export function replyWriter(
 
 /**
  * An upstream's parsed JSON answer in `from`, rewritten as the complete answer of `to`; a typed
- * error when it is not an object (an object is read totally: missing fields take neutral values).
+ * error when it is not an object or lacks a field the protocol requires (reply-check.ts: a tool
+ * call's id and name); other missing fields take neutral values.
  */
 export function tryTranslateAnswer(
   from: TextProtocol,
@@ -84,7 +86,9 @@ export function tryTranslateAnswer(
   inputEstimate: number,
   request?: Obj,
 ): Converted<Obj> {
-  const answer = asObject(json);
+  const object = asObject(json);
+  if (!object.ok) return object;
+  const answer = checkReply(from, object.value);
   if (!answer.ok) return answer;
   return { ok: true, value: translateAnswer(from, to, answer.value, model, inputEstimate, request) };
 }

@@ -2,12 +2,9 @@
 // may be sent without changing what the client asked), and the form Anthropic structured outputs
 // accept (additionalProperties: false on every object, a limited keyword set), or none when the
 // client's schema cannot take that form without changing its meaning.
+import { isObject } from "../../base/plain-object.ts";
 import type { JsonSchema } from "../text-form.ts";
 import { arr, type Obj, obj } from "./narrow.ts";
-
-function isObject(value: unknown): value is Obj {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function isObjectType(node: Obj): boolean {
   return node.type === "object" || arr(node.type).includes("object") || node.properties !== undefined;

@@ -34,8 +34,8 @@ function partOf(block: Obj): IrPart | undefined {
       if (block.name === JSON_ANSWER_TOOL) return { type: "text", text: argumentsText(block.input) };
       return {
         type: "tool_call",
-        id: String(block.id),
-        name: String(block.name),
+        id: str(block.id) ?? "",
+        name: str(block.name) ?? "",
         arguments: argumentsText(block.input),
       };
     default:
@@ -71,7 +71,7 @@ function startOf(block: Obj): IrPartStart | undefined {
       return { type: "redacted_thinking", data: str(block.data) ?? "" };
     case "tool_use":
       if (block.name === JSON_ANSWER_TOOL) return { type: "text" };
-      return { type: "tool_call", id: String(block.id), name: String(block.name) };
+      return { type: "tool_call", id: str(block.id) ?? "", name: str(block.name) ?? "" };
     default:
       return undefined;
   }

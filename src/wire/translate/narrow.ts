@@ -1,10 +1,12 @@
 // Narrowing helpers for JSON already parsed from a client or an upstream: each returns a typed
 // value or a neutral default, never throws, so translation of loose data stays total.
+import { isObject, type Obj } from "../../base/plain-object.ts";
 
-export type Obj = Record<string, unknown>;
+export type { Obj };
 
+/** `value` when it is a JSON object, else an empty one. */
 export function obj(value: unknown): Obj {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Obj) : {};
+  return isObject(value) ? value : {};
 }
 
 export function arr(value: unknown): unknown[] {

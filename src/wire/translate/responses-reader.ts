@@ -47,8 +47,8 @@ function partsOf(item: Obj): IrReplyPart[] {
       return [
         {
           type: "tool_call",
-          id: String(item.call_id),
-          name: String(item.name),
+          id: str(item.call_id) ?? "",
+          name: str(item.name) ?? "",
           arguments: str(item.arguments) ?? "",
         },
       ];
@@ -157,7 +157,7 @@ export class ResponsesReader extends JsonReplyReader {
     if (raw.type !== "function_call") return [];
     this.#calledTool = true;
     const out: IrEvent[] = [];
-    this.#open(out, item, { type: "tool_call", id: String(raw.call_id), name: String(raw.name) });
+    this.#open(out, item, { type: "tool_call", id: str(raw.call_id) ?? "", name: str(raw.name) ?? "" });
     return out;
   }
 

@@ -6,6 +6,7 @@
 // those). Text becomes an `output_text` part and a refusal a `refusal` part, each in its own
 // message item; redacted thinking becomes a reasoning item carrying only encrypted_content (its data,
 // marked so that the item sent back is redacted thinking again: reasoning-seal.ts).
+import { isObject } from "../../base/plain-object.ts";
 import { sseJson } from "../sse.ts";
 import type { IrEvent, IrPartStart, IrStop, IrUsage } from "../text-form.ts";
 import type { ReplyWriter } from "./convert.ts";
@@ -51,7 +52,6 @@ export function echoRequest(shell: Obj, request: Obj): Obj {
     if (ok(request[name])) out[name] = request[name];
   };
   const isNumber = (v: unknown) => typeof v === "number" && Number.isFinite(v);
-  const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
   pick("instructions", (v) => typeof v === "string");
   pick("temperature", isNumber);
   pick("top_p", isNumber);
