@@ -1,7 +1,7 @@
 // Reading a speech-to-text upload: the multipart body streamed through busboy as it arrives (the
 // reader of image edits, images-upload.ts), the one `file` part capped at 25 MB *while* it streams
-// (413 at the cap, the rest never read), text fields kept with every value of a repeated field
-// (`timestamp_granularities[]`, `include[]`), then the file recognised by music-metadata
+// (413 by a declared length that cannot fit, or at the cap while reading, the rest never read),
+// text fields kept with every value of a repeated field (`timestamp_granularities[]`, `include[]`), then the file recognised by music-metadata
 // (src/wire/audio.ts).
 
 import { CappedBuffer } from "../request/capped.ts";
@@ -24,6 +24,23 @@ function bad(message: string, param: string | null = null): GatewayError {
   return new GatewayError("invalid_request", message, { param });
 }
 
+/** Most fields a form may carry beside its file (each at most MAX_FIELD_BYTES). */
+const MAX_FIELDS = 64;
+
+/**
+ * The longest body that can hold a file within the cap: the file, every field at its cap, and
+ * room for the parts' headers. A body declared longer is refused before any of it is read.
+ */
+const MAX_BODY_BYTES = MAX_AUDIO_BYTES + MAX_FIELDS * (MAX_FIELD_BYTES + 1024) + 64 * 1024;
+
+function fileTooLarge(): GatewayError {
+  return new GatewayError(
+    "too_large",
+    `file is larger than ${MAX_AUDIO_BYTES} bytes (25 MB); split the audio or compress it (mp3, ogg)`,
+    { param: "file" },
+  );
+}
+
 /** Streams the request body through the multipart parser; resolves once every part is in. */
 export async function readAudioUpload(request: Request, path: string): Promise<AudioUpload> {
   const contentType = request.headers.get("content-type") ?? "";
@@ -38,6 +55,7 @@ export async function readAudioUpload(request: Request, path: string): Promise<A
       { param: "Content-Encoding" },
     );
   }
+  if (Number(request.headers.get("content-length")) > MAX_BODY_BYTES) throw fileTooLarge();
   const fields: Record<string, string[]> = {};
   let bytes: Uint8Array | undefined;
   let failure: GatewayError | undefined;
@@ -48,7 +66,7 @@ export async function readAudioUpload(request: Request, path: string): Promise<A
     fileSize: MAX_AUDIO_BYTES,
     files: 1,
     fieldSize: MAX_FIELD_BYTES,
-    fields: 64,
+    fields: MAX_FIELDS,
   });
   let inFile = false;
   const finished = new Promise<void>((resolve) => {
@@ -81,15 +99,7 @@ export async function readAudioUpload(request: Request, path: string): Promise<A
     stream.on("error", () =>
       fail(bad("file: the upload ended inside the file; send the complete multipart body", "file")),
     );
-    stream.on("limit", () =>
-      fail(
-        new GatewayError(
-          "too_large",
-          `file is larger than ${MAX_AUDIO_BYTES} bytes (25 MB); split the audio or compress it (mp3, ogg)`,
-          { param: "file" },
-        ),
-      ),
-    );
+    stream.on("limit", () => fail(fileTooLarge()));
     stream.on("end", () => {
       inFile = false;
       if (!stream.truncated) bytes = buffer.bytes();
