@@ -38,6 +38,9 @@ export const UsageRow = v.object({
   input_tokens: v.number(),
   output_tokens: v.number(),
   generations: v.number(),
+  /** Audio billed per minute and speech characters (absent from gateways older than the fields). */
+  audio_ms: v.optional(v.number(), 0),
+  characters: v.optional(v.number(), 0),
   cost_nanos: v.number(),
 });
 export type UsageRow = v.InferOutput<typeof UsageRow>;
@@ -77,4 +80,10 @@ export const ApiError = v.object({ error: v.object({ message: v.string() }) });
  */
 export function usd(nanos: number | null): string {
   return nanos === null ? "-" : `$${formatUsd(nanos)}`;
+}
+
+/** A count (tokens, seconds, characters) in at most four characters: 9999, 123k, 1.2M. */
+export function shortCount(n: number): string {
+  if (n < 10_000) return String(n);
+  return n < 999_500 ? `${Math.round(n / 1000)}k` : `${(n / 1e6).toFixed(1)}M`;
 }

@@ -7,7 +7,7 @@ import { useEffect, useState } from "react";
 import { colorProp } from "../color.ts";
 import type { FeedSource, FeedState } from "../feed.ts";
 import { Form } from "../form.tsx";
-import { type RequestEvent, usd } from "../types.ts";
+import { shortCount as count, type RequestEvent, usd } from "../types.ts";
 
 interface Props {
   feed: FeedSource;
@@ -64,12 +64,6 @@ export interface Layout {
 }
 
 const FIXED = 8 + 4 + 6 + 7; // time, status + mark, latency, the seven gaps
-
-/** A token count in at most four characters: 9999, 123k, 1.2M. */
-function count(n: number): string {
-  if (n < 10_000) return String(n);
-  return n < 999_500 ? `${Math.round(n / 1000)}k` : `${(n / 1e6).toFixed(1)}M`;
-}
 
 /** What a request used, in its unit: images, seconds of audio, speech characters, else tokens. */
 function tokensOf(e: RequestEvent): string {

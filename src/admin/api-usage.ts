@@ -38,6 +38,8 @@ export function usageView(r: UsageAggregate) {
     input_tokens: r.inputTokens,
     output_tokens: r.outputTokens,
     generations: r.generations,
+    audio_ms: r.audioMs,
+    characters: r.characters,
     cost_nanos: r.costNanos,
   };
 }

@@ -1,23 +1,24 @@
-// Counting a prompt without holding the event loop: a short text is counted in place (well under
-// a millisecond), a longer one by the token thread, a Worker with its own copy of the vocabulary
-// (token-worker.ts), so one request with a megabyte of prompt never stalls the others (`/healthz`
-// included) while it is counted. The thread starts at the first long prompt; idle, it never holds
-// a process open; if it dies, what it was counting fails and the next long prompt starts another.
+// Counting prompts without holding the event loop: short texts are counted in place (well under
+// a millisecond), longer ones by the token thread, a Worker with its own copy of the vocabulary
+// (token-worker.ts), so one request with a megabyte of prompt, or 2,048 embedding inputs of 8,192
+// tokens, never stalls the others (`/healthz` included) while it is counted. The thread starts at
+// the first long count; idle, it never holds a process open; if it dies, what it was counting
+// fails and the next long count starts another.
 import { RequestThread } from "../base/thread.ts";
 import { countTokens } from "./tokenizer.ts";
 
 /**
- * Texts up to this many UTF-16 units are counted on the calling thread. The worst text of this
- * length (one unbroken run, the merge's most steps a byte) takes ~3 ms; ordinary text ~0.5 ms.
+ * Texts up to this many UTF-16 units in all are counted on the calling thread. The worst text of
+ * this length (one unbroken run, the merge's most steps a byte) takes ~3 ms; ordinary text ~0.5 ms.
  */
 export const INLINE_COUNT_CHARS = 8 * 1024;
 
-/** What the token thread is sent and answers. */
+/** What the token thread is sent (texts counted one after another) and answers (a count each). */
 export interface CountRequest {
   id: number;
-  text: string;
+  texts: readonly string[];
 }
-export type CountReply = { id: number; count: number } | { id: number; error: string };
+export type CountReply = { id: number; counts: number[] } | { id: number; error: string };
 
 /** The argument that tells the compiled executable it was started as the token thread (src/main.ts). */
 export const TOKEN_THREAD_ROLE = "--token-thread";
@@ -28,17 +29,30 @@ const thread = new RequestThread<CountRequest, CountReply>(
   "token thread",
 );
 
-// The last long text counted and its count: the in-process simulator counts the prompt the
-// gateway has just counted (the same text, rebuilt from the forwarded body). Texts up to 1 MiB
-// only, so a hostile prompt is not kept after its request.
+// The last long texts counted and their counts: the in-process simulator counts the prompt (or
+// the embedding inputs) the gateway has just counted (the same texts, rebuilt from the forwarded
+// body). Texts up to 1 MiB in all only, so a hostile prompt is not kept after its request.
 const REMEMBERED_CHARS = 1024 * 1024;
-let remembered: { text: string; count: number } | undefined;
+let remembered: { texts: readonly string[]; counts: number[] } | undefined;
 
-/** The number of tokens in `text`, counted off the event loop when it is long. */
-export function countPromptTokens(text: string): Promise<number> {
-  if (text.length <= INLINE_COUNT_CHARS) return Promise.resolve(countTokens(text));
-  if (remembered?.text === text) return Promise.resolve(remembered.count);
-  return new Promise<number>((resolve, reject) => {
+const charsOf = (texts: readonly string[]): number => texts.reduce((sum, text) => sum + text.length, 0);
+
+function rememberedCounts(texts: readonly string[]): number[] | undefined {
+  if (remembered === undefined || remembered.texts.length !== texts.length) return undefined;
+  const { texts: known, counts } = remembered;
+  return texts.every((text, i) => text === known[i]) ? counts : undefined;
+}
+
+/**
+ * The number of tokens in each of `texts`, in order: counted in place when they are short in all,
+ * else by the token thread (one message for the lot, so the count of each is still known).
+ */
+export function countEachTokens(texts: readonly string[]): Promise<number[]> {
+  const chars = charsOf(texts);
+  if (chars <= INLINE_COUNT_CHARS) return Promise.resolve(texts.map(countTokens));
+  const known = rememberedCounts(texts);
+  if (known) return Promise.resolve(known);
+  return new Promise<number[]>((resolve, reject) => {
     const id = thread.open({
       reply(reply) {
         thread.close(id);
@@ -46,11 +60,17 @@ export function countPromptTokens(text: string): Promise<number> {
           reject(new Error(`the token thread failed: ${reply.error}`));
           return;
         }
-        if (text.length <= REMEMBERED_CHARS) remembered = { text, count: reply.count };
-        resolve(reply.count);
+        if (chars <= REMEMBERED_CHARS) remembered = { texts, counts: reply.counts };
+        resolve(reply.counts);
       },
       stopped: reject,
     });
-    thread.post({ id, text });
+    thread.post({ id, texts });
   });
+}
+
+/** The number of tokens in `text`, counted off the event loop when it is long. */
+export async function countPromptTokens(text: string): Promise<number> {
+  const [count] = await countEachTokens([text]);
+  return count ?? 0;
 }

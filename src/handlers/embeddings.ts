@@ -1,9 +1,9 @@
 // POST /v1/embeddings as a table row: the JSON body decoded (src/wire/embeddings.ts), the model an
 // embedding model the key may use, `dimensions` within what the model allows, every input counted
-// against the model's limits (each input named when it is over), then the embeddings run
-// (src/pipeline/embeddings.ts).
+// against the model's limits (each input named when it is over; many long inputs counted by the
+// token thread, off the event loop), then the embeddings run (src/pipeline/embeddings.ts).
 import type { ModelInfo } from "../catalog/models.ts";
-import { countTokens } from "../catalog/tokenizer.ts";
+import { countEachTokens } from "../catalog/token-thread.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
@@ -40,15 +40,18 @@ function checkDimensions(model: ModelInfo, body: EmbeddingBody): void {
 
 /**
  * The inputs' tokens: each within the model's per-input limit (naming `input[i]`), all together
- * within its per-request limit. Counting stops once the request is over its limit.
+ * within its per-request limit (the first input over either is named). Text inputs are counted
+ * together (countEachTokens: in place when short in all, else in the token thread); token-id
+ * inputs are their length.
  */
-export function countInputs(model: ModelInfo, inputs: EmbeddingInputs): number {
+export async function countInputs(model: ModelInfo, inputs: EmbeddingInputs): Promise<number> {
   const perInput = model.embedding?.maxInputTokens ?? model.contextTokens;
   const perRequest = model.embedding?.maxRequestTokens ?? Number.POSITIVE_INFINITY;
   const single = inputs.items.length === 1;
+  const counts =
+    inputs.kind === "text" ? await countEachTokens(inputs.items) : inputs.items.map((ids) => ids.length);
   let total = 0;
-  for (const [i, item] of inputs.items.entries()) {
-    const tokens = typeof item === "string" ? countTokens(item) : item.length;
+  for (const [i, tokens] of counts.entries()) {
     if (tokens > perInput) {
       const at = single ? "input" : `input[${i}]`;
       throw new GatewayError(
@@ -70,7 +73,11 @@ export function countInputs(model: ModelInfo, inputs: EmbeddingInputs): number {
 }
 
 /** The route's row; its body is read by the edge (`withBody` in src/server.ts). */
-export function createEmbeddings(ctx: RequestContext, gateway: Gateway, raw: Uint8Array): Promise<Response> {
+export async function createEmbeddings(
+  ctx: RequestContext,
+  gateway: Gateway,
+  raw: Uint8Array,
+): Promise<Response> {
   const principal = authenticate(ctx, gateway);
   const body = decodeEmbeddingBody(parseJson(raw));
   const model = requireFamily(
@@ -80,7 +87,7 @@ export function createEmbeddings(ctx: RequestContext, gateway: Gateway, raw: Uin
   );
   checkDimensions(model, body);
   const inputs = readInputs(body.input);
-  const inputTokens = countInputs(model, inputs);
+  const inputTokens = await countInputs(model, inputs);
   const alias = body.model === model.id ? undefined : body.model;
   return runEmbeddings(ctx, gateway, { principal, model, alias, body, inputs, inputTokens });
 }

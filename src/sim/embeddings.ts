@@ -2,11 +2,12 @@
 // gateway decodes it, one unit-length vector per input from a seeded hash of the model and the
 // input (equal inputs give equal vectors), the model's dimension from the catalog (or
 // `dimensions`: the full vector cut and scaled back to unit length, as shortening models do),
-// float or base64 as asked, and usage counted with the gateway's tokenizer. An input
+// float or base64 as asked, and usage counted with the gateway's tokenizer (long inputs in its
+// token thread). An input
 // `sim:error NNN` answers that status (tests of failover and of uncharged failures). Served over
 // HTTP (`modelgate sim`) and in process by the `sim` channel kind.
 import { findModel } from "../catalog/models.ts";
-import { countTokens } from "../catalog/tokenizer.ts";
+import { countEachTokens } from "../catalog/token-thread.ts";
 import {
   decodeEmbeddingBody,
   type EmbeddingAnswer,
@@ -51,9 +52,10 @@ function keysOf(inputs: EmbeddingInputs): string[] {
   return inputs.kind === "text" ? inputs.items : inputs.items.map((ids) => `tokens:${ids.join(",")}`);
 }
 
-function tokensOf(inputs: EmbeddingInputs): number {
+/** The inputs' tokens; long texts counted off the event loop, as the gateway counts them. */
+async function tokensOf(inputs: EmbeddingInputs): Promise<number> {
   if (inputs.kind === "tokens") return inputs.items.reduce((sum, ids) => sum + ids.length, 0);
-  return inputs.items.reduce((sum, text) => sum + countTokens(text), 0);
+  return (await countEachTokens(inputs.items)).reduce((sum, count) => sum + count, 0);
 }
 
 /** The status an input asks for with `sim:error NNN`, if one does. */
@@ -77,7 +79,7 @@ export async function simEmbeddings(request: Request, seed: number): Promise<Res
       return simError("chat", status, `simulator: error ${status} requested by sim:error`);
     const full = findModel(body.model)?.embedding?.dimensions ?? DEFAULT_DIMENSIONS;
     const dimensions = body.dimensions ?? full;
-    const tokens = tokensOf(inputs);
+    const tokens = await tokensOf(inputs);
     answer = {
       object: "list",
       data: keysOf(inputs).map((key, index) => {

@@ -58,6 +58,9 @@ export interface UsageAggregate {
   inputTokens: number;
   outputTokens: number;
   generations: number;
+  /** Audio billed per minute, in milliseconds, and speech input characters (usage_records' columns). */
+  audioMs: number;
+  characters: number;
   costNanos: number;
 }
 

@@ -263,6 +263,8 @@ export function aggregateFields(u: Either<"usageRecords">, bucket: SQL<string | 
     inputTokens: sum(u.inputTokens),
     outputTokens: sum(u.outputTokens),
     generations: sum(u.generations),
+    audioMs: sum(u.audioMs),
+    characters: sum(u.characters),
     costNanos: sum(u.costNanos),
   };
 }

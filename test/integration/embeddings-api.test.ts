@@ -4,12 +4,18 @@
 // float and base64 equal), every bad input of the issue answered 4xx naming the field with
 // nothing recorded or charged, a model of the wrong family on either side, group access, RPM,
 // balance and daily cap, and the usage record, `modelgate usage` and /metrics in input tokens.
+// Many long inputs are counted in the token thread: /healthz answers meanwhile, the counts exact,
+// the input over its limit still named.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import net from "node:net";
 import * as v from "valibot";
+import { INLINE_COUNT_CHARS } from "../../src/catalog/token-thread.ts";
+import { countTokens } from "../../src/catalog/tokenizer.ts";
 import { vectorFromBase64 } from "../../src/wire/embeddings.ts";
 import { EmbeddingResponseSchema } from "../contract/media-schemas.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { hostPort, parseRaw, type RawResponse } from "../helpers/raw-http.ts";
 
 let gw: RunningGateway;
 
@@ -316,5 +322,91 @@ describe("usage", () => {
     ]);
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/modelgate_tokens_total\{model="modelx-embed-3-small",[^}]*type="input"\} \d+/);
+  });
+});
+
+/** Resolves with the raw response to `head` + `body`, the body's last byte sent by `sendLast`. */
+function heldRequest(
+  head: string,
+  body: Buffer,
+): { sendLast: () => void; sent: Promise<void>; answer: Promise<RawResponse> } {
+  const { host, port } = hostPort(gw.url);
+  const socket = net.connect(port, host);
+  const sent = new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.once("connect", () =>
+      socket.write(Buffer.concat([Buffer.from(head), body.subarray(0, -1)]), () => resolve()),
+    );
+  });
+  const answer = new Promise<RawResponse>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("error", reject);
+    socket.on("close", () => resolve(parseRaw(Buffer.concat(chunks).toString("utf8"))));
+  });
+  return { sendLast: () => socket.write(body.subarray(-1)), sent, answer };
+}
+
+const healthy = async (): Promise<void> => {
+  const r = await fetch(`${gw.url}/healthz`);
+  await r.arrayBuffer();
+  expect(r.status).toBe(200);
+};
+
+describe("many long inputs are counted off the event loop, each count still known", () => {
+  test("/healthz answers while 2.4 M characters of inputs are counted; the one over its limit is named", async () => {
+    // 37 inputs of ~8,000 tokens (within the 300,000 of a request) and one of ~8,750 tokens, over
+    // the 8,192 of one input. Counted on the event loop, the gateway answered nothing else until
+    // the count was done and the 400 written (measured: 0 to 2 /healthz below; in the thread, ~350).
+    const input = [...Array<string>(37).fill("a".repeat(64_000)), "a".repeat(70_000)];
+    const body = Buffer.from(JSON.stringify({ model: "modelx-embed-3-small", input }));
+    const head = [
+      "POST /v1/embeddings HTTP/1.1",
+      `Host: ${hostPort(gw.url).host}`,
+      `Authorization: Bearer ${gw.key}`,
+      "Content-Type: application/json",
+      `Content-Length: ${body.length}`,
+      "Connection: close",
+      "",
+      "",
+    ].join("\r\n");
+    const held = heldRequest(head, body);
+    await held.sent;
+    // Each /healthz is a turn of the gateway's loop, in which it also reads the body the kernel
+    // holds (at most a few MB, read 512 KB a turn): after 20, the last byte is all that is left.
+    for (let i = 0; i < 20; i++) await healthy();
+    let answered = false;
+    const answer = held.answer.finally(() => {
+      answered = true;
+    });
+    held.sendLast();
+    // Only /healthz answered after the body was complete and before the embeddings answer count:
+    // on the event loop the count left room for the one already on its way, if any.
+    let between = 0;
+    while (!answered) {
+      await healthy();
+      if (!answered) between++;
+    }
+    expect(between).toBeGreaterThanOrEqual(10);
+    const { status, body: text } = await answer;
+    expect(status).toBe(400);
+    const error = (JSON.parse(text) as { error: { param: string; message: string } }).error;
+    expect(error.param).toBe("input[37]");
+    expect(error.message).toStartWith(`input[37] is ${countTokens(input[37] ?? "")} tokens`);
+  }, 60_000);
+
+  test("inputs counted in the thread are billed on their exact counts", async () => {
+    const input = Array.from({ length: 40 }, (_, i) =>
+      Array.from({ length: 400 }, (_, j) => `w${(i * 7 + j) % 997}`).join(" "),
+    );
+    expect(input.join("").length).toBeGreaterThan(INLINE_COUNT_CHARS);
+    const exact = input.reduce((sum, text) => sum + countTokens(text), 0);
+    const response = await embed({ model: "modelx-embed-3-small", input });
+    const id = response.headers.get("x-request-id");
+    const answer = (await response.json()) as Answer;
+    expect(answer.data).toHaveLength(40);
+    expect(answer.usage.prompt_tokens).toBe(exact);
+    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    expect(row.input_tokens).toBe(exact);
   });
 });

@@ -406,7 +406,7 @@ describe("billing", () => {
     expect(row.cost_nanos).toBe(done.usage.input_tokens * 3000 + done.usage.output_tokens * 5000);
   });
 
-  test("the records' audio_ms columns are what `modelgate usage` totals as audio_seconds", async () => {
+  test("the records' audio_ms and characters are what `modelgate usage` and the admin API's usage sum", async () => {
     const key = await keyWith(["--account", "default", "--name", "audio-usage"]);
     for (const format of ["json", "text"]) {
       const response = await transcribe(
@@ -434,6 +434,30 @@ describe("billing", () => {
     ]);
     const table = await gw.cli(["usage", "--key", key.id]);
     expect(table.stdout).toContain("AUDIO_SECONDS");
+
+    // A speech request on the same key: the admin API's sums per model carry both units.
+    const speech = await fetch(`${gw.url}/v1/audio/speech`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.secret}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "modelx-tts-1", input: "Fifteen letters", voice: "alloy" }),
+    });
+    const speechId = speech.headers.get("x-request-id");
+    await speech.arrayBuffer();
+    await waitFor(() => rows().find((r) => r.request_id === speechId));
+    const adminToken = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+    const sums = await fetch(`${gw.url}/admin/v1/usage?by=model&days=1&key=${key.id}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(sums.status).toBe(200);
+    expect(((await sums.json()) as { data: unknown[] }).data).toEqual([
+      expect.objectContaining({
+        bucket: "modelx-transcribe-1",
+        requests: 2,
+        audio_ms: 10_000,
+        characters: 0,
+      }),
+      expect.objectContaining({ bucket: "modelx-tts-1", requests: 1, audio_ms: 0, characters: 15 }),
+    ]);
   });
 
   test("translations are recorded on their endpoint", async () => {

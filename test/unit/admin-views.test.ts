@@ -178,6 +178,8 @@ describe("usage, requests and audit", () => {
       inputTokens: 100,
       outputTokens: 50,
       generations: 2,
+      audioMs: 90_500,
+      characters: 4_096,
       costNanos: 999,
     };
     expectShown(usageView(bucket), {
@@ -187,6 +189,8 @@ describe("usage, requests and audit", () => {
       input_tokens: 100,
       output_tokens: 50,
       generations: 2,
+      audio_ms: 90_500,
+      characters: 4_096,
       cost_nanos: 999,
     });
   });

@@ -277,6 +277,28 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("admin usage aggregates total audio milliseconds and speech characters per bucket", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      await store.usage.commit([
+        usageRecord(account.id, { requestId: "a1", model: "modelx-transcribe", audioMs: 61_500 }),
+        usageRecord(account.id, { requestId: "a2", model: "modelx-transcribe", audioMs: 2_250 }),
+        usageRecord(account.id, { requestId: "s1", model: "modelx-tts", characters: 4_096 }),
+        usageRecord(account.id, { requestId: "s2", model: "modelx-tts", characters: 17 }),
+        usageRecord(account.id, { requestId: "t1" }),
+      ]);
+      const byModel = await store.admin.usage("model", { since: 0 });
+      expect(byModel.map((r) => [r.bucket, r.requests, r.audioMs, r.characters])).toEqual([
+        ["modelx-1", 1, 0, 0],
+        ["modelx-transcribe", 2, 63_750, 0],
+        ["modelx-tts", 2, 0, 4_113],
+      ]);
+      expect(await store.admin.usage("day", { since: 0 })).toMatchObject([
+        { bucket: "2023-11-14", requests: 5, audioMs: 63_750, characters: 4_113 },
+      ]);
+      await store.close();
+    });
+
     test("admin: tokens, audit, key edits, usage aggregates, recent requests, channels and deliveries", async () => {
       const store = await open();
       const admin = store.admin;

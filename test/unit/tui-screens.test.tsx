@@ -2,8 +2,9 @@
 // usage bar charts (per model, per day), and the status line when the gateway goes away and
 // comes back; every screen fits 80×24.
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { cleanup } from "ink-testing-library";
+import { cleanup, render } from "ink-testing-library";
 import { lastDays } from "../../admin-tui/screens/chart.ts";
+import { UsageScreen } from "../../admin-tui/screens/usage.tsx";
 import type { UsageRow } from "../../admin-tui/types.ts";
 import {
   expectFits,
@@ -99,7 +100,7 @@ test("a sends an announcement and says to how many channels", async () => {
   expect(api.calls).toContain("announce Maintenance Restart at 02:00");
 });
 
-function usageRow(bucket: string, cost: number, requests: number): UsageRow {
+function usageRow(bucket: string, cost: number, requests: number, used: Partial<UsageRow> = {}): UsageRow {
   return {
     bucket,
     requests,
@@ -107,13 +108,16 @@ function usageRow(bucket: string, cost: number, requests: number): UsageRow {
     input_tokens: 0,
     output_tokens: 0,
     generations: 0,
+    audio_ms: 0,
+    characters: 0,
     cost_nanos: cost,
+    ...used,
   };
 }
 
 const blocks = (line: string | undefined) => (line ?? "").split("█").length - 1;
 
-test("usage per model: bars proportional to cost, requests and cost beside them", async () => {
+test("usage per model: bars proportional to cost, what was used, requests and cost beside them", async () => {
   const api = new FakeApi();
   api.usageRows.model = [
     usageRow("modelx-5.5", 4e9, 10),
@@ -125,11 +129,12 @@ test("usage per model: bars proportional to cost, requests and cost beside them"
   const frame = lines(ui);
   expect(frame.join("\n")).toContain("Per model, last 30 days, by cost");
   const line = (bucket: string) => frame.find((l) => l.startsWith(`${bucket} `));
-  expect(blocks(line("modelx-5.5"))).toBe(30);
-  expect(blocks(line("modelz-sonnet-4-6"))).toBe(15);
-  expect(blocks(line("modelx-5.4-mini"))).toBe(7);
-  expect(line("modelx-5.4-mini")).toMatch(/▌\s+300 req\s+\$1\.00$/);
-  expect(line("modelx-5.5")).toMatch(/█\s+10 req\s+\$4\.00$/);
+  // 80 columns leave the bar 21 cells beside the label, the unit cell, requests and cost.
+  expect(blocks(line("modelx-5.5"))).toBe(21);
+  expect(blocks(line("modelz-sonnet-4-6"))).toBe(10);
+  expect(blocks(line("modelx-5.4-mini"))).toBe(5);
+  expect(line("modelx-5.4-mini")).toMatch(/▎\s+0 tok\s+300 req\s+\$1\.00$/);
+  expect(line("modelx-5.5")).toMatch(/█\s+0 tok\s+10 req\s+\$4\.00$/);
   expect(api.calls).toContain("usage model 30");
   expectFits(ui);
 });
@@ -159,6 +164,45 @@ test("usage per day (d): a column for each of the 30 days, by requests when noth
   expectFits(ui);
   await press(ui, "m");
   await shows(ui, "Per model");
+});
+
+test("usage per model and per day: audio seconds and speech characters beside tokens and images", async () => {
+  const api = new FakeApi();
+  api.usageRows.model = [
+    usageRow("modelx-5.5", 4e9, 10, { input_tokens: 1_200_000, output_tokens: 34_000 }),
+    usageRow("modelx-image-1", 1e9, 4, { generations: 4 }),
+    usageRow("modelx-transcribe-1", 1e9, 2, { audio_ms: 63_750 }),
+    usageRow("modelx-tts-1-hd", 1e9, 2, { characters: 4_113 }),
+  ];
+  const ui = renderApp(api, new FakeFeed(), "usage");
+  await shows(ui, "modelx-tts-1-hd");
+  const frame = lines(ui);
+  const line = (bucket: string) => frame.find((l) => l.startsWith(`${bucket} `));
+  expect(line("modelx-5.5")).toMatch(/ 1\.2M tok\s+10 req\s+\$4\.00$/);
+  expect(line("modelx-image-1")).toMatch(/ 4 img\s+4 req\s+\$1\.00$/);
+  expect(line("modelx-transcribe-1")).toMatch(/ 64 s\s+2 req\s+\$1\.00$/);
+  expect(line("modelx-tts-1-hd")).toMatch(/ 4113 ch\s+2 req\s+\$1\.00$/);
+  expectFits(ui);
+
+  const days = lastDays(30);
+  api.usageRows.day = [
+    usageRow(days[3] ?? "?", 1e9, 2, { audio_ms: 60_000, characters: 13_000 }),
+    usageRow(days[29] ?? "?", 1e9, 3, { audio_ms: 3_750, input_tokens: 500 }),
+  ];
+  await press(ui, "d");
+  await shows(ui, `${days[0]} to ${days[29]}: 5 req, $2.00, 64 s audio, 13k ch`);
+  expectFits(ui);
+});
+
+test("usage per model on a narrow terminal: the unit cell goes before the bar is cut below 10 cells", async () => {
+  const api = new FakeApi();
+  api.usageRows.model = [usageRow("modelx-tts-1", 2e9, 3, { characters: 900 })];
+  const ui = render(<UsageScreen api={api} height={20} width={64} />);
+  const frame = await shows(ui, "modelx-tts-1");
+  const row = frame.split("\n").find((l) => l.startsWith("modelx-tts-1 ")) ?? "";
+  expect(row).not.toContain(" ch");
+  expect(blocks(row)).toBe(14);
+  expect(row).toMatch(/█\s+3 req\s+\$2\.00$/);
 });
 
 test("a gateway that goes away: status says unreachable, data stays, and it recovers", async () => {

@@ -1,0 +1,29 @@
+// The token thread's batch form: texts long in all are counted off the calling thread, each count
+// in its text's place and equal to the tokenizer's; short ones in place; the single-text form on
+// the same path.
+import { expect, test } from "bun:test";
+import { countEachTokens, countPromptTokens, INLINE_COUNT_CHARS } from "../../src/catalog/token-thread.ts";
+import { countTokens } from "../../src/catalog/tokenizer.ts";
+
+const texts = [
+  "short",
+  "a".repeat(20_000),
+  Array.from({ length: 3000 }, (_, i) => `w${i % 97}`).join(" "),
+  "数字 123456 and émoji 🙂 ".repeat(500),
+  "x",
+];
+
+test("a batch long in all: each text's exact count, in order", async () => {
+  expect(texts.join("").length).toBeGreaterThan(INLINE_COUNT_CHARS);
+  expect(await countEachTokens(texts)).toEqual(texts.map(countTokens));
+  // Asked again (the simulator recounting what the gateway counted): the same counts.
+  expect(await countEachTokens([...texts])).toEqual(texts.map(countTokens));
+});
+
+test("a short batch, an empty one and a single long prompt", async () => {
+  const short = ["alpha beta", "gamma"];
+  expect(await countEachTokens(short)).toEqual(short.map(countTokens));
+  expect(await countEachTokens([])).toEqual([]);
+  const long = texts[2] ?? "";
+  expect(await countPromptTokens(long)).toBe(countTokens(long));
+});
