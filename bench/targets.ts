@@ -207,6 +207,11 @@ export interface ModelgateVariant {
   env?: Record<string, string>;
   /** More configuration appended to the file (bench/cache.ts: a `[cache.groups.bench]` policy). */
   extraConfig?: string;
+  /**
+   * A build from before `server.access_log` existed (e4f527c, the commit before wave two: it had no
+   * access log and refuses the setting), measured beside today's by bench/cpu-ab.ts.
+   */
+  beforeAccessLog?: boolean;
 }
 
 export interface ModelgateServer {
@@ -239,8 +244,7 @@ export async function startModelgateServer(
 [server]
 listen = "127.0.0.1:${port}"
 workers = ${variant.workers}
-# Like nginx's \`access_log off\` above: no line per request.
-access_log = false
+${variant.beforeAccessLog ? "" : "# Like nginx's `access_log off` above: no line per request.\naccess_log = false"}
 
 [store]
 url = "${variant.store ?? `sqlite://${join(dir, "modelgate.db")}`}"
