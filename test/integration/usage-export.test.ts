@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
-import { keyAccepted } from "../helpers/wait.ts";
+import { keyAccepted, waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
 const keys: Record<string, { secret: string; id: string }> = {};
@@ -64,6 +64,9 @@ beforeAll(async () => {
   await chat(keys.b.secret, "modelx-5.4-mini");
   await chat(keys.b.secret, "modelx-5.4-mini");
   await chat(keys.b.secret, "modelx-5.5");
+  // The store thread commits journalled records in batches (every 100 ms): the CLI, another
+  // process, reads the store once all five are in.
+  await waitFor("the five usage records in the store", async () => (await json([]))[0]?.requests === 5);
 });
 
 afterAll(async () => {
