@@ -115,8 +115,12 @@ describe("limits over HTTP", () => {
     expect(Number(view.spent_today_nanos)).toBeLessThanOrEqual(cap);
     expect(view.reserved_today_nanos).toBe(0);
     expect(view.remaining_today_nanos).toBe(cap - Number(view.spent_today_nanos));
-    const usage = await gw.cli(["usage", "--key", id, "--json"]);
-    const rows = JSON.parse(usage.stdout) as { requests: number; cost_nanos: number; cost_usd: string }[];
+    // The store thread commits journalled records in batches: the CLI, another process, reads them once in.
+    type Row = { requests: number; cost_nanos: number; cost_usd: string };
+    const rows = await waitFor("the 10 usage records in the store", async () => {
+      const found = JSON.parse((await gw.cli(["usage", "--key", id, "--json"])).stdout) as Row[];
+      return found[0]?.requests === 10 ? found : undefined;
+    });
     expect(rows).toHaveLength(1);
     expect(rows[0]?.requests).toBe(10);
     expect(rows[0]?.cost_nanos).toBe(Number(view.spent_today_nanos));
@@ -139,10 +143,13 @@ describe("limits over HTTP", () => {
     expect(Number(view.balance_nanos)).toBeGreaterThanOrEqual(0);
     expect(view.currency).toBe("USD");
     expect(view.account).toBe("poor");
-    const accounts = JSON.parse((await gw.cli(["accounts", "list", "--json"])).stdout) as {
-      name: string;
-      balance_nanos: number;
-    }[];
+    // The store's ledger catches up with the gateway's once the store thread committed the batch.
+    type AccountRow = { name: string; balance_nanos: number };
+    const accounts = await waitFor("the store's balance to match the gateway's", async () => {
+      const found = JSON.parse((await gw.cli(["accounts", "list", "--json"])).stdout) as AccountRow[];
+      const poor = found.find((a) => a.name === "poor");
+      return poor?.balance_nanos === Number(view.balance_nanos) ? found : undefined;
+    }).catch(async () => JSON.parse((await gw.cli(["accounts", "list", "--json"])).stdout) as AccountRow[]);
     expect(accounts.find((a) => a.name === "poor")?.balance_nanos).toBe(Number(view.balance_nanos));
   }, 30_000);
 
