@@ -29,6 +29,8 @@ export interface RefusalContext {
   worstCase: Nanos;
   /** When the billing day resets, as an ISO time (daily cap refusals). */
   dayEnd: string;
+  /** The request's worst case in tokens (token rate refusals). */
+  tokens?: number;
 }
 
 function message(refusal: Refusal, facts: RefusalFacts, ctx: RefusalContext, waitMs: number): string {
@@ -36,6 +38,10 @@ function message(refusal: Refusal, facts: RefusalFacts, ctx: RefusalContext, wai
   switch (refusal) {
     case "rate_limit_exceeded":
       return `Rate limit reached for API key "${ctx.keyName}": ${facts.limit} requests per minute. Retry after ${wait}, or ask the operator for a higher --rpm.`;
+    case "token_rate_limit_exceeded":
+      return ctx.tokens !== undefined && ctx.tokens > facts.limit
+        ? `This request may use up to ${ctx.tokens} tokens (its counted prompt plus its output cap), more than the ${facts.limit} tokens per minute API key "${ctx.keyName}" or its account may use. Lower max_output_tokens (or the prompt), or ask the operator for a higher tokens-per-minute limit.`
+        : `Token rate limit reached for API key "${ctx.keyName}": ${facts.limit} tokens per minute, and this request may use up to ${ctx.tokens ?? 0} (its counted prompt plus its output cap). Retry after ${wait}, lower max_output_tokens, or ask the operator for a higher tokens-per-minute limit.`;
     case "concurrency_limit_exceeded":
       return `Too many concurrent requests for API key "${ctx.keyName}": at most ${facts.limit} may be in flight. Retry when one of them has finished, or ask the operator for a higher --concurrency.`;
     case "insufficient_quota":
@@ -62,7 +68,8 @@ export function refusalError(
       ? "quota_exceeded"
       : "rate_limited";
   return new GatewayError(kind, message(refusal, facts, ctx, retryAfterMs), {
-    code: refusal,
+    // A token rate refusal is a rate limit to the client (OpenAI answers both with this code).
+    code: refusal === "token_rate_limit_exceeded" ? "rate_limit_exceeded" : refusal,
     retryAfterSeconds: Math.max(1, retryAfterMs) / 1000,
     headers,
   });

@@ -26,6 +26,21 @@ export interface AcquireRequest {
   reserve: Nanos;
   /** Milliseconds since the epoch, from the meter's clock. */
   now: number;
+  /** Tokens per sliding minute of the key; null or absent = no limit. */
+  tpm?: number | null;
+  /** Tokens per sliding minute of the key's account (all its keys together); null or absent = no limit. */
+  accountTpm?: number | null;
+  /**
+   * The request's worst case in tokens (counted prompt plus the output cap), held in the token
+   * windows until the release corrects it to the tokens used.
+   */
+  tokens?: number;
+}
+
+/** A token window's figures as both engines read them: what it holds and when its oldest entry leaves. */
+export interface TokenFigures {
+  used: number;
+  resetMs: number;
 }
 
 /** The requests-per-minute window as the x-ratelimit-* headers report it. */
@@ -43,6 +58,7 @@ export interface RateState {
 
 export type Refusal =
   | "rate_limit_exceeded"
+  | "token_rate_limit_exceeded"
   | "concurrency_limit_exceeded"
   | "insufficient_quota"
   | "daily_quota_exceeded";
@@ -54,6 +70,10 @@ export interface Ticket {
   keyId: string;
   accountId: number;
   reserved: Nanos;
+  /** The tokens held in the token windows (absent when no token limit applied). */
+  tokens?: number;
+  /** Which token windows hold them: the key's, the account's. */
+  tokenWindows?: { key: boolean; account: boolean };
 }
 
 /** The figures behind a refusal, for a message that says what to do. */
@@ -88,11 +108,21 @@ export interface Limiter {
   /**
    * Releases the slot and turns the reservation into `cost` (debited and counted as spent). `seq`
    * is the usage record's number in this node's journal, given to a limiter attached to a ledger:
-   * the debit then counts once whether the ledger already holds the record or not.
+   * the debit then counts once whether the ledger already holds the record or not. `tokens` (the
+   * tokens the request used) replaces the worst case the ticket holds in its token windows.
    */
-  release(ticket: Ticket, cost: Nanos, now: number, seq?: number): Promise<void>;
-  /** The RPM window without counting a request (for answers that are not admitted requests). */
-  peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState>;
+  release(ticket: Ticket, cost: Nanos, now: number, seq?: number, tokens?: number): Promise<void>;
+  /**
+   * The RPM window without counting a request (for answers that are not admitted requests), and
+   * the token windows when `tpm` names their limits.
+   */
+  peek(
+    keyId: string,
+    accountId: number,
+    rpm: number | null,
+    now: number,
+    tpm?: { tpm: number | null; accountTpm: number | null },
+  ): Promise<RateState>;
   snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
   /** Whether the account's balance is known (loaded from the store). */
   knowsAccount(accountId: number): Promise<boolean>;
@@ -212,6 +242,34 @@ export class LimitTerms {
   }
 
   /**
+   * Adds the token window the headers report: the tighter of the key's and the account's (the one
+   * with fewer tokens left), when either has a limit.
+   */
+  withTokens(
+    rate: RateState,
+    request: Pick<AcquireRequest, "tpm" | "accountTpm">,
+    key: TokenFigures | undefined,
+    account: TokenFigures | undefined,
+  ): RateState {
+    const windows: { limit: number; remaining: number; resetMs: number }[] = [];
+    if (request.tpm != null && key)
+      windows.push({
+        limit: request.tpm,
+        remaining: Math.max(0, request.tpm - key.used),
+        resetMs: key.resetMs,
+      });
+    if (request.accountTpm != null && account)
+      windows.push({
+        limit: request.accountTpm,
+        remaining: Math.max(0, request.accountTpm - account.used),
+        resetMs: account.resetMs,
+      });
+    if (windows.length === 0) return rate;
+    windows.sort((a, b) => a.remaining - b.remaining);
+    return { ...rate, tokens: windows[0] };
+  }
+
+  /**
    * A refusal as both engines answer it: how long to wait (the RPM window's reset, a second for a
    * slot, a minute for money, the day's end for the daily cap) and the limit it hit.
    */
@@ -221,6 +279,8 @@ export class LimitTerms {
     figures: KeyFigures,
     rate: RateState,
     now: number,
+    tokenWait?: number,
+    tokenLimit?: number,
   ): AcquireResult {
     const facts = {
       limit: 0,
@@ -232,6 +292,11 @@ export class LimitTerms {
     if (refusal === "rate_limit_exceeded") {
       retryAfterMs = rate.resetMs;
       facts.limit = request.rpm ?? 0;
+    } else if (refusal === "token_rate_limit_exceeded") {
+      // The wait until enough tokens leave the window that refused (a request larger than the
+      // limit never fits: it is told the window's length and the message says why).
+      retryAfterMs = tokenWait ?? this.windowMs;
+      facts.limit = tokenLimit ?? 0;
     } else if (refusal === "concurrency_limit_exceeded") {
       retryAfterMs = CONCURRENCY_RETRY_MS;
       facts.limit = request.concurrency ?? 0;

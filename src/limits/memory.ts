@@ -13,8 +13,9 @@ import {
   type RateState,
   type Refusal,
   type Ticket,
+  type TokenFigures,
 } from "./limiter.ts";
-import { SlidingWindow } from "./window.ts";
+import { SlidingWindow, TokenWindow } from "./window.ts";
 
 interface KeyState {
   window: SlidingWindow;
@@ -22,6 +23,8 @@ interface KeyState {
   day: number;
   spent: number;
   reserved: number;
+  /** The key's token window, made when a token limit first applies. */
+  tokens?: TokenWindow;
 }
 
 interface AccountState {
@@ -29,6 +32,7 @@ interface AccountState {
   reserved: number;
   /** False until the store's balance was set: an unknown account has nothing to spend. */
   loaded: boolean;
+  tokens?: TokenWindow;
 }
 
 export class MemoryLimiter implements Limiter {
@@ -53,10 +57,29 @@ export class MemoryLimiter implements Limiter {
     const key = this.#key(request.keyId, now);
     const account = this.#account(request.accountId);
     key.window.prune(now);
-    const refuse = (refusal: Refusal): AcquireResult =>
-      this.#terms.refuse(refusal, request, figures(key, account), this.#rate(key, request.rpm, now), now);
+    const need = request.tokens ?? 0;
+    const keyTokens = request.tpm != null ? this.#tokens(key, now) : undefined;
+    const accountTokens = request.accountTpm != null ? this.#tokens(account, now) : undefined;
+    const rate = (): RateState =>
+      this.#terms.withTokens(
+        this.#rate(key, request.rpm, now),
+        request,
+        keyTokens && figuresOf(keyTokens, now),
+        accountTokens && figuresOf(accountTokens, now),
+      );
+    const refuse = (refusal: Refusal, wait?: number, limit?: number): AcquireResult =>
+      this.#terms.refuse(refusal, request, figures(key, account), rate(), now, wait, limit);
     if (request.rpm !== null && key.window.count >= request.rpm) {
       return refuse("rate_limit_exceeded");
+    }
+    for (const [window, limit] of [
+      [keyTokens, request.tpm],
+      [accountTokens, request.accountTpm],
+    ] as const) {
+      if (window && limit != null && window.used + need > limit) {
+        const wait = window.waitFor(need, limit, now);
+        return refuse("token_rate_limit_exceeded", wait < 0 ? undefined : wait, limit);
+      }
     }
     if (request.concurrency !== null && key.inFlight >= request.concurrency) {
       return refuse("concurrency_limit_exceeded");
@@ -67,28 +90,34 @@ export class MemoryLimiter implements Limiter {
     if (request.dailyCap !== null && key.spent + key.reserved + reserve > request.dailyCap) {
       return refuse("daily_quota_exceeded");
     }
+    const id = String(++this.#tickets);
     key.window.add(now);
+    keyTokens?.add(id, need, now);
+    accountTokens?.add(id, need, now);
     key.inFlight++;
     key.reserved += reserve;
     account.reserved += reserve;
-    const ticket: Ticket = {
-      id: String(++this.#tickets),
-      keyId: request.keyId,
-      accountId: request.accountId,
-      reserved: reserve,
-    };
+    const ticket: Ticket = { id, keyId: request.keyId, accountId: request.accountId, reserved: reserve };
+    if (keyTokens || accountTokens) {
+      ticket.tokens = need;
+      ticket.tokenWindows = { key: keyTokens !== undefined, account: accountTokens !== undefined };
+    }
     this.#open.add(ticket.id);
-    return { ok: true, ticket, rate: this.#rate(key, request.rpm, now) };
+    return { ok: true, ticket, rate: rate() };
   }
 
-  async release(ticket: Ticket, cost: Nanos, now: number): Promise<void> {
-    this.releaseNow(ticket, cost, now);
+  async release(ticket: Ticket, cost: Nanos, now: number, _seq?: number, tokens?: number): Promise<void> {
+    this.releaseNow(ticket, cost, now, tokens);
   }
 
-  releaseNow(ticket: Ticket, cost: Nanos, now: number): void {
+  releaseNow(ticket: Ticket, cost: Nanos, now: number, tokens?: number): void {
     if (!this.#open.delete(ticket.id)) return;
     const key = this.#key(ticket.keyId, now);
     const account = this.#account(ticket.accountId);
+    if (tokens !== undefined) {
+      if (ticket.tokenWindows?.key) key.tokens?.correct(ticket.id, tokens);
+      if (ticket.tokenWindows?.account) account.tokens?.correct(ticket.id, tokens);
+    }
     key.inFlight = Math.max(0, key.inFlight - 1);
     key.reserved -= ticket.reserved;
     account.reserved -= ticket.reserved;
@@ -96,10 +125,28 @@ export class MemoryLimiter implements Limiter {
     account.balance -= cost;
   }
 
-  async peek(keyId: string, _accountId: number, rpm: number | null, now: number): Promise<RateState> {
+  async peek(
+    keyId: string,
+    accountId: number,
+    rpm: number | null,
+    now: number,
+    tpm?: { tpm: number | null; accountTpm: number | null },
+  ): Promise<RateState> {
     const key = this.#key(keyId, now);
     key.window.prune(now);
-    return this.#rate(key, rpm, now);
+    const rate = this.#rate(key, rpm, now);
+    if (!tpm) return rate;
+    const account = this.#account(accountId);
+    const keyTokens = tpm.tpm !== null ? figuresOf(this.#tokens(key, now), now) : undefined;
+    const accountTokens = tpm.accountTpm !== null ? figuresOf(this.#tokens(account, now), now) : undefined;
+    return this.#terms.withTokens(rate, tpm, keyTokens, accountTokens);
+  }
+
+  /** A key's or account's token window, pruned to `now`. */
+  #tokens(holder: { tokens?: TokenWindow }, now: number): TokenWindow {
+    holder.tokens ??= new TokenWindow(this.#terms.windowMs);
+    holder.tokens.prune(now);
+    return holder.tokens;
   }
 
   async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
@@ -148,6 +195,10 @@ export class MemoryLimiter implements Limiter {
   #rate(key: KeyState, rpm: number | null, now: number): RateState {
     return this.#terms.rate(rpm, key.window.count, key.window.untilOldestLeaves(now));
   }
+}
+
+function figuresOf(window: TokenWindow, now: number): TokenFigures {
+  return { used: window.used, resetMs: window.untilOldestLeaves(now) };
 }
 
 function figures(key: KeyState, account: AccountState): KeyFigures {

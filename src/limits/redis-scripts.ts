@@ -23,6 +23,13 @@
 //            is counted once whether it reaches Redis before or after the ledger has its record
 //   W  zset  one key's admissions in the RPM window (member ticket id, score admission ms); written
 //            only for keys with an RPM limit, so it never holds more than the limit
+//   Z  zset  a token window's admissions (member ticket id, score admission ms): one per key with a
+//            tokens-per-minute limit (tz:k:<keyId>) and one per account with one (tz:a)
+//   H  hash  that window's tokens: ticket id -> tokens held (the worst case until the release
+//            corrects it to the tokens used), and `sum`, their total. Like W, the token windows
+//            live outside the account's generation: an epoch change or a reseed keeps them, and
+//            a release corrects its entry whatever the epoch (setting a value: applied twice, it
+//            changes nothing).
 // And one per prefix:
 //   G  hash  epoch, run (Redis's run_id when the epoch began), ledger (the store's id), since
 //            (Redis ms), ack:<node> (the epoch the node has re-registered its tickets in)
@@ -80,6 +87,44 @@ local function spentToday(v, day)
   if tonumber(v) == day then return 1 end
   return 0
 end
+-- A token window pruned to \`edge\`: what it still holds.
+local function tprune(Z, H, edge)
+  local used = tonumber(redis.call('HGET', H, 'sum') or '0')
+  local gone = redis.call('ZRANGEBYSCORE', Z, '-inf', edge)
+  if #gone == 0 then return used end
+  for _, id in ipairs(gone) do
+    used = used - (tonumber(redis.call('HGET', H, id)) or 0)
+    redis.call('HDEL', H, id)
+  end
+  redis.call('ZREMRANGEBYSCORE', Z, '-inf', edge)
+  redis.call('HSET', H, 'sum', int(used))
+  return used
+end
+-- How long until \`need\` more tokens fit under \`limit\` (entries leave oldest first); -1 never.
+local function twait(Z, H, used, need, limit, windowMs, now)
+  if need > limit then return -1 end
+  local o = redis.call('ZRANGE', Z, 0, -1, 'WITHSCORES')
+  for i = 1, #o, 2 do
+    used = used - (tonumber(redis.call('HGET', H, o[i])) or 0)
+    if used + need <= limit then return math.max(0, tonumber(o[i + 1]) + windowMs - now) end
+  end
+  return 0
+end
+local function tadd(Z, H, id, need, now, windowMs)
+  redis.call('ZADD', Z, now, id)
+  redis.call('HSET', H, id, int(need))
+  redis.call('HINCRBY', H, 'sum', int(need))
+  redis.call('PEXPIRE', Z, windowMs)
+  redis.call('PEXPIRE', H, windowMs)
+end
+-- Sets what a ticket holds in a token window to \`tokens\` (nothing once it left the window).
+local function tset(H, id, tokens)
+  local r = redis.call('HGET', H, id)
+  if r then
+    redis.call('HSET', H, id, tokens)
+    redis.call('HINCRBY', H, 'sum', tonumber(tokens) - tonumber(r))
+  end
+end
 -- Debits a settled cost: the balance, and the key's spending in its billing day.
 local function debit(A, key, cost, day)
   redis.call('HINCRBY', A, 'bal', int(-tonumber(cost)))
@@ -93,25 +138,29 @@ end
 `;
 
 /**
- * KEYS A T L W D; ARGV epoch ticketId keyId rpm concurrency cap reserve now windowMs leaseMs
- * dayOffsetMs (-1 = no limit, '' now = Redis time). Returns {admitted, refusal, count, resetMs,
- * balance, accountReserved, keyReserved, spent, now, redisMs}, with nothing changed on a refusal:
- * 1 rpm, 2 concurrency, 3 balance, 4 cap (checked in that order; a further limit is one more
- * check before the first write), 5 the ticket id was already cancelled (its caller gave up; see
- * CANCEL), 6 the account is not seeded in this epoch (rebuild it from the ledger, then retry),
- * 7 the caller's epoch is older than the account's (check the epoch again).
+ * KEYS A T L W D [KZ KH] [AZ AH]; ARGV epoch ticketId keyId rpm concurrency cap reserve now
+ * windowMs leaseMs dayOffsetMs tpm accountTpm tokens (-1 = no limit, '' now = Redis time; the key's
+ * token window KZ KH is passed when tpm is set, the account's AZ AH when accountTpm is). Returns
+ * {admitted, refusal, count, resetMs, balance, accountReserved, keyReserved, spent, now, redisMs,
+ * keyTokens, keyTokensResetMs, accountTokens, accountTokensResetMs, tokenWaitMs, tokenLimit}, with
+ * nothing changed on a refusal: 1 rpm, 8 tokens per minute (the key's window, then the account's),
+ * 2 concurrency, 3 balance, 4 cap (checked in that order; a further limit is one more check before
+ * the first write), 5 the ticket id was already cancelled (its caller gave up; see CANCEL), 6 the
+ * account is not seeded in this epoch (rebuild it from the ledger, then retry), 7 the caller's
+ * epoch is older than the account's (check the epoch again).
  */
 const ACQUIRE = `
 local A, T, L, W, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local epoch, id, key = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local rpm, conc, cap, reserve = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local windowMs, leaseMs, offsetMs = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local tpm, atpm, need = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
 local at = clock()
 local now = pick(ARGV[8], at)
 local g = generation(A, epoch)
-if g < 0 then return {0, 7, 0, 0, 0, 0, 0, 0, now, at} end
-if g > 0 or redis.call('HEXISTS', A, 'rev') == 0 then return {0, 6, 0, 0, 0, 0, 0, 0, now, at} end
-if redis.call('ZSCORE', D, id) then return {0, 5, 0, 0, 0, 0, 0, 0, now, at} end
+if g < 0 then return {0, 7, 0, 0, 0, 0, 0, 0, now, at, 0, 0, 0, 0, 0, 0} end
+if g > 0 or redis.call('HEXISTS', A, 'rev') == 0 then return {0, 6, 0, 0, 0, 0, 0, 0, now, at, 0, 0, 0, 0, 0, 0} end
+if redis.call('ZSCORE', D, id) then return {0, 5, 0, 0, 0, 0, 0, 0, now, at, 0, 0, 0, 0, 0, 0} end
 expire(A, T, L, at)
 redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
 local count = redis.call('ZCARD', W)
@@ -121,28 +170,71 @@ local bal, res = tonumber(v[1]) or 0, tonumber(v[2]) or 0
 local n, kres = tonumber(v[3]) or 0, tonumber(v[4]) or 0
 local spent = 0
 if spentToday(v[5], dayOf(now, offsetMs)) == 1 then spent = tonumber(v[6]) or 0 end
-local refusal = 0
-if rpm >= 0 and count >= rpm then refusal = 1
+local windows = {}
+local nextKey = 6
+for _, limit in ipairs({tpm, atpm}) do
+  if limit >= 0 then
+    local Z, H = KEYS[nextKey], KEYS[nextKey + 1]
+    nextKey = nextKey + 2
+    table.insert(windows, {Z, H, limit, tprune(Z, H, now - windowMs)})
+  else
+    table.insert(windows, false)
+  end
+end
+local refusal, wait, tlimit = 0, 0, 0
+if rpm >= 0 and count >= rpm then refusal = 1 end
+if refusal == 0 then
+  for _, w in ipairs(windows) do
+    if w and w[4] + need > w[3] then
+      refusal, tlimit = 8, w[3]
+      wait = twait(w[1], w[2], w[4], need, w[3], windowMs, now)
+      break
+    end
+  end
+end
+if refusal ~= 0 then
 elseif conc >= 0 and n >= conc then refusal = 2
 elseif res + reserve > bal then refusal = 3
 elseif cap >= 0 and spent + kres + reserve > cap then refusal = 4 end
+local function tokens(added)
+  local out = {}
+  for i = 1, 2 do
+    local w = windows[i]
+    if w then
+      table.insert(out, w[4] + added)
+      table.insert(out, oldestLeavesIn(w[1], windowMs, now))
+    else
+      table.insert(out, 0)
+      table.insert(out, 0)
+    end
+  end
+  return out
+end
 if refusal ~= 0 then
-  return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, at}
+  local t = tokens(0)
+  return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, at, t[1], t[2], t[3], t[4], wait, tlimit}
 end
 if rpm >= 0 then
   redis.call('ZADD', W, now, id)
   redis.call('PEXPIRE', W, windowMs)
+end
+for _, w in ipairs(windows) do
+  if w then tadd(w[1], w[2], id, need, now, windowMs) end
 end
 redis.call('HINCRBY', A, 'res', ARGV[7])
 redis.call('HINCRBY', A, kf .. 'res', ARGV[7])
 redis.call('HINCRBY', A, kf .. 'n', 1)
 redis.call('HSET', T, id, ARGV[7] .. '|' .. key)
 redis.call('ZADD', L, at + leaseMs, id)
-return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, kres + reserve, spent, now, at}
+local t = tokens(need)
+return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, kres + reserve, spent, now, at, t[1], t[2], t[3], t[4], 0, 0}
 `;
 
 /**
- * KEYS A T L D U; ARGV epoch ticketId keyId cost now dayOffsetMs doneMs journal seq. Frees the
+ * KEYS A T L D U [H...]; ARGV epoch ticketId keyId cost now dayOffsetMs doneMs journal seq tokens.
+ * With token windows (H: the hashes of the windows the ticket was admitted in) and tokens, first
+ * sets the ticket's entry in each to the tokens it used (in every epoch: setting is idempotent).
+ * Then frees the
  * ticket's slot and reservation if it still holds them, and debits the cost (counted as spent in
  * the day of `now`) once:
  * - with the record's journal sequence (the normal path): once per journal|seq (U); not at all
@@ -157,6 +249,9 @@ const RELEASE = `
 local A, T, L, D, U = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local epoch, id, key, cost = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
 local journal, seq = ARGV[8], ARGV[9]
+if ARGV[10] and ARGV[10] ~= '' then
+  for i = 6, #KEYS do tset(KEYS[i], id, ARGV[10]) end
+end
 local g = generation(A, epoch)
 if g < 0 then return -1 end
 if g > 0 then enter(A, T, L, U, D, epoch) end
@@ -181,7 +276,8 @@ return 1
 `;
 
 /**
- * KEYS A T L D W; ARGV epoch ticketId doneMs. Undoes an admission whose caller gave up waiting for
+ * KEYS A T L D W [H...]; ARGV epoch ticketId doneMs (H: the token windows' hashes, whose entries
+ * for the ticket are set to 0). Undoes an admission whose caller gave up waiting for
  * the answer (the acquire timed out on the node's side): frees its slot and reservation and takes
  * it out of the RPM window, if the acquire ran; either way the id is marked done, so an acquire that
  * runs after this (reordered behind a script reload) refuses (5) and a release changes nothing. In
@@ -191,6 +287,7 @@ return 1
 const CANCEL = `
 local A, T, L, D, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id = ARGV[2]
+for i = 6, #KEYS do tset(KEYS[i], id, '0') end
 if generation(A, tonumber(ARGV[1])) ~= 0 then return 0 end
 local at = clock()
 if redis.call('ZSCORE', D, id) then return 0 end
@@ -201,13 +298,27 @@ redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[3]))
 return 1
 `;
 
-/** KEYS W; ARGV now windowMs. Returns {count, resetMs}. */
+/**
+ * KEYS W [KZ KH] [AZ AH]; ARGV now windowMs keyTokens accountTokens ('1' when that token window is
+ * passed). Returns {count, resetMs, keyTokens, keyTokensResetMs, accountTokens,
+ * accountTokensResetMs} (0 for a window not passed).
+ */
 const PEEK = `
 local W = KEYS[1]
 local windowMs = tonumber(ARGV[2])
 local now = pick(ARGV[1], clock())
 redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
-return {redis.call('ZCARD', W), oldestLeavesIn(W, windowMs, now)}
+local out = {redis.call('ZCARD', W), oldestLeavesIn(W, windowMs, now), 0, 0, 0, 0}
+local nextKey = 2
+for i = 1, 2 do
+  if ARGV[2 + i] == '1' then
+    local Z, H = KEYS[nextKey], KEYS[nextKey + 1]
+    nextKey = nextKey + 2
+    out[1 + 2 * i] = tprune(Z, H, now - windowMs)
+    out[2 + 2 * i] = oldestLeavesIn(Z, windowMs, now)
+  end
+end
+return out
 `;
 
 /**

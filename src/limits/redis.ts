@@ -82,6 +82,7 @@ const REFUSALS: Record<number, Refusal> = {
   2: "concurrency_limit_exceeded",
   3: "insufficient_quota",
   4: "daily_quota_exceeded",
+  8: "token_rate_limit_exceeded",
 };
 /** ACQUIRE's refusal for an account not seeded in the caller's epoch, and for a caller behind. */
 const UNSEEDED = 6;
@@ -99,6 +100,20 @@ const ACQUIRE_REPLY = [
   "spent",
   "now",
   "redisMs",
+  "keyTokens",
+  "keyTokensResetMs",
+  "accountTokens",
+  "accountTokensResetMs",
+  "tokenWaitMs",
+  "tokenLimit",
+] as const;
+const PEEK_REPLY = [
+  "count",
+  "resetMs",
+  "keyTokens",
+  "keyTokensResetMs",
+  "accountTokens",
+  "accountTokensResetMs",
 ] as const;
 const SNAPSHOT_REPLY = [
   "balance",
@@ -147,6 +162,8 @@ interface Cancel {
   accountId: number;
   /** The key's RPM window (the admission, if made, is taken out of it). */
   window: string;
+  /** The token windows' hashes the admission was made in (its entries are set to 0). */
+  tokenHashes: string[];
   /** The epoch it was sent in: in another one it admitted nothing still counted. */
   epoch: number;
   /**
@@ -159,7 +176,7 @@ interface Cancel {
 interface Held {
   ticket: Ticket;
   /** Set once settled: the release still has to reach Redis (`seq`: its record's journal number). */
-  release?: { cost: Nanos; now: number; seq: number | undefined };
+  release?: { cost: Nanos; now: number; seq: number | undefined; tokens: number | undefined };
 }
 
 /** What the reconciliations found, since start (reported by log and metrics). */
@@ -309,12 +326,13 @@ export class RedisLimiter implements Limiter {
     const keys = this.#keys.account(accountId);
     const id = crypto.randomUUID();
     const window = this.#keys.window(accountId, keyId);
+    const tokenKeys = this.#tokenKeys(accountId, keyId, request.tpm ?? null, request.accountTpm ?? null);
     await this.#current();
     const epoch = this.#epoch;
     const sentAt = this.#localClock();
     const sent = SCRIPTS.acquire.run(
       this.#client,
-      [keys.account, keys.tickets, keys.leases, window, keys.done],
+      [keys.account, keys.tickets, keys.leases, window, keys.done, ...tokenKeys.flatMap((w) => [w.z, w.h])],
       [
         String(epoch),
         id,
@@ -327,6 +345,9 @@ export class RedisLimiter implements Limiter {
         String(this.#terms.windowMs),
         String(this.#leaseMs),
         this.#offsetMs,
+        limitArg(request.tpm ?? null),
+        limitArg(request.accountTpm ?? null),
+        String(request.tokens ?? 0),
       ],
     );
     let reply: unknown;
@@ -335,7 +356,8 @@ export class RedisLimiter implements Limiter {
     } catch (error) {
       // Redis may still run the script after we gave up (too slow, or the connection dropped after
       // sending): undo it, or the slot and reservation would stay held until the lease runs out.
-      this.#cancel({ id, accountId, window, epoch, until: Date.now() + this.#leaseMs });
+      const tokenHashes = tokenKeys.map((w) => w.h);
+      this.#cancel({ id, accountId, window, tokenHashes, epoch, until: Date.now() + this.#leaseMs });
       throw error;
     }
     const r = fields(reply, ACQUIRE_REPLY);
@@ -348,10 +370,20 @@ export class RedisLimiter implements Limiter {
     r: Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string },
   ): AcquireResult {
     const { accountId, keyId } = request;
-    const rate = this.#terms.rate(request.rpm, r.count, r.resetMs);
+    const rate = this.#terms.withTokens(
+      this.#terms.rate(request.rpm, r.count, r.resetMs),
+      request,
+      { used: r.keyTokens, resetMs: r.keyTokensResetMs },
+      { used: r.accountTokens, resetMs: r.accountTokensResetMs },
+    );
     if (r.admitted === 1) {
       this.#known.add(accountId);
       const ticket: Ticket = { id: r.id, keyId, accountId, reserved: request.reserve };
+      const tokenWindows = { key: request.tpm != null, account: request.accountTpm != null };
+      if (tokenWindows.key || tokenWindows.account) {
+        ticket.tokens = request.tokens ?? 0;
+        ticket.tokenWindows = tokenWindows;
+      }
       this.#held.set(r.id, { ticket });
       return { ok: true, ticket, rate };
     }
@@ -364,7 +396,8 @@ export class RedisLimiter implements Limiter {
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
-    return this.#terms.refuse(refusal, request, r, rate, r.now);
+    const wait = r.tokenWaitMs < 0 ? undefined : r.tokenWaitMs;
+    return this.#terms.refuse(refusal, request, r, rate, r.now, wait, r.tokenLimit);
   }
 
   /** Undoes a timed-out acquire now, or (failing that) from the heartbeat until its lease would end. */
@@ -377,7 +410,7 @@ export class RedisLimiter implements Limiter {
     const keys = this.#keys.account(cancel.accountId);
     await this.#run(
       SCRIPTS.cancel,
-      [keys.account, keys.tickets, keys.leases, keys.done, cancel.window],
+      [keys.account, keys.tickets, keys.leases, keys.done, cancel.window, ...cancel.tokenHashes],
       [String(cancel.epoch), cancel.id, String(this.#doneMs)],
     );
     this.#cancels.delete(cancel.id);
@@ -387,10 +420,10 @@ export class RedisLimiter implements Limiter {
    * Applies the release in Redis; when Redis cannot take it now, keeps it for the heartbeat to retry
    * (and resolves: the settlement is recorded by the store either way).
    */
-  async release(ticket: Ticket, cost: Nanos, now: number, seq?: number): Promise<void> {
+  async release(ticket: Ticket, cost: Nanos, now: number, seq?: number, tokens?: number): Promise<void> {
     const held = this.#held.get(ticket.id) ?? { ticket };
     const numbered = this.#ledger ? seq : undefined;
-    held.release = { cost, now, seq: numbered };
+    held.release = { cost, now, seq: numbered, tokens };
     this.#held.set(ticket.id, held);
     if (numbered !== undefined) this.#unstored.set(numbered, held);
     try {
@@ -411,9 +444,20 @@ export class RedisLimiter implements Limiter {
     const { ticket, release } = held;
     if (!release) return;
     const keys = this.#keys.account(ticket.accountId);
+    // The token windows the ticket holds tokens in, corrected to what it used (when known).
+    const windows = ticket.tokenWindows;
+    const hashes =
+      release.tokens === undefined || !windows
+        ? []
+        : this.#tokenKeys(
+            ticket.accountId,
+            ticket.keyId,
+            windows.key ? 1 : null,
+            windows.account ? 1 : null,
+          ).map((w) => w.h);
     const answer = await this.#run(
       SCRIPTS.release,
-      [keys.account, keys.tickets, keys.leases, keys.done, keys.unstored],
+      [keys.account, keys.tickets, keys.leases, keys.done, keys.unstored, ...hashes],
       [
         String(epoch),
         ticket.id,
@@ -424,6 +468,7 @@ export class RedisLimiter implements Limiter {
         String(this.#doneMs),
         this.#ledger?.journal ?? "",
         release.seq === undefined ? "" : String(release.seq),
+        hashes.length === 0 ? "" : String(release.tokens),
       ],
       checked,
     );
@@ -441,14 +486,40 @@ export class RedisLimiter implements Limiter {
     for (const stored of this.#unstored.keys()) if (stored <= seq) this.#unstored.delete(stored);
   }
 
-  async peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState> {
+  async peek(
+    keyId: string,
+    accountId: number,
+    rpm: number | null,
+    now: number,
+    tpm?: { tpm: number | null; accountTpm: number | null },
+  ): Promise<RateState> {
+    const limits = tpm ?? { tpm: null, accountTpm: null };
+    const tokenKeys = this.#tokenKeys(accountId, keyId, limits.tpm, limits.accountTpm);
     const reply = await this.#run(
       SCRIPTS.peek,
-      [this.#keys.window(accountId, keyId)],
-      [this.#nowArg(now), String(this.#terms.windowMs)],
+      [this.#keys.window(accountId, keyId), ...tokenKeys.flatMap((w) => [w.z, w.h])],
+      [
+        this.#nowArg(now),
+        String(this.#terms.windowMs),
+        limits.tpm === null ? "0" : "1",
+        limits.accountTpm === null ? "0" : "1",
+      ],
     );
-    const { count, resetMs } = fields(reply, ["count", "resetMs"] as const);
-    return this.#terms.rate(rpm, count, resetMs);
+    const r = fields(reply, PEEK_REPLY);
+    return this.#terms.withTokens(
+      this.#terms.rate(rpm, r.count, r.resetMs),
+      limits,
+      { used: r.keyTokens, resetMs: r.keyTokensResetMs },
+      { used: r.accountTokens, resetMs: r.accountTokensResetMs },
+    );
+  }
+
+  /** The token windows a request with these limits is counted in: the key's, then the account's. */
+  #tokenKeys(accountId: number, keyId: string, tpm: number | null, accountTpm: number | null) {
+    const windows: { z: string; h: string }[] = [];
+    if (tpm !== null) windows.push(this.#keys.tokens(accountId, keyId));
+    if (accountTpm !== null) windows.push(this.#keys.tokens(accountId));
+    return windows;
   }
 
   async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
