@@ -64,6 +64,7 @@ async function benchMeter(options: { journalPath?: string; thread?: StoreThread 
     dailyCap: nanos(1_000_000_000_000_000),
     rpm: null,
     concurrency: null,
+    tpm: null,
   };
   const latencies: number[] = [];
   let next = 0;

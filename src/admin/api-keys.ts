@@ -16,6 +16,7 @@ const CreateKey = v.strictObject({
   daily_cap_usd: v.optional(v.nullable(Usd), null),
   rpm: v.optional(v.nullable(PositiveInt), null),
   concurrency: v.optional(v.nullable(PositiveInt), null),
+  tpm: v.optional(v.nullable(PositiveInt), null),
 });
 
 const UpdateKey = v.strictObject({
@@ -26,6 +27,7 @@ const UpdateKey = v.strictObject({
   daily_cap_usd: v.optional(v.nullable(Usd)),
   rpm: v.optional(v.nullable(PositiveInt)),
   concurrency: v.optional(v.nullable(PositiveInt)),
+  tpm: v.optional(v.nullable(PositiveInt)),
 });
 
 const KeyQuery = v.strictObject({
@@ -75,6 +77,7 @@ export const createKeyRoute = adminRoute(async (call) => {
     dailyCap: input.daily_cap_usd,
     rpm: input.rpm,
     concurrency: input.concurrency,
+    tpm: input.tpm,
   });
   await call.gateway.store.admin.audit(call.actor, "key.create", key.id, {
     account: key.account,
@@ -95,6 +98,7 @@ export const updateKey = adminRoute(async (call) => {
     dailyCap: input.daily_cap_usd,
     rpm: input.rpm,
     concurrency: input.concurrency,
+    tpm: input.tpm,
   };
   await call.gateway.store.admin.updateKey(id, patch);
   await call.gateway.store.admin.audit(call.actor, "key.update", id, { ...input });

@@ -13,6 +13,7 @@ export interface CreateKeyInput {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  tpm: number | null;
 }
 
 /** Effective status: a key past its expiry time is `expired` whatever its stored status. */
@@ -42,6 +43,7 @@ export async function createKey(
     dailyCap: input.dailyCap,
     rpm: input.rpm,
     concurrency: input.concurrency,
+    tpm: input.tpm,
   });
   return { key, secret: issued.secret };
 }
@@ -59,6 +61,7 @@ export const keyView = view<KeyRecord>()(
   ["daily_cap_nanos", "dailyCap"],
   "rpm",
   "concurrency",
+  "tpm",
   "createdAt",
   "lastUsedAt",
 );

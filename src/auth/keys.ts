@@ -23,6 +23,8 @@ export interface Principal {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  /** Tokens per minute of the key itself; null = the configured default (src/billing/ledger-meter.ts). */
+  tpm: number | null;
 }
 
 interface CachedKey {
@@ -138,6 +140,7 @@ export class KeyCache {
             models,
             dailyCap: row.dailyCap,
             rpm: row.rpm,
+            tpm: row.tpm,
             concurrency: row.concurrency,
           },
           prefix: row.prefix,

@@ -178,17 +178,31 @@ export class LedgerMeter implements Meter {
 
   #limits(principal: MeteredKey) {
     const concurrency = principal.concurrency ?? (this.#billing.default_concurrency || null);
-    return { rpm: principal.rpm ?? this.#billing.default_rpm, concurrency, dailyCap: principal.dailyCap };
+    const tpm = this.#billing.tpm;
+    return {
+      rpm: principal.rpm ?? this.#billing.default_rpm,
+      concurrency,
+      dailyCap: principal.dailyCap,
+      // The key's own, else its group's, else the default (0: none); the account's counts all its keys.
+      tpm: principal.tpm ?? tpm.groups[principal.group] ?? (tpm.default || null),
+      accountTpm: tpm.accounts[principal.accountName] ?? null,
+    };
   }
 
   async admit(input: AdmitInput): Promise<Admission> {
     const { principal } = input;
     const reserve = input.fixedCost ?? this.#pricer.worstCase(input.model, input.worstCase);
+    const tokens = worstTokens(input);
     const now = this.#now();
     const result = await limiterCall(async () => {
       const knew = await this.#limiter.knowsAccount(principal.accountId);
       if (!knew) await this.#sync.reload();
-      const request = { keyId: principal.keyId, accountId: principal.accountId, ...this.#limits(principal) };
+      const request = {
+        keyId: principal.keyId,
+        accountId: principal.accountId,
+        tokens,
+        ...this.#limits(principal),
+      };
       const first = await this.#limiter.acquire({ ...request, reserve, now });
       // A shared limiter that lost the account's balance (Redis restarted empty) reseeds and retries once.
       if (first.ok || first.refusal !== "insufficient_quota" || !knew) return first;
@@ -205,6 +219,7 @@ export class LedgerMeter implements Meter {
         dayEnd: new Date(this.#day.end(now)).toISOString(),
         form: headerFormOf(input.endpoint),
         now,
+        tokens,
       });
     }
     return this.#admission(input, result.ticket, rateHeaders(result.rate, headerFormOf(input.endpoint), now));
@@ -240,6 +255,12 @@ export class LedgerMeter implements Meter {
     }
     const now = this.#now();
     const record = toRecord(input, result, cost, latencyMs, now);
+    // The token windows keep what the request used in place of its worst case.
+    const used = ticket.tokenWindows
+      ? result.source === "none"
+        ? 0
+        : result.usage.inputTokens + result.usage.outputTokens
+      : undefined;
     if (this.#rebuilds) {
       // The release carries the record's journal number, so it follows the append: Redis then
       // counts the debit once whether or not the ledger already holds the record (redis-scripts.ts).
@@ -247,12 +268,12 @@ export class LedgerMeter implements Meter {
       try {
         seq = await this.#writer.write(record);
       } finally {
-        await this.#limiter.release(ticket, cost, now, seq);
+        await this.#limiter.release(ticket, cost, now, seq, used);
       }
     } else {
       // Release and enqueue without an await between them: a balance reload sees either neither or
       // both (the debit applied in memory and the record queued).
-      const released = this.#limiter.release(ticket, cost, now);
+      const released = this.#limiter.release(ticket, cost, now, undefined, used);
       const durable = this.#writer.write(record);
       await released;
       await durable;
@@ -288,16 +309,18 @@ export class LedgerMeter implements Meter {
     const { snapshot, rate } = await limiterCall(async () => {
       if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
       const snapshot = await this.#limiter.snapshot(principal.keyId, principal.accountId, now);
-      const rate = await this.#limiter.peek(
-        principal.keyId,
-        principal.accountId,
-        this.#limits(principal).rpm,
-        now,
-      );
+      const limits = this.#limits(principal);
+      const rate = await this.#limiter.peek(principal.keyId, principal.accountId, limits.rpm, now, limits);
       return { snapshot, rate };
     });
     return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate, "openai", now) };
   }
+}
+
+/** A request's worst case in tokens: its counted prompt plus its output cap (text; other kinds hold none). */
+function worstTokens(input: AdmitInput): number {
+  const worst = input.worstCase;
+  return worst.kind === "text" ? worst.inputTokens + worst.maxOutputTokens : 0;
 }
 
 /** Runs limiter steps; a limiter that cannot be reached becomes a 503 the client may retry. */

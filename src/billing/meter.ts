@@ -60,7 +60,7 @@ export type WorstCase =
 /** What the meter needs of the calling key: a Principal is one, and so is its copy sent to a cluster primary. */
 export type MeteredKey = Pick<
   Principal,
-  "keyId" | "keyName" | "accountId" | "accountName" | "dailyCap" | "rpm" | "concurrency"
+  "keyId" | "keyName" | "accountId" | "accountName" | "group" | "dailyCap" | "rpm" | "concurrency" | "tpm"
 >;
 
 export interface AdmitInput {

@@ -8,6 +8,7 @@ import { parse, positiveInt, printableName, STORE_FLAGS, storeFrom, table, Usage
 export const USAGE = `usage:
   modelgate keys create --account NAME [--group G] [--name N] [--expires-at RFC3339]
                         [--allow-ip CIDR]... [--daily-cap USD] [--rpm N] [--concurrency N]
+                        [--tpm N]
   modelgate keys list [--json]
   modelgate keys revoke ID
   modelgate keys enable ID
@@ -25,6 +26,7 @@ const FLAGS = {
   "daily-cap": { type: "string" },
   rpm: { type: "string" },
   concurrency: { type: "string" },
+  tpm: { type: "string" },
 } as const;
 
 function expiry(text: string | undefined): number | null {
@@ -56,6 +58,7 @@ export async function keysCommand(args: string[]): Promise<void> {
         dailyCap: values["daily-cap"] === undefined ? null : usd(values["daily-cap"], "--daily-cap"),
         rpm: positiveInt(values.rpm, "--rpm"),
         concurrency: positiveInt(values.concurrency, "--concurrency"),
+        tpm: positiveInt(values.tpm, "--tpm"),
       };
       const store = await storeFrom(values);
       const { key, secret } = await createKey(store, input);

@@ -104,6 +104,8 @@ export function meteredKey(p: MeteredKey): MeteredKey {
     dailyCap: p.dailyCap,
     rpm: p.rpm,
     concurrency: p.concurrency,
+    group: p.group,
+    tpm: p.tpm,
   };
 }
 

@@ -162,6 +162,33 @@ const ToolsSchema = v.strictObject({
 
 export type ToolsConfig = v.InferOutput<typeof ToolsSchema>;
 
+/** A tokens-per-minute limit: a whole number of tokens, at least 1. */
+const Tpm = v.pipe(
+  v.number("expected a whole number of tokens per minute"),
+  v.integer("expected a whole number of tokens per minute"),
+  v.minValue(1, "must be at least 1 token per minute; leave the entry out for no limit"),
+);
+
+/**
+ * Tokens per minute for keys without their own (`keys create --tpm`): the key's group's, else the
+ * default; and per account, all its keys together.
+ */
+const TpmSchema = v.strictObject({
+  /** For keys without their own and whose group has none; 0 = no limit. */
+  default: v.optional(
+    v.pipe(
+      v.number("expected a whole number of tokens per minute"),
+      v.integer("expected a whole number of tokens per minute"),
+      v.minValue(0, "must be 0 (no limit) or more"),
+    ),
+    0,
+  ),
+  /** Per group name. */
+  groups: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), Tpm), {}),
+  /** Per account name: every key of the account together. */
+  accounts: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), Tpm), {}),
+});
+
 export const BillingSchema = v.strictObject({
   /** The billing day (daily caps) starts at 00:00 at this offset from UTC, in minutes; 0 = UTC. */
   day_utc_offset_minutes: v.optional(wholeNumber(-720, 840), 0),
@@ -169,6 +196,8 @@ export const BillingSchema = v.strictObject({
   default_rpm: v.optional(wholeNumber(1), 1_000_000),
   /** Concurrent requests for keys without their own --concurrency; 0 means no limit. */
   default_concurrency: v.optional(wholeNumber(0), 0),
+  /** Tokens per minute: group defaults and account limits (`[billing.tpm]`). */
+  tpm: v.optional(TpmSchema, {}),
   /**
    * How long the usage writer holds a batch's first record for company, in ms. 0 (default): classic
    * group commit — commit at once when idle, batch whatever queues while a commit runs.

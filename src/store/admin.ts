@@ -38,6 +38,7 @@ export interface KeyPatch {
   dailyCap?: Nanos | null;
   rpm?: number | null;
   concurrency?: number | null;
+  tpm?: number | null;
 }
 
 export type UsageGrouping = "key" | "model" | "day";

@@ -18,6 +18,8 @@ export interface KeyRecord {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  /** Tokens per minute; null = the configured default of its group or account. */
+  tpm: number | null;
   createdAt: number;
   lastUsedAt: number | null;
 }

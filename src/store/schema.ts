@@ -47,6 +47,8 @@ export const apiKeys = sqliteTable(
     dailyCapNanos: integer("daily_cap_nanos"),
     rpm: integer("rpm"),
     concurrency: integer("concurrency"),
+    /** Tokens per sliding minute (worst case held at admission, corrected at settlement); null = the group's. */
+    tpm: integer("tpm"),
     createdAt: stamped("created_at"),
     lastUsedAt: integer("last_used_at"),
   },

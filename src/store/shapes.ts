@@ -34,6 +34,7 @@ const KEY_FIELDS = [
   "allowIps",
   "rpm",
   "concurrency",
+  "tpm",
   "createdAt",
   "lastUsedAt",
 ] as const;
@@ -73,6 +74,7 @@ export function keyColumnsOf<
     dailyCap: apiKeys.dailyCapNanos,
     rpm: apiKeys.rpm,
     concurrency: apiKeys.concurrency,
+    tpm: apiKeys.tpm,
     createdAt: apiKeys.createdAt,
     lastUsedAt: apiKeys.lastUsedAt,
   };
@@ -129,6 +131,7 @@ export function newKeyRow(
     dailyCapNanos: key.dailyCap,
     rpm: key.rpm,
     concurrency: key.concurrency,
+    tpm: key.tpm,
   };
 }
 
@@ -153,6 +156,7 @@ export function keyPatchSet(patch: KeyPatch): Partial<typeof sqlite.apiKeys.$inf
   if (patch.dailyCap !== undefined) set.dailyCapNanos = patch.dailyCap;
   if (patch.rpm !== undefined) set.rpm = patch.rpm;
   if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+  if (patch.tpm !== undefined) set.tpm = patch.tpm;
   return set;
 }
 

@@ -40,6 +40,7 @@ export interface NewKey {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  tpm: number | null;
 }
 
 /**

@@ -85,6 +85,7 @@ export function principalOf(
     dailyCap: null,
     rpm: null,
     concurrency: null,
+    tpm: null,
     ...limits,
   };
 }

@@ -62,6 +62,7 @@ const input = admitInput(
     dailyCap: null,
     rpm: null,
     concurrency: null,
+    tpm: null,
   },
   "modelx-5.4-mini",
   { kind: "text", inputTokens: 10, maxOutputTokens: 10 },

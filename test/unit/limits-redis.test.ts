@@ -525,6 +525,7 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
     dailyCap,
     rpm: null,
     concurrency: null,
+    tpm: null,
   });
   const limiter = await limiters.make({ url });
   const billing = v.parse(BillingSchema, {});
@@ -540,6 +541,7 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
     dailyCap,
     rpm: null,
     concurrency: null,
+    tpm: null,
   };
   return {
     meter,
