@@ -47,6 +47,37 @@ describe("three nodes, one PostgreSQL, one Redis", () => {
     expect(usage.cost).toBeGreaterThan(0);
   }, 30_000);
 
+  test("TPM across three nodes: a limit that fits 2 worst cases admits exactly 2 of 9 held requests, 7 are 429 rate_limit_exceeded", async () => {
+    const c = await cluster();
+    const hold = { prompt: "hold sim:ttft=30000", stream: true } as const;
+    const abort = new AbortController();
+    // The request's worst case in tokens, as a key with a large limit sees it held.
+    const probe = await c.createKey(["--account", "default", "--tpm", "1000000", "--name", "probe"]);
+    await c.waitForKey(probe.secret);
+    const probed = await chat(c.node(0), probe.secret, { ...hold, signal: abort.signal });
+    const worst = 1_000_000 - Number(probed.headers.get("x-ratelimit-remaining-tokens"));
+    expect(worst).toBeGreaterThan(20);
+    const { secret } = await c.createKey([
+      "--account",
+      "default",
+      "--tpm",
+      String(3 * worst - 1),
+      "--name",
+      "tpm",
+    ]);
+    await c.waitForKey(secret);
+    const responses = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => chat(c.node(i), secret, { ...hold, signal: abort.signal })),
+    );
+    const refused = responses.filter((r) => r.status !== 200);
+    for (const r of refused) expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(responses.filter((r) => r.status === 200).length).toBe(2);
+    expect((await Promise.all(refused.map(outcome))).map((r) => `${r.status} ${r.code}`)).toEqual(
+      Array(7).fill("429 rate_limit_exceeded"),
+    );
+    abort.abort();
+  }, 30_000);
+
   test("concurrency 2 across three nodes: of 9 held requests exactly 2 are admitted, 7 concurrency_limit_exceeded", async () => {
     const c = await cluster();
     const { secret } = await c.createKey(["--account", "default", "--concurrency", "2", "--name", "conc2"]);

@@ -99,6 +99,23 @@ describe("several nodes admitting at once", () => {
     }
   });
 
+  test("TPM 1000 across three nodes (and an account limit): 30 requests of 100 tokens at once admit exactly 10", async () => {
+    const cluster = await nodes();
+    await cluster[0]?.setBalance(1, nanos(0), 1);
+    const results = await storm(cluster, 30, { tpm: 1_000, accountTpm: 2_000, tokens: 100 });
+    const admitted = tickets(results);
+    expect(admitted).toHaveLength(10);
+    for (const result of results.filter((r) => !r.ok)) {
+      expect(result).toMatchObject({
+        refusal: "token_rate_limit_exceeded",
+        rate: { tokens: { remaining: 0 } },
+      });
+    }
+    // Releases on other nodes correct the window: 10 × 30 used, so 7 more of 100 fit.
+    await Promise.all(admitted.map((t, i) => cluster[i % 3]?.release(t, nanos(0), Date.now(), undefined, 30)));
+    expect(tickets(await storm(cluster, 12, { tpm: 1_000, accountTpm: 2_000, tokens: 100 }))).toHaveLength(7);
+  });
+
   test("concurrency 2 across three nodes: 9 held requests admit exactly 2, a release frees one", async () => {
     const cluster = await nodes();
     await cluster[0]?.setBalance(1, nanos(0), 1);
