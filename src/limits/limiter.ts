@@ -7,6 +7,7 @@
 import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { BillingDay } from "./day.ts";
+import { BudgetCalendar, type BudgetPeriod } from "./periods.ts";
 
 export const MINUTE_MS = 60_000;
 /** How long a client refused for concurrency, or for its balance or daily cap, is told to wait. */
@@ -35,6 +36,28 @@ export interface AcquireRequest {
    * windows until the release corrects it to the tokens used.
    */
   tokens?: number;
+  /** Budgets with periods the reservation must fit in too (spent + reserved + reserve ≤ limit). */
+  budgets?: BudgetSpec[];
+  /**
+   * What the store holds as spent in a budget's period (from `start`): called when the limiter
+   * holds no figure for the period yet (a first use, or Redis lost it); the acquire then retries.
+   */
+  seedBudget?: (budget: BudgetSpec, start: number) => Promise<Nanos>;
+}
+
+/** One budget of a key or an account, as admission checks it. */
+export interface BudgetSpec {
+  /** Its counter, unique within the account: `k:<keyId>:<period>` or `a:<period>`. */
+  name: string;
+  period: BudgetPeriod;
+  limit: Nanos;
+}
+
+/** A budget's period as a ticket holds it: its reservation is freed there and its cost counted. */
+export interface HeldBudget {
+  name: string;
+  start: number;
+  end: number;
 }
 
 /** A token window's figures as both engines read them: what it holds and when its oldest entry leaves. */
@@ -61,7 +84,8 @@ export type Refusal =
   | "token_rate_limit_exceeded"
   | "concurrency_limit_exceeded"
   | "insufficient_quota"
-  | "daily_quota_exceeded";
+  | "daily_quota_exceeded"
+  | "budget_exceeded";
 
 /** What an admitted request holds until it is released. */
 export interface Ticket {
@@ -74,6 +98,8 @@ export interface Ticket {
   tokens?: number;
   /** Which token windows hold them: the key's, the account's. */
   tokenWindows?: { key: boolean; account: boolean };
+  /** The budgets the reservation is counted in, with their periods at admission. */
+  budgets?: HeldBudget[];
 }
 
 /** The figures behind a refusal, for a message that says what to do. */
@@ -82,6 +108,8 @@ export interface RefusalFacts {
   balance: Nanos;
   reserved: Nanos;
   spent: Nanos;
+  /** The budget a `budget_exceeded` refusal hit, and when its period ends (ms). */
+  budget?: { name: string; period: BudgetPeriod; end: number };
 }
 
 export type AcquireResult =
@@ -124,6 +152,15 @@ export interface Limiter {
     tpm?: { tpm: number | null; accountTpm: number | null },
   ): Promise<RateState>;
   snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
+  /**
+   * A budget's figures in the period that contains `now`: spent there, reserved by requests in
+   * flight, and the period's bounds; undefined when the limiter holds no figure for it yet.
+   */
+  budget?(
+    accountId: number,
+    budget: BudgetSpec,
+    now: number,
+  ): Promise<{ spent: Nanos; reserved: Nanos; start: number; end: number } | undefined>;
   /** Whether the account's balance is known (loaded from the store). */
   knowsAccount(accountId: number): Promise<boolean>;
   /**
@@ -208,6 +245,8 @@ export interface LimiterOptions {
   dayOffsetMinutes?: number;
   /** Length of the RPM window (default a minute). */
   windowMs?: number;
+  /** The calendar of budget periods (default UTC, weeks from Monday, months from the 1st). */
+  calendar?: BudgetCalendar;
 }
 
 /** What an engine read of a key and its account at the time of its decision. */
@@ -228,8 +267,10 @@ export class LimitTerms {
   /** The billing day's offset from UTC, in ms. */
   readonly dayOffsetMs: number;
   readonly windowMs: number;
+  readonly calendar: BudgetCalendar;
 
   constructor(options: LimiterOptions) {
+    this.calendar = options.calendar ?? new BudgetCalendar({ timeZone: "UTC" });
     const offset = options.dayOffsetMinutes ?? 0;
     this.day = new BillingDay(offset);
     this.dayOffsetMs = offset * 60_000;
@@ -308,6 +349,32 @@ export class LimitTerms {
       facts.reserved = nanos(figures.keyReserved);
     }
     return { ok: false, refusal, retryAfterMs, rate, facts };
+  }
+
+  /**
+   * A budget refusal: the figures of the budget it hit (spent in its period, reserved by requests
+   * in flight), told to wait until the period ends.
+   */
+  refuseBudget(
+    budget: BudgetSpec,
+    end: number,
+    figures: { balance: number; spent: number; reserved: number },
+    rate: RateState,
+    now: number,
+  ): AcquireResult {
+    return {
+      ok: false,
+      refusal: "budget_exceeded",
+      retryAfterMs: Math.max(0, Math.min(end, now + 366 * 86_400_000) - now),
+      rate,
+      facts: {
+        limit: budget.limit,
+        balance: nanos(figures.balance),
+        reserved: nanos(figures.reserved),
+        spent: nanos(figures.spent),
+        budget: { name: budget.name, period: budget.period, end },
+      },
+    };
   }
 
   /** A key's snapshot in the billing day that contains `now`. */

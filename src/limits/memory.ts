@@ -1,10 +1,13 @@
 // The in-memory limiter: one process owns every counter, so each acquire is atomic by construction
 // (it runs to completion without yielding). Balances and spent-today are seeded from the store at
 // start; after that the hot path touches only these maps.
+import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  type BudgetSpec,
+  type HeldBudget,
   type KeyFigures,
   type Limiter,
   type LimiterOptions,
@@ -33,6 +36,8 @@ interface AccountState {
   /** False until the store's balance was set: an unknown account has nothing to spend. */
   loaded: boolean;
   tokens?: TokenWindow;
+  /** Budgets of the account and its keys by counter name: the period counted, its spending, reservations. */
+  budgets?: Map<string, { start: number; spent: number; reserved: number }>;
 }
 
 export class MemoryLimiter implements Limiter {
@@ -48,11 +53,31 @@ export class MemoryLimiter implements Limiter {
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    return this.acquireNow(request);
+    for (;;) {
+      const result = this.acquireNow(request);
+      if (!("unseeded" in result)) return result;
+      // A budget with no figure for its period: seeded from the store once, then decided again.
+      const { budget, start } = result.unseeded;
+      const spent = request.seedBudget ? await request.seedBudget(budget, start) : 0;
+      this.#seedBudget(request.accountId, budget.name, start, spent);
+    }
   }
 
-  /** The synchronous core of acquire (no await between check and update). */
-  acquireNow(request: AcquireRequest): AcquireResult {
+  /** Sets a budget's spending in the period from `start`, unless a figure for that period is held. */
+  #seedBudget(accountId: number, name: string, start: number, spent: number): void {
+    const account = this.#account(accountId);
+    account.budgets ??= new Map();
+    const budgets = account.budgets;
+    const held = budgets.get(name);
+    if (!held) budgets.set(name, { start, spent, reserved: 0 });
+    else if (held.start !== start) Object.assign(held, { start, spent });
+  }
+
+  /**
+   * The synchronous core of acquire (no await between check and update); a budget with no figure
+   * for its current period is answered `unseeded`, with nothing changed.
+   */
+  acquireNow(request: AcquireRequest): AcquireResult | { unseeded: { budget: BudgetSpec; start: number } } {
     const { now, reserve } = request;
     const key = this.#key(request.keyId, now);
     const account = this.#account(request.accountId);
@@ -90,6 +115,30 @@ export class MemoryLimiter implements Limiter {
     if (request.dailyCap !== null && key.spent + key.reserved + reserve > request.dailyCap) {
       return refuse("daily_quota_exceeded");
     }
+    const held: HeldBudget[] = [];
+    for (const budget of request.budgets ?? []) {
+      const { start, end } = this.#terms.calendar.bounds(budget.period, now);
+      const state = account.budgets?.get(budget.name);
+      if (!state) return { unseeded: { budget, start } };
+      // A figure of a later period (a clock stepped back) is kept, not reset.
+      const spent = state.start >= start ? state.spent : 0;
+      if (spent + state.reserved + reserve > budget.limit) {
+        return this.#terms.refuseBudget(
+          budget,
+          end,
+          { ...state, spent, balance: account.balance },
+          rate(),
+          now,
+        );
+      }
+      held.push({ name: budget.name, start, end });
+    }
+    for (const budget of held) {
+      const state = account.budgets?.get(budget.name);
+      if (!state) continue;
+      if (state.start < budget.start) Object.assign(state, { start: budget.start, spent: 0 });
+      state.reserved += reserve;
+    }
     const id = String(++this.#tickets);
     key.window.add(now);
     keyTokens?.add(id, need, now);
@@ -102,6 +151,7 @@ export class MemoryLimiter implements Limiter {
       ticket.tokens = need;
       ticket.tokenWindows = { key: keyTokens !== undefined, account: accountTokens !== undefined };
     }
+    if (held.length > 0) ticket.budgets = held;
     this.#open.add(ticket.id);
     return { ok: true, ticket, rate: rate() };
   }
@@ -123,6 +173,32 @@ export class MemoryLimiter implements Limiter {
     account.reserved -= ticket.reserved;
     key.spent += cost;
     account.balance -= cost;
+    for (const budget of ticket.budgets ?? []) {
+      const state = account.budgets?.get(budget.name);
+      if (!state) continue;
+      state.reserved -= ticket.reserved;
+      // The cost counts in the period of the release: the next one once the admission's has ended.
+      const period = now >= budget.end ? budget.end : budget.start;
+      if (state.start < period) Object.assign(state, { start: period, spent: 0 });
+      if (state.start === period) state.spent += cost;
+    }
+  }
+
+  /** A budget's figures in the period that contains `now` (the CLI, the admin API). */
+  async budget(
+    accountId: number,
+    budget: BudgetSpec,
+    now: number,
+  ): Promise<{ spent: Nanos; reserved: Nanos; start: number; end: number } | undefined> {
+    const { start, end } = this.#terms.calendar.bounds(budget.period, now);
+    const state = this.#accounts.get(accountId)?.budgets?.get(budget.name);
+    if (!state) return undefined;
+    return {
+      spent: nanos(state.start === start ? state.spent : 0),
+      reserved: nanos(state.reserved),
+      start,
+      end,
+    };
   }
 
   async peek(

@@ -53,6 +53,11 @@ export class RedisKeys {
     return { z: `${base}:tz:${which}`, h: `${base}:th:${which}` };
   }
 
+  /** Hash: the periods and spending of the budgets of the account and its keys (outside the epoch). */
+  budgets(accountId: number): string {
+    return `${this.prefix}:{acct:${accountId}}:b`;
+  }
+
   /** Hash: the generation (epoch) Redis's copy belongs to and the nodes that acknowledged it. */
   get epoch(): string {
     return `${this.prefix}:epoch`;

@@ -30,11 +30,13 @@
 // cancelled by ticket id (now, then by the heartbeat), which frees whatever it admitted and makes it
 // refuse if it runs later still.
 import { RedisClient } from "bun";
+import { nanos } from "../base/money.ts";
 import { log } from "../log.ts";
 import type { Nanos } from "../types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  type BudgetSpec,
   type LedgerFigures,
   type Limiter,
   type LimiterHealth,
@@ -106,7 +108,14 @@ const ACQUIRE_REPLY = [
   "accountTokensResetMs",
   "tokenWaitMs",
   "tokenLimit",
+  "budget",
+  "budgetSpent",
+  "budgetReserved",
 ] as const;
+/** ACQUIRE's answers about budgets: one has no figure yet, the caller's period is not Redis's, one is spent. */
+const BUDGET_UNSEEDED = 9;
+const BUDGET_MOVED = 10;
+const BUDGET_REFUSED = 11;
 const PEEK_REPLY = [
   "count",
   "resetMs",
@@ -309,30 +318,71 @@ export class RedisLimiter implements Limiter {
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    let reply = await this.#acquireOnce(request);
+    let at = request.now;
+    let reply = await this.#acquireOnce(request, at);
     if (this.#ledger && (reply.refusal === BEHIND || reply.refusal === UNSEEDED)) {
       // The account is not (yet) in the epoch this node checked: check again, rebuild, retry once.
       if (reply.refusal === BEHIND) this.#checked = false;
       else await this.rebase();
-      reply = await this.#acquireOnce(request);
+      reply = await this.#acquireOnce(request, at);
     }
-    return this.#answer(request, reply);
+    // A budget without a figure is seeded from the store; a period computed for another time than
+    // Redis's is computed again for Redis's (each budget needs at most one of each).
+    for (let tries = 0; tries < 2 * (request.budgets?.length ?? 0) + 1; tries++) {
+      const budget = request.budgets?.[reply.budget - 1];
+      if (!budget || (reply.refusal !== BUDGET_UNSEEDED && reply.refusal !== BUDGET_MOVED)) break;
+      at = reply.now;
+      if (reply.refusal === BUDGET_UNSEEDED) {
+        const { start } = this.#terms.calendar.bounds(budget.period, at);
+        const spent = request.seedBudget ? await request.seedBudget(budget, start) : 0;
+        await this.#run(
+          SCRIPTS.setBudget,
+          [this.#keys.budgets(request.accountId)],
+          [budget.name, String(start), String(spent)],
+        );
+      }
+      reply = await this.#acquireOnce(request, at);
+    }
+    return this.#answer(request, reply, at);
+  }
+
+  /** A budget's spending in the period that contains `now` and what is reserved in it. */
+  async budget(accountId: number, budget: BudgetSpec, now: number) {
+    const { start, end } = this.#terms.calendar.bounds(budget.period, now);
+    const reply = await this.#run(
+      SCRIPTS.readBudget,
+      [this.#keys.account(accountId).account, this.#keys.budgets(accountId)],
+      [budget.name, String(start)],
+    );
+    const r = fields(reply, ["seeded", "spent", "reserved"] as const);
+    if (r.seeded === 0) return undefined;
+    return { spent: nanos(r.spent), reserved: nanos(r.reserved), start, end };
   }
 
   async #acquireOnce(
     request: AcquireRequest,
+    at: number,
   ): Promise<Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string }> {
     const { accountId, keyId } = request;
     const keys = this.#keys.account(accountId);
     const id = crypto.randomUUID();
     const window = this.#keys.window(accountId, keyId);
     const tokenKeys = this.#tokenKeys(accountId, keyId, request.tpm ?? null, request.accountTpm ?? null);
+    const budgets = request.budgets ?? [];
     await this.#current();
     const epoch = this.#epoch;
     const sentAt = this.#localClock();
     const sent = SCRIPTS.acquire.run(
       this.#client,
-      [keys.account, keys.tickets, keys.leases, window, keys.done, ...tokenKeys.flatMap((w) => [w.z, w.h])],
+      [
+        keys.account,
+        keys.tickets,
+        keys.leases,
+        window,
+        keys.done,
+        ...tokenKeys.flatMap((w) => [w.z, w.h]),
+        ...(budgets.length > 0 ? [this.#keys.budgets(accountId)] : []),
+      ],
       [
         String(epoch),
         id,
@@ -348,6 +398,11 @@ export class RedisLimiter implements Limiter {
         limitArg(request.tpm ?? null),
         limitArg(request.accountTpm ?? null),
         String(request.tokens ?? 0),
+        String(budgets.length),
+        ...budgets.flatMap((b) => {
+          const { start, end } = this.#terms.calendar.bounds(b.period, at);
+          return [b.name, String(b.limit), String(start), String(end)];
+        }),
       ],
     );
     let reply: unknown;
@@ -368,6 +423,7 @@ export class RedisLimiter implements Limiter {
   #answer(
     request: AcquireRequest,
     r: Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string },
+    at: number,
   ): AcquireResult {
     const { accountId, keyId } = request;
     const rate = this.#terms.withTokens(
@@ -384,6 +440,12 @@ export class RedisLimiter implements Limiter {
         ticket.tokens = request.tokens ?? 0;
         ticket.tokenWindows = tokenWindows;
       }
+      if (request.budgets && request.budgets.length > 0) {
+        ticket.budgets = request.budgets.map((b) => ({
+          name: b.name,
+          ...this.#terms.calendar.bounds(b.period, at),
+        }));
+      }
       this.#held.set(r.id, { ticket });
       return { ok: true, ticket, rate };
     }
@@ -393,6 +455,12 @@ export class RedisLimiter implements Limiter {
       return this.#terms.refuse("insufficient_quota", request, r, rate, r.now);
     }
     this.#known.add(accountId);
+    const budget = request.budgets?.[r.budget - 1];
+    if (r.refusal === BUDGET_REFUSED && budget) {
+      const { end } = this.#terms.calendar.bounds(budget.period, at);
+      const figures = { balance: r.balance, spent: r.budgetSpent, reserved: r.budgetReserved };
+      return this.#terms.refuseBudget(budget, end, figures, rate, r.now);
+    }
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
@@ -446,6 +514,7 @@ export class RedisLimiter implements Limiter {
     const keys = this.#keys.account(ticket.accountId);
     // The token windows the ticket holds tokens in, corrected to what it used (when known).
     const windows = ticket.tokenWindows;
+    const budgets = ticket.budgets ?? [];
     const hashes =
       release.tokens === undefined || !windows
         ? []
@@ -457,7 +526,15 @@ export class RedisLimiter implements Limiter {
           ).map((w) => w.h);
     const answer = await this.#run(
       SCRIPTS.release,
-      [keys.account, keys.tickets, keys.leases, keys.done, keys.unstored, ...hashes],
+      [
+        keys.account,
+        keys.tickets,
+        keys.leases,
+        keys.done,
+        keys.unstored,
+        ...(budgets.length > 0 ? [this.#keys.budgets(ticket.accountId)] : []),
+        ...hashes,
+      ],
       [
         String(epoch),
         ticket.id,
@@ -469,6 +546,8 @@ export class RedisLimiter implements Limiter {
         this.#ledger?.journal ?? "",
         release.seq === undefined ? "" : String(release.seq),
         hashes.length === 0 ? "" : String(release.tokens),
+        String(budgets.length),
+        ...budgets.flatMap((b) => [b.name, String(b.start), String(b.end)]),
       ],
       checked,
     );
@@ -906,7 +985,9 @@ export class RedisLimiter implements Limiter {
       [...open].map(([accountId, tickets]) => {
         const keys = this.#keys.account(accountId);
         const args = [String(epoch), String(this.#leaseMs)];
-        for (const t of tickets) args.push(t.id, t.keyId, String(t.reserved));
+        // The key travels with the budgets the reservation counts in (REGISTER counts it there again).
+        for (const t of tickets)
+          args.push(t.id, [t.keyId, ...(t.budgets ?? []).map((b) => b.name)].join("\n"), String(t.reserved));
         return this.#run(
           SCRIPTS.register,
           [keys.account, keys.tickets, keys.leases, keys.unstored, keys.done],
