@@ -65,6 +65,8 @@ async function benchMeter(options: { journalPath?: string; thread?: StoreThread 
     rpm: null,
     concurrency: null,
     tpm: null,
+    budgets: null,
+    accountBudgets: null,
   };
   const latencies: number[] = [];
   let next = 0;

@@ -101,6 +101,8 @@ async function primary(count: number, concurrency: number): Promise<void> {
     concurrency: 100_000,
     group: "default",
     tpm: null,
+    budgets: null,
+    accountBudgets: null,
   };
   const rows: string[] = [];
   const row = (what: string, wallUs: number, cpu: number, primaryCpu: number | null) =>

@@ -14,6 +14,7 @@ import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
 import {
+  type BudgetSpec,
   type Limiter,
   type LimiterHealth,
   LimiterUnavailableError,
@@ -21,6 +22,7 @@ import {
   type Ticket,
 } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
+import { BUDGET_PERIODS, type BudgetCalendar, calendarOf } from "../limits/periods.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
@@ -31,7 +33,15 @@ import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
 import { Journal, replayJournal } from "./journal.ts";
-import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "./meter.ts";
+import type {
+  Admission,
+  AdmitInput,
+  BalanceView,
+  BudgetFigure,
+  Meter,
+  MeteredKey,
+  Settlement,
+} from "./meter.ts";
 import { buildPriceTable } from "./prices.ts";
 import { rateHeaders, refusalError } from "./refusal.ts";
 import type { StoreThread } from "./store-thread.ts";
@@ -76,6 +86,8 @@ export class LedgerMeter implements Meter {
   readonly #limiter: Limiter;
   readonly #now: () => number;
   readonly #day: BillingDay;
+  /** The budget periods' calendar (the limiter has its own copy of the same configuration). */
+  readonly #calendar: BudgetCalendar;
   readonly #pricer: Pricer;
   readonly #writer: GroupCommitWriter<UsageRecord>;
   readonly #sync: BalanceSync;
@@ -90,8 +102,13 @@ export class LedgerMeter implements Meter {
     this.#feed = options.feed;
     this.#billing = options.billing;
     this.#day = new BillingDay(options.billing.day_utc_offset_minutes);
+    this.#calendar = calendarOf(options.billing.budgets);
     this.#limiter =
-      options.limiter ?? new MemoryLimiter({ dayOffsetMinutes: options.billing.day_utc_offset_minutes });
+      options.limiter ??
+      new MemoryLimiter({
+        dayOffsetMinutes: options.billing.day_utc_offset_minutes,
+        calendar: this.#calendar,
+      });
     const ledger = options.store.limiterLedger?.();
     this.#rebuilds = ledger !== undefined && this.#limiter.attach?.(ledger) === true;
     const limiter = this.#limiter;
@@ -186,7 +203,19 @@ export class LedgerMeter implements Meter {
       // The key's own, else its group's, else the default (0: none); the account's counts all its keys.
       tpm: principal.tpm ?? tpm.groups[principal.group] ?? (tpm.default || null),
       accountTpm: tpm.accounts[principal.accountName] ?? null,
+      budgets: budgetsOf(principal),
+      seedBudget: (budget: BudgetSpec, start: number) => this.#seedBudget(principal, budget, start),
     };
+  }
+
+  /** A budget's spending in the store since `start` (every settled record stored first). */
+  async #seedBudget(principal: MeteredKey, budget: BudgetSpec, start: number): Promise<Nanos> {
+    await this.#writer.flush();
+    const { byKey, byAccount } = await this.#store.admin.spending(start);
+    const spent = budget.name.startsWith("a:")
+      ? byAccount.get(principal.accountId)
+      : byKey.get(principal.keyId);
+    return nanos(spent ?? 0);
   }
 
   async admit(input: AdmitInput): Promise<Admission> {
@@ -303,6 +332,32 @@ export class LedgerMeter implements Meter {
     return cost;
   }
 
+  async budgetFigures(principal: MeteredKey, scope: "key" | "account"): Promise<BudgetFigure[]> {
+    const now = this.#now();
+    const prefix = scope === "key" ? "k:" : "a:";
+    const specs = (budgetsOf(principal) ?? []).filter((spec) => spec.name.startsWith(prefix));
+    return limiterCall(() =>
+      Promise.all(
+        specs.map(async (spec): Promise<BudgetFigure> => {
+          const held = await this.#limiter.budget?.(principal.accountId, spec, now);
+          const { start, end } = held ?? this.#calendar.bounds(spec.period, now);
+          // No figure held yet (no request since start): the store's is the spending.
+          const spent = held?.spent ?? (await this.#seedBudget(principal, spec, start));
+          const reserved = held?.reserved ?? nanos(0);
+          return {
+            period: spec.period,
+            limit: spec.limit,
+            spent,
+            reserved,
+            remaining: nanos(Math.max(0, spec.limit - spent - reserved)),
+            start,
+            end: spec.period === "total" ? null : end,
+          };
+        }),
+      ),
+    );
+  }
+
   /** The calling key's money figures for GET /v1/dashboard/billing/balance. */
   async balance(principal: MeteredKey): Promise<BalanceView> {
     const now = this.#now();
@@ -315,6 +370,19 @@ export class LedgerMeter implements Meter {
     });
     return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate, "openai", now) };
   }
+}
+
+/** The budgets a key's requests must fit: its own (weekly, monthly, total) and its account's. */
+function budgetsOf(principal: MeteredKey): BudgetSpec[] | undefined {
+  if (principal.budgets === null && principal.accountBudgets === null) return undefined;
+  const specs: BudgetSpec[] = [];
+  for (const period of BUDGET_PERIODS) {
+    const own = principal.budgets?.[period];
+    if (own !== undefined) specs.push({ name: `k:${principal.keyId}:${period}`, period, limit: nanos(own) });
+    const account = principal.accountBudgets?.[period];
+    if (account !== undefined) specs.push({ name: `a:${period}`, period, limit: nanos(account) });
+  }
+  return specs.length > 0 ? specs : undefined;
 }
 
 /** A request's worst case in tokens: its counted prompt plus its output cap (text; other kinds hold none). */

@@ -45,7 +45,9 @@ function message(refusal: Refusal, facts: RefusalFacts, ctx: RefusalContext, wai
     case "budget_exceeded": {
       const budget = facts.budget;
       const period = budget?.period ?? "";
-      const owner = budget?.name.startsWith("a:") ? `account "${ctx.accountName}"` : `API key "${ctx.keyName}"`;
+      const owner = budget?.name.startsWith("a:")
+        ? `account "${ctx.accountName}"`
+        : `API key "${ctx.keyName}"`;
       const resets =
         period === "total" || budget === undefined
           ? "It does not reset: ask the operator to raise or remove it."

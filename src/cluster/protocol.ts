@@ -106,6 +106,8 @@ export function meteredKey(p: MeteredKey): MeteredKey {
     concurrency: p.concurrency,
     group: p.group,
     tpm: p.tpm,
+    budgets: p.budgets,
+    accountBudgets: p.accountBudgets,
   };
 }
 

@@ -25,14 +25,17 @@ export interface CalendarOptions {
   monthResetDay?: number;
 }
 
-/** Whether `zone` is a time zone this runtime knows. */
-export function knownTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
+/** The calendar `[billing.budgets]` configures. */
+export function calendarOf(config: {
+  time_zone: string;
+  week_start: Weekday;
+  month_reset_day: number;
+}): BudgetCalendar {
+  return new BudgetCalendar({
+    timeZone: config.time_zone,
+    weekStart: config.week_start,
+    monthResetDay: config.month_reset_day,
+  });
 }
 
 export class BudgetCalendar {

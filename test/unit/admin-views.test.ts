@@ -26,7 +26,7 @@ function expectShown(actual: object, expected: Record<string, unknown>): void {
 
 describe("accounts and groups", () => {
   test("an account: balance in nanos and USD, what it spent today, created_at", () => {
-    const shown = accountView({ id: 7, name: "acme", balance: nanos(2_500_000_000), createdAt: T1 }, 125);
+    const shown = accountView({ id: 7, name: "acme", balance: nanos(2_500_000_000), budgets: null, createdAt: T1 }, 125);
     expectShown(shown, {
       id: 7,
       name: "acme",
@@ -58,6 +58,8 @@ describe("keys", () => {
     rpm: 30,
     concurrency: 4,
     tpm: null,
+    budgets: null,
+    accountBudgets: null,
     createdAt: T1,
     lastUsedAt: T1 + 1,
   };

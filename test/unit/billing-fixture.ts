@@ -86,6 +86,8 @@ export function principalOf(
     rpm: null,
     concurrency: null,
     tpm: null,
+    budgets: null,
+    accountBudgets: null,
     ...limits,
   };
 }

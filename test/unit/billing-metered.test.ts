@@ -63,6 +63,8 @@ const input = admitInput(
     rpm: null,
     concurrency: null,
     tpm: null,
+    budgets: null,
+    accountBudgets: null,
   },
   "modelx-5.4-mini",
   { kind: "text", inputTokens: 10, maxOutputTokens: 10 },

@@ -543,6 +543,7 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
     rpm: null,
     concurrency: null,
     tpm: null,
+    budgets: null,
   });
   const limiter = await limiters.make({ url });
   const billing = v.parse(BillingSchema, {});
@@ -559,6 +560,8 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
     rpm: null,
     concurrency: null,
     tpm: null,
+    budgets: null,
+    accountBudgets: null,
   };
   return {
     meter,
