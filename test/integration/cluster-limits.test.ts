@@ -4,6 +4,8 @@
 // exactly what was stored.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
+import { balanceOf } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
 // Dropping several databases takes seconds on a loaded machine.
@@ -75,6 +77,34 @@ describe("three nodes, one PostgreSQL, one Redis", () => {
     expect((await Promise.all(refused.map(outcome))).map((r) => `${r.status} ${r.code}`)).toEqual(
       Array(7).fill("429 rate_limit_exceeded"),
     );
+    abort.abort();
+  }, 30_000);
+
+  test("an account's monthly budget across three nodes: of 9 held requests exactly the 2 that fit are admitted, 7 are 429 budget_exceeded", async () => {
+    const c = await cluster();
+    const hold = { prompt: "hold sim:ttft=30000", stream: true } as const;
+    const abort = new AbortController();
+    // The request's worst-case cost, as the balance endpoint shows it reserved while one is held.
+    const probe = await c.createKey(["--account", "default", "--name", "probe"]);
+    await c.waitForKey(probe.secret);
+    void chat(c.node(0), probe.secret, { ...hold, signal: abort.signal }).catch(() => undefined);
+    const worst = await waitFor("the probe's reservation", async () => {
+      const reserved = Number((await balanceOf(c.node(0), probe.secret)).reserved_today_nanos);
+      return reserved > 0 ? reserved : undefined;
+    });
+    const made = await c.cli(["accounts", "create", "team", "--balance", "100"]);
+    expect(made.code).toBe(0);
+    const budget = ((3 * worst - 1) / 1e9).toFixed(9);
+    const set = await c.cli(["accounts", "budgets", "team", "--budget", `monthly=${budget}`]);
+    expect(set.code).toBe(0);
+    const { secret } = await c.createKey(["--account", "team", "--name", "budgeted"]);
+    await c.waitForKey(secret);
+    const responses = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => chat(c.node(i), secret, { ...hold, signal: abort.signal })),
+    );
+    expect(responses.filter((r) => r.status === 200).length).toBe(2);
+    const refused = await Promise.all(responses.filter((r) => r.status !== 200).map(outcome));
+    expect(refused.map((r) => `${r.status} ${r.code}`)).toEqual(Array(7).fill("429 budget_exceeded"));
     abort.abort();
   }, 30_000);
 
