@@ -4,7 +4,13 @@
 // bad budgets or calendars refused naming the field, with nothing changed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { dirname, join } from "node:path";
-import { createKey, type RunningGateway, serveRefuses, startGateway } from "../helpers/gateway.ts";
+import {
+  bootstrapAdminToken,
+  createKey,
+  type RunningGateway,
+  serveRefuses,
+  startGateway,
+} from "../helpers/gateway.ts";
 import { keyAccepted, waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
@@ -14,9 +20,7 @@ beforeAll(async () => {
   gw = await startGateway({
     config: `[bootstrap]\nbalance_usd = "100"\n[billing.budgets]\ntime_zone = "Europe/Berlin"\nmonth_reset_day = 15\n`,
   });
-  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
-  if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
-  token = found;
+  token = bootstrapAdminToken(gw);
 }, 60_000);
 
 afterAll(async () => {

@@ -4,7 +4,13 @@
 // admin API and at config load with the field's path.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type SimServer, startSimServer } from "../../src/sim/server.ts";
-import { createKey, type RunningGateway, serveRefuses, startGateway } from "../helpers/gateway.ts";
+import {
+  bootstrapAdminToken,
+  createKey,
+  type RunningGateway,
+  serveRefuses,
+  startGateway,
+} from "../helpers/gateway.ts";
 import { keyAccepted } from "../helpers/wait.ts";
 
 let sim: SimServer;
@@ -22,9 +28,7 @@ beforeAll(async () => {
     ].join("\n"),
     env: { SIM_UPSTREAM_KEY: "sk-upstream" },
   });
-  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
-  if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
-  token = found;
+  token = bootstrapAdminToken(gw);
 }, 60_000);
 
 afterAll(async () => {
