@@ -5,6 +5,7 @@
 import { applyBudgets } from "../admin/schemas.ts";
 import { formatUsd } from "../base/money.ts";
 import type { Config } from "../config/schema.ts";
+import { BillingDay } from "../limits/day.ts";
 import { BUDGET_PERIODS, type BudgetPeriod, calendarOf } from "../limits/periods.ts";
 import type { Budgets } from "../store/schema.ts";
 import type { Store } from "../store/store.ts";
@@ -39,14 +40,20 @@ export async function printBudgets(
   budgets: Budgets,
   spentOf: (spending: { byKey: Map<string, number>; byAccount: Map<number, number> }) => number,
   json: boolean | undefined,
+  /** A key's daily budget is its daily cap, counted in the billing day rather than the calendar's. */
+  dailyIsCap = false,
 ): Promise<void> {
   const calendar = calendarOf(config.billing.budgets);
+  const billingDay = new BillingDay(config.billing.day_utc_offset_minutes);
   const now = Date.now();
   const rows = [];
   for (const name of BUDGET_PERIODS) {
     const limit = budgets[name];
     if (limit === undefined) continue;
-    const { start, end } = calendar.bounds(name, now);
+    const { start, end } =
+      name === "daily" && dailyIsCap
+        ? { start: billingDay.start(now), end: billingDay.end(now) }
+        : calendar.bounds(name, now);
     const spent = spentOf(await store.admin.spending(start));
     rows.push({
       period: name,

@@ -121,7 +121,7 @@ export async function keysCommand(args: string[]): Promise<void> {
         });
       }
       const budgets = { ...key.budgets, ...(key.dailyCap === null ? {} : { daily: key.dailyCap }) };
-      await printBudgets(store, config, budgets, (s) => s.byKey.get(key.id) ?? 0, values.json);
+      await printBudgets(store, config, budgets, (s) => s.byKey.get(key.id) ?? 0, values.json, true);
       return;
     }
     case "revoke":

@@ -103,6 +103,8 @@ describe("budgets over HTTP and the CLI", () => {
     expect(shown.code).toBe(0);
     const rows = JSON.parse(shown.stdout) as { period: string; limit_usd: string; period_start: string }[];
     expect(rows.map((r) => `${r.period} ${r.limit_usd}`)).toEqual(["daily 2.00", "monthly 7.00"]);
+    // The daily cap counts in the billing day (UTC here), not in the budgets' zone.
+    expect(rows[0]?.period_start).toMatch(/T00:00:00.000Z$/);
     // Months reset on the 15th at midnight in Berlin (22:00 or 23:00 UTC the day before).
     expect(rows[1]?.period_start).toMatch(/-14T2[23]:00:00.000Z$/);
     const bad = await gw.cli(["keys", "budgets", id, "--budget", "yearly=5"]);
