@@ -1,7 +1,7 @@
 // The terminal UI's client of the admin API: typed calls, answers checked by valibot, errors
 // turned into messages the UI can show (the API's own message when it gave one).
 import * as v from "valibot";
-import { AccountView, ApiError, CreatedKey, KeyView, ListOf, UsageRow } from "./types.ts";
+import { AccountView, ApiError, CreatedKey, KeyBudgets, KeyView, ListOf, UsageRow } from "./types.ts";
 
 export interface KeyChange {
   name?: string;
@@ -24,6 +24,8 @@ export interface AdminApi {
   createKey(input: NewKeyInput): Promise<KeyView & { secret: string }>;
   setKeyStatus(id: string, status: "enabled" | "revoked"): Promise<KeyView>;
   updateKey(id: string, change: KeyChange): Promise<KeyView>;
+  /** A key's budgets and its account's in their current periods (absent: the screen shows none). */
+  keyBudgets?(id: string): Promise<KeyBudgets>;
   listAccounts(): Promise<AccountView[]>;
   credit(account: string, amountUsd: string, note: string): Promise<AccountView>;
   usage(by: "model" | "day", days: number): Promise<UsageRow[]>;
@@ -79,6 +81,9 @@ export class HttpAdminApi implements AdminApi {
   }
   updateKey(id: string, change: KeyChange) {
     return this.#call(KeyView, "POST", `/keys/${encodeURIComponent(id)}`, change);
+  }
+  keyBudgets(id: string) {
+    return this.#call(KeyBudgets, "GET", `/keys/${encodeURIComponent(id)}`);
   }
   async listAccounts() {
     return (await this.#call(ListOf(AccountView), "GET", "/accounts")).data;

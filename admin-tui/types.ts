@@ -23,6 +23,22 @@ export type KeyView = v.InferOutput<typeof KeyView>;
 
 export const CreatedKey = v.object({ ...KeyView.entries, secret: v.string() });
 
+/** One budget in its current period (GET /admin/v1/keys/{id}: `budgets`, `account_budgets`). */
+export const BudgetFigure = v.object({
+  period: v.string(),
+  limit_nanos: v.number(),
+  spent_nanos: v.number(),
+  reserved_nanos: v.number(),
+  remaining_nanos: v.number(),
+});
+export type BudgetFigure = v.InferOutput<typeof BudgetFigure>;
+
+export const KeyBudgets = v.object({
+  budgets: v.optional(v.array(BudgetFigure), []),
+  account_budgets: v.optional(v.array(BudgetFigure), []),
+});
+export type KeyBudgets = v.InferOutput<typeof KeyBudgets>;
+
 export const AccountView = v.object({
   id: v.number(),
   name: v.string(),

@@ -64,6 +64,9 @@ async function benchMeter(options: { journalPath?: string; thread?: StoreThread 
     dailyCap: nanos(1_000_000_000_000_000),
     rpm: null,
     concurrency: null,
+    tpm: null,
+    budgets: null,
+    accountBudgets: null,
   };
   const latencies: number[] = [];
   let next = 0;

@@ -99,6 +99,10 @@ async function primary(count: number, concurrency: number): Promise<void> {
     dailyCap: null,
     rpm: 1_000_000_000,
     concurrency: 100_000,
+    group: "default",
+    tpm: null,
+    budgets: null,
+    accountBudgets: null,
   };
   const rows: string[] = [];
   const row = (what: string, wallUs: number, cpu: number, primaryCpu: number | null) =>

@@ -1,12 +1,12 @@
 // Keys screen: the key table; n creates a key through a form (the secret is shown once, with a
 // copy hint), r revokes after a confirmation (y), e enables, l edits limits, allowlist, expiry and group.
 import { Box, Text, useInput } from "ink";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import type { AdminApi } from "../api.ts";
 import { type Field, Form, list, optional, optionalInt } from "../form.tsx";
 import { message, usePoll } from "../poll.ts";
 import { type Column, Table } from "../table.tsx";
-import { type KeyView, usd } from "../types.ts";
+import { type BudgetFigure, type KeyBudgets, type KeyView, usd } from "../types.ts";
 
 interface Props {
   api: AdminApi;
@@ -50,6 +50,14 @@ function editFields(k: KeyView): Field[] {
   ];
 }
 
+/** One line of budgets: `weekly $1.20/$20.00 (reserved $0.04)`, the key's then its account's. */
+function budgetLine(budgets: KeyBudgets): string | undefined {
+  const one = (owner: string) => (b: BudgetFigure) =>
+    `${owner}${b.period} ${usd(b.spent_nanos)}/${usd(b.limit_nanos)}${b.reserved_nanos > 0 ? ` (reserved ${usd(b.reserved_nanos)})` : ""}`;
+  const parts = [...budgets.budgets.map(one("")), ...budgets.account_budgets.map(one("account "))];
+  return parts.length > 0 ? `budgets: ${parts.join(", ")}` : undefined;
+}
+
 export function KeysScreen({ api, onModal, height, width }: Props) {
   const keys = usePoll(() => api.listKeys());
   const [selected, setSelected] = useState(0);
@@ -61,6 +69,23 @@ export function KeysScreen({ api, onModal, height, width }: Props) {
   const [revoking, setRevoking] = useState<KeyView>();
   const rows = keys.data ?? [];
   const current = rows[Math.min(selected, rows.length - 1)];
+  /** The selected key's budgets line, read when the selection changes. */
+  const [budgets, setBudgets] = useState<string>();
+  const currentId = current?.id;
+  useEffect(() => {
+    setBudgets(undefined);
+    if (currentId === undefined || !api.keyBudgets) return;
+    let live = true;
+    api.keyBudgets(currentId).then(
+      (figures) => {
+        if (live) setBudgets(budgetLine(figures));
+      },
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [api, currentId]);
 
   const open = (next: "list" | "create" | "edit") => {
     setMode(next);
@@ -177,10 +202,11 @@ export function KeysScreen({ api, onModal, height, width }: Props) {
         columns={COLUMNS}
         rows={rows}
         selected={selected}
-        height={height - (secret ? 4 : 0)}
+        height={height - (secret ? 4 : 0) - (budgets ? 1 : 0)}
         width={width}
         empty="no keys yet: press n"
       />
+      {budgets ? <Text dimColor>{budgets}</Text> : null}
       {revoking ? (
         <Text color="yellow" bold>
           Revoke {revoking.name || revoking.id} ({revoking.prefix}…)? y revokes, any other key cancels.

@@ -3,9 +3,13 @@
 import * as v from "valibot";
 import { formatUsd, nanos } from "../base/money.ts";
 import { startOfUtcDay } from "../base/time.ts";
-import type { Account, Group } from "../store/store.ts";
+import type { MeteredKey } from "../billing/meter.ts";
+import type { Gateway } from "../gateway.ts";
+import { type Account, type Group, StoreError } from "../store/store.ts";
+import type { KeyId } from "../types.ts";
 import { adminRoute, readJson } from "./http.ts";
-import { ModelPattern, Name, Usd } from "./schemas.ts";
+import { budgetView } from "./keys.ts";
+import { applyBudgets, BudgetsInput, ModelPattern, Name, Usd } from "./schemas.ts";
 import { isoTime } from "./view.ts";
 
 const CreateAccount = v.strictObject({
@@ -56,6 +60,44 @@ export const createAccount = adminRoute(async ({ ctx, gateway, actor }) => {
   });
   return accountView(account, 0);
 }, 201);
+
+/** An account's budgets in their current periods, read through the meter (404 for an unknown account). */
+async function accountBudgets(gateway: Gateway, name: string) {
+  const account = (await gateway.store.listAccounts()).find((a) => a.name === name);
+  if (!account) throw new StoreError("not_found", `account "${name}" does not exist`);
+  const figures = gateway.meter.budgetFigures;
+  const metered: MeteredKey = {
+    keyId: "" as KeyId,
+    keyName: "",
+    accountId: account.id,
+    accountName: account.name,
+    group: "",
+    dailyCap: null,
+    rpm: null,
+    concurrency: null,
+    tpm: null,
+    budgets: null,
+    accountBudgets: account.budgets,
+  };
+  const data = figures ? (await figures.call(gateway.meter, metered, "account")).map(budgetView) : [];
+  return { object: "list", account: account.name, data };
+}
+
+export const getAccountBudgets = adminRoute(async ({ gateway, params }) =>
+  accountBudgets(gateway, params.name ?? ""),
+);
+
+/** Sets or removes an account's budgets: every node applies the change at its next revision check. */
+export const setAccountBudgets = adminRoute(async ({ ctx, gateway, actor, params }) => {
+  const name = params.name ?? "";
+  const input = await readJson(ctx, BudgetsInput);
+  const account = (await gateway.store.listAccounts()).find((a) => a.name === name);
+  if (!account) throw new StoreError("not_found", `account "${name}" does not exist`);
+  await gateway.store.admin.setAccountBudgets(name, applyBudgets(account.budgets, input));
+  await gateway.store.admin.audit(actor, "account.budgets", name, { ...input });
+  await gateway.keys.refresh();
+  return accountBudgets(gateway, name);
+});
 
 export const creditAccount = adminRoute(async ({ ctx, gateway, actor, params }) => {
   const name = params.name ?? "";

@@ -4,8 +4,8 @@ import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
 import type { KeyPatch } from "../store/admin.ts";
 import { type AdminCall, adminRoute, readJson, readQuery } from "./http.ts";
-import { createKey, keyView } from "./keys.ts";
-import { Cidr, FutureTime, KeyName, Name, PositiveInt, Usd } from "./schemas.ts";
+import { budgetView, createKey, keyView, meteredOf } from "./keys.ts";
+import { applyBudgets, BudgetsInput, Cidr, FutureTime, KeyName, Name, PositiveInt, Usd } from "./schemas.ts";
 
 const CreateKey = v.strictObject({
   account: Name,
@@ -16,6 +16,8 @@ const CreateKey = v.strictObject({
   daily_cap_usd: v.optional(v.nullable(Usd), null),
   rpm: v.optional(v.nullable(PositiveInt), null),
   concurrency: v.optional(v.nullable(PositiveInt), null),
+  tpm: v.optional(v.nullable(PositiveInt), null),
+  budgets: v.optional(BudgetsInput, {}),
 });
 
 const UpdateKey = v.strictObject({
@@ -26,6 +28,8 @@ const UpdateKey = v.strictObject({
   daily_cap_usd: v.optional(v.nullable(Usd)),
   rpm: v.optional(v.nullable(PositiveInt)),
   concurrency: v.optional(v.nullable(PositiveInt)),
+  tpm: v.optional(v.nullable(PositiveInt)),
+  budgets: v.optional(BudgetsInput),
 });
 
 const KeyQuery = v.strictObject({
@@ -44,10 +48,18 @@ async function views(call: AdminCall, ids?: Set<string>) {
     .map((k) => ({ ...keyView(k), spent_today_nanos: byKey.get(k.id) ?? 0 }));
 }
 
+/** One key's view with its budgets in their current periods (and its account's). */
 async function oneView(call: AdminCall, id: string) {
-  await call.gateway.store.admin.getKey(id); // 404 when unknown
+  const key = await call.gateway.store.admin.getKey(id); // 404 when unknown
   const [view] = await views(call, new Set([id]));
-  return view;
+  const figures = call.gateway.meter.budgetFigures;
+  if (!figures) return view;
+  const metered = meteredOf(key);
+  return {
+    ...view,
+    budgets: (await figures.call(call.gateway.meter, metered, "key")).map(budgetView),
+    account_budgets: (await figures.call(call.gateway.meter, metered, "account")).map(budgetView),
+  };
 }
 
 export const listKeys = adminRoute(async (call) => {
@@ -72,9 +84,12 @@ export const createKeyRoute = adminRoute(async (call) => {
     name: input.name,
     expiresAt: input.expires_at,
     allowIps: input.allow_ips,
-    dailyCap: input.daily_cap_usd,
+    // `budgets.daily` is the daily cap by its other name.
+    dailyCap: input.budgets.daily ?? input.daily_cap_usd,
     rpm: input.rpm,
     concurrency: input.concurrency,
+    tpm: input.tpm,
+    budgets: applyBudgets(null, { ...input.budgets, daily: undefined }),
   });
   await call.gateway.store.admin.audit(call.actor, "key.create", key.id, {
     account: key.account,
@@ -87,14 +102,21 @@ export const createKeyRoute = adminRoute(async (call) => {
 export const updateKey = adminRoute(async (call) => {
   const id = call.params.id ?? "";
   const input = await readJson(call.ctx, UpdateKey);
+  const current = input.budgets ? await call.gateway.store.admin.getKey(id) : undefined;
+  const daily = input.budgets?.daily;
   const patch: KeyPatch = {
     name: input.name,
     group: input.group,
     expiresAt: input.expires_at,
     allowIps: input.allow_ips === null || input.allow_ips?.length === 0 ? null : input.allow_ips,
-    dailyCap: input.daily_cap_usd,
+    dailyCap: daily !== undefined ? daily : input.daily_cap_usd,
     rpm: input.rpm,
     concurrency: input.concurrency,
+    tpm: input.tpm,
+    budgets:
+      input.budgets && current
+        ? applyBudgets(current.budgets, { ...input.budgets, daily: undefined })
+        : undefined,
   };
   await call.gateway.store.admin.updateKey(id, patch);
   await call.gateway.store.admin.audit(call.actor, "key.update", id, { ...input });

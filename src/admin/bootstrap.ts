@@ -28,6 +28,7 @@ export async function bootstrapStore(store: Store, balance: Nanos): Promise<Boot
     allowIps: [],
     dailyCap: null,
     rpm: null,
+    tpm: null,
     concurrency: null,
   });
   const { token } = await createAdminToken(store, "bootstrap");

@@ -1,5 +1,7 @@
 // Operator actions on keys, shared by the CLI and the admin API (its first-key bootstrap included).
 import { issueSecret } from "../auth/secret.ts";
+import type { BudgetFigure, MeteredKey } from "../billing/meter.ts";
+import type { Budgets } from "../store/schema.ts";
 import type { KeyRecord, Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
 import { isoTime, isoTimeOrNull } from "./view.ts";
@@ -13,6 +15,9 @@ export interface CreateKeyInput {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  tpm: number | null;
+  /** Weekly, monthly and total budgets (nano-USD by period; the daily one is dailyCap). */
+  budgets?: Budgets | null;
 }
 
 /** Effective status: a key past its expiry time is `expired` whatever its stored status. */
@@ -42,8 +47,40 @@ export async function createKey(
     dailyCap: input.dailyCap,
     rpm: input.rpm,
     concurrency: input.concurrency,
+    tpm: input.tpm,
+    budgets: input.budgets ?? null,
   });
   return { key, secret: issued.secret };
+}
+
+/** What the meter needs to read a key's budgets (and its account's) from a stored key. */
+export function meteredOf(key: KeyRecord): MeteredKey {
+  return {
+    keyId: key.id,
+    keyName: key.name,
+    accountId: key.accountId,
+    accountName: key.account,
+    group: key.group,
+    dailyCap: key.dailyCap,
+    rpm: key.rpm,
+    concurrency: key.concurrency,
+    tpm: key.tpm,
+    budgets: key.budgets,
+    accountBudgets: key.accountBudgets,
+  };
+}
+
+/** A budget in its current period as the admin API and the CLI show it (times as ISO strings). */
+export function budgetView(figure: BudgetFigure) {
+  return {
+    period: figure.period,
+    limit_nanos: figure.limit,
+    spent_nanos: figure.spent,
+    reserved_nanos: figure.reserved,
+    remaining_nanos: figure.remaining,
+    period_start: new Date(figure.start).toISOString(),
+    period_end: figure.end === null ? null : new Date(figure.end).toISOString(),
+  };
 }
 
 /** The operator's view of a key, as `keys list --json` prints it (the status as of now). */
@@ -60,6 +97,7 @@ export function keyView(key: KeyRecord) {
     daily_cap_nanos: key.dailyCap,
     rpm: key.rpm,
     concurrency: key.concurrency,
+    tpm: key.tpm,
     created_at: isoTime(key.createdAt),
     last_used_at: isoTimeOrNull(key.lastUsedAt),
   };

@@ -2,9 +2,33 @@
 // amounts, CIDRs and model patterns the config reads the same way (src/config/blocks.ts).
 import * as v from "valibot";
 
-import { PrintableName } from "../config/blocks.ts";
+import { PrintableName, UsdNanos } from "../config/blocks.ts";
+import type { Budgets } from "../store/schema.ts";
 
 export { Cidr, ModelPattern, UsdNanos as Usd } from "../config/blocks.ts";
+
+/**
+ * Budgets by period as the admin API takes them: a USD amount sets the period's budget, null
+ * removes it, a period left out stays as it is; an unknown period is refused.
+ */
+export const BudgetsInput = v.strictObject({
+  daily: v.optional(v.nullable(UsdNanos)),
+  weekly: v.optional(v.nullable(UsdNanos)),
+  monthly: v.optional(v.nullable(UsdNanos)),
+  total: v.optional(v.nullable(UsdNanos)),
+});
+
+export type BudgetsChange = v.InferOutput<typeof BudgetsInput>;
+
+/** Stored budgets with a change applied (null when none is left). */
+export function applyBudgets(current: Budgets | null, change: BudgetsChange): Budgets | null {
+  const next: Budgets = { ...current };
+  for (const [period, value] of Object.entries(change) as [keyof Budgets, number | null | undefined][]) {
+    if (value === null) delete next[period];
+    else if (value !== undefined) next[period] = value;
+  }
+  return Object.keys(next).length > 0 ? next : null;
+}
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 

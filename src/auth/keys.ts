@@ -5,6 +5,7 @@
 
 import { CidrList, type parseAddress } from "../base/ip.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
+import type { Budgets } from "../store/schema.ts";
 import type { Store } from "../store/store.ts";
 import type { KeyId, Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -23,6 +24,11 @@ export interface Principal {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  /** Tokens per minute of the key itself; null = the configured default (src/billing/ledger-meter.ts). */
+  tpm: number | null;
+  /** The key's budgets other than daily (its daily one is dailyCap), and its account's: nano-USD by period. */
+  budgets: Budgets | null;
+  accountBudgets: Budgets | null;
 }
 
 interface CachedKey {
@@ -138,6 +144,9 @@ export class KeyCache {
             models,
             dailyCap: row.dailyCap,
             rpm: row.rpm,
+            tpm: row.tpm,
+            budgets: row.budgets,
+            accountBudgets: row.accountBudgets,
             concurrency: row.concurrency,
           },
           prefix: row.prefix,

@@ -14,6 +14,7 @@ import { nanos } from "../base/money.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
 import {
+  type BudgetSpec,
   type Limiter,
   type LimiterHealth,
   LimiterUnavailableError,
@@ -21,6 +22,7 @@ import {
   type Ticket,
 } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
+import { BUDGET_PERIODS, type BudgetCalendar, calendarOf } from "../limits/periods.ts";
 import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage.ts";
@@ -31,7 +33,15 @@ import { BalanceSync } from "./balances.ts";
 import { Pricer } from "./cost.ts";
 import type { UsageFeed } from "./feed.ts";
 import { Journal, replayJournal } from "./journal.ts";
-import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "./meter.ts";
+import type {
+  Admission,
+  AdmitInput,
+  BalanceView,
+  BudgetFigure,
+  Meter,
+  MeteredKey,
+  Settlement,
+} from "./meter.ts";
 import { buildPriceTable } from "./prices.ts";
 import { rateHeaders, refusalError } from "./refusal.ts";
 import type { StoreThread } from "./store-thread.ts";
@@ -85,6 +95,8 @@ export class LedgerMeter implements Meter {
   readonly #limiter: Limiter;
   readonly #now: () => number;
   readonly #day: BillingDay;
+  /** The budget periods' calendar (the limiter has its own copy of the same configuration). */
+  readonly #calendar: BudgetCalendar;
   readonly #pricer: Pricer;
   readonly #writer: GroupCommitWriter<UsageRecord>;
   readonly #sync: BalanceSync;
@@ -99,8 +111,13 @@ export class LedgerMeter implements Meter {
     this.#feed = options.feed;
     this.#billing = options.billing;
     this.#day = new BillingDay(options.billing.day_utc_offset_minutes);
+    this.#calendar = calendarOf(options.billing.budgets);
     this.#limiter =
-      options.limiter ?? new MemoryLimiter({ dayOffsetMinutes: options.billing.day_utc_offset_minutes });
+      options.limiter ??
+      new MemoryLimiter({
+        dayOffsetMinutes: options.billing.day_utc_offset_minutes,
+        calendar: this.#calendar,
+      });
     const ledger = options.store.limiterLedger?.();
     this.#rebuilds = ledger !== undefined && this.#limiter.attach?.(ledger) === true;
     const limiter = this.#limiter;
@@ -188,17 +205,43 @@ export class LedgerMeter implements Meter {
 
   #limits(principal: MeteredKey) {
     const concurrency = principal.concurrency ?? (this.#billing.default_concurrency || null);
-    return { rpm: principal.rpm ?? this.#billing.default_rpm, concurrency, dailyCap: principal.dailyCap };
+    const tpm = this.#billing.tpm;
+    return {
+      rpm: principal.rpm ?? this.#billing.default_rpm,
+      concurrency,
+      dailyCap: principal.dailyCap,
+      // The key's own, else its group's, else the default (0: none); the account's counts all its keys.
+      tpm: principal.tpm ?? tpm.groups[principal.group] ?? (tpm.default || null),
+      accountTpm: tpm.accounts[principal.accountName] ?? null,
+      budgets: budgetsOf(principal),
+      seedBudget: (budget: BudgetSpec, start: number) => this.#seedBudget(principal, budget, start),
+    };
+  }
+
+  /** A budget's spending in the store since `start` (every settled record stored first). */
+  async #seedBudget(principal: MeteredKey, budget: BudgetSpec, start: number): Promise<Nanos> {
+    await this.#writer.flush();
+    const { byKey, byAccount } = await this.#store.admin.spending(start);
+    const spent = budget.name.startsWith("a:")
+      ? byAccount.get(principal.accountId)
+      : byKey.get(principal.keyId);
+    return nanos(spent ?? 0);
   }
 
   async admit(input: AdmitInput): Promise<Admission> {
     const { principal } = input;
     const reserve = input.fixedCost ?? this.#pricer.worstCase(input.model, input.worstCase);
+    const tokens = worstTokens(input);
     const now = this.#now();
     const result = await limiterCall(async () => {
       const knew = await this.#limiter.knowsAccount(principal.accountId);
       if (!knew) await this.#sync.reload();
-      const request = { keyId: principal.keyId, accountId: principal.accountId, ...this.#limits(principal) };
+      const request = {
+        keyId: principal.keyId,
+        accountId: principal.accountId,
+        tokens,
+        ...this.#limits(principal),
+      };
       const first = await this.#limiter.acquire({ ...request, reserve, now });
       // A shared limiter that lost the account's balance (Redis restarted empty) reseeds and retries once.
       if (first.ok || first.refusal !== "insufficient_quota" || !knew) return first;
@@ -215,6 +258,7 @@ export class LedgerMeter implements Meter {
         dayEnd: new Date(this.#day.end(now)).toISOString(),
         form: headerFormOf(input.endpoint),
         now,
+        tokens,
       });
     }
     return this.#admission(input, result.ticket, rateHeaders(result.rate, headerFormOf(input.endpoint), now));
@@ -250,6 +294,12 @@ export class LedgerMeter implements Meter {
     }
     const now = this.#now();
     const record = toRecord(input, result, cost, latencyMs, now);
+    // The token windows keep what the request used in place of its worst case.
+    const used = ticket.tokenWindows
+      ? result.source === "none"
+        ? 0
+        : result.usage.inputTokens + result.usage.outputTokens
+      : undefined;
     if (this.#rebuilds) {
       // The release carries the record's journal number, so it follows the append: Redis then
       // counts the debit once whether or not the ledger already holds the record (redis-scripts.ts).
@@ -257,12 +307,12 @@ export class LedgerMeter implements Meter {
       try {
         seq = await this.#writer.write(record);
       } finally {
-        await this.#limiter.release(ticket, cost, now, seq);
+        await this.#limiter.release(ticket, cost, now, seq, used);
       }
     } else {
       // Release and enqueue without an await between them: a balance reload sees either neither or
       // both (the debit applied in memory and the record queued).
-      const released = this.#limiter.release(ticket, cost, now);
+      const released = this.#limiter.release(ticket, cost, now, undefined, used);
       const durable = this.#writer.write(record);
       await released;
       await durable;
@@ -292,22 +342,63 @@ export class LedgerMeter implements Meter {
     return cost;
   }
 
+  async budgetFigures(principal: MeteredKey, scope: "key" | "account"): Promise<BudgetFigure[]> {
+    const now = this.#now();
+    const prefix = scope === "key" ? "k:" : "a:";
+    const specs = (budgetsOf(principal) ?? []).filter((spec) => spec.name.startsWith(prefix));
+    return limiterCall(() =>
+      Promise.all(
+        specs.map(async (spec): Promise<BudgetFigure> => {
+          const held = await this.#limiter.budget?.(principal.accountId, spec, now);
+          const { start, end } = held ?? this.#calendar.bounds(spec.period, now);
+          // No figure held yet (no request since start): the store's is the spending.
+          const spent = held?.spent ?? (await this.#seedBudget(principal, spec, start));
+          const reserved = held?.reserved ?? nanos(0);
+          return {
+            period: spec.period,
+            limit: spec.limit,
+            spent,
+            reserved,
+            remaining: nanos(Math.max(0, spec.limit - spent - reserved)),
+            start,
+            end: spec.period === "total" ? null : end,
+          };
+        }),
+      ),
+    );
+  }
+
   /** The calling key's money figures for GET /v1/dashboard/billing/balance. */
   async balance(principal: MeteredKey): Promise<BalanceView> {
     const now = this.#now();
     const { snapshot, rate } = await limiterCall(async () => {
       if (!(await this.#limiter.knowsAccount(principal.accountId))) await this.#sync.reload();
       const snapshot = await this.#limiter.snapshot(principal.keyId, principal.accountId, now);
-      const rate = await this.#limiter.peek(
-        principal.keyId,
-        principal.accountId,
-        this.#limits(principal).rpm,
-        now,
-      );
+      const limits = this.#limits(principal);
+      const rate = await this.#limiter.peek(principal.keyId, principal.accountId, limits.rpm, now, limits);
       return { snapshot, rate };
     });
     return { ...snapshot, dailyCap: principal.dailyCap, headers: rateHeaders(rate, "openai", now) };
   }
+}
+
+/** The budgets a key's requests must fit: its own (weekly, monthly, total) and its account's. */
+function budgetsOf(principal: MeteredKey): BudgetSpec[] | undefined {
+  if (principal.budgets === null && principal.accountBudgets === null) return undefined;
+  const specs: BudgetSpec[] = [];
+  for (const period of BUDGET_PERIODS) {
+    const own = principal.budgets?.[period];
+    if (own !== undefined) specs.push({ name: `k:${principal.keyId}:${period}`, period, limit: nanos(own) });
+    const account = principal.accountBudgets?.[period];
+    if (account !== undefined) specs.push({ name: `a:${period}`, period, limit: nanos(account) });
+  }
+  return specs.length > 0 ? specs : undefined;
+}
+
+/** A request's worst case in tokens: its counted prompt plus its output cap (text; other kinds hold none). */
+function worstTokens(input: AdmitInput): number {
+  const worst = input.worstCase;
+  return worst.kind === "text" ? worst.inputTokens + worst.maxOutputTokens : 0;
 }
 
 /** Runs limiter steps; a limiter that cannot be reached becomes a 503 the client may retry. */

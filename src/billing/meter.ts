@@ -60,7 +60,17 @@ export type WorstCase =
 /** What the meter needs of the calling key: a Principal is one, and so is its copy sent to a cluster primary. */
 export type MeteredKey = Pick<
   Principal,
-  "keyId" | "keyName" | "accountId" | "accountName" | "dailyCap" | "rpm" | "concurrency"
+  | "keyId"
+  | "keyName"
+  | "accountId"
+  | "accountName"
+  | "group"
+  | "dailyCap"
+  | "rpm"
+  | "concurrency"
+  | "tpm"
+  | "budgets"
+  | "accountBudgets"
 >;
 
 export interface AdmitInput {
@@ -127,6 +137,19 @@ export interface BalanceView {
   headers: Readonly<Record<string, string>>;
 }
 
+/** One budget in its current period, as the CLI and the admin API show it (nano-USD, ms). */
+export interface BudgetFigure {
+  period: "daily" | "weekly" | "monthly" | "total";
+  limit: Nanos;
+  spent: Nanos;
+  reserved: Nanos;
+  /** What is left for new reservations (never below 0). */
+  remaining: Nanos;
+  start: number;
+  /** When the period ends; null for `total`. */
+  end: number | null;
+}
+
 export interface Meter {
   /** Checks limits and reserves the worst-case cost; throws a 429 GatewayError when refused. */
   admit(input: AdmitInput): Promise<Admission>;
@@ -134,6 +157,11 @@ export interface Meter {
   balance?(principal: MeteredKey): Promise<BalanceView>;
   /** Puts every settled record in the store now (before reading usage from it). */
   flush?(): Promise<void>;
+  /**
+   * A key's budgets (its own, or with `scope` "account" its account's) in their current periods:
+   * spent, reserved by requests in flight, remaining; absent on a meter that keeps no money.
+   */
+  budgetFigures?(principal: MeteredKey, scope: "key" | "account"): Promise<BudgetFigure[]>;
   /** Checks the limiter can be reached (a shared one: Redis); throws if not. For /readyz. */
   pingLimiter?(): Promise<void>;
   /** Makes every settled record durable and stops; called once at shutdown. */

@@ -29,6 +29,8 @@ export interface RefusalContext {
   worstCase: Nanos;
   /** When the billing day resets, as an ISO time (daily cap refusals). */
   dayEnd: string;
+  /** The request's worst case in tokens (token rate refusals). */
+  tokens?: number;
 }
 
 function message(refusal: Refusal, facts: RefusalFacts, ctx: RefusalContext, waitMs: number): string {
@@ -36,6 +38,22 @@ function message(refusal: Refusal, facts: RefusalFacts, ctx: RefusalContext, wai
   switch (refusal) {
     case "rate_limit_exceeded":
       return `Rate limit reached for API key "${ctx.keyName}": ${facts.limit} requests per minute. Retry after ${wait}, or ask the operator for a higher --rpm.`;
+    case "token_rate_limit_exceeded":
+      return ctx.tokens !== undefined && ctx.tokens > facts.limit
+        ? `This request may use up to ${ctx.tokens} tokens (its counted prompt plus its output cap), more than the ${facts.limit} tokens per minute API key "${ctx.keyName}" or its account may use. Lower max_output_tokens (or the prompt), or ask the operator for a higher tokens-per-minute limit.`
+        : `Token rate limit reached for API key "${ctx.keyName}": ${facts.limit} tokens per minute, and this request may use up to ${ctx.tokens ?? 0} (its counted prompt plus its output cap). Retry after ${wait}, lower max_output_tokens, or ask the operator for a higher tokens-per-minute limit.`;
+    case "budget_exceeded": {
+      const budget = facts.budget;
+      const period = budget?.period ?? "";
+      const owner = budget?.name.startsWith("a:")
+        ? `account "${ctx.accountName}"`
+        : `API key "${ctx.keyName}"`;
+      const resets =
+        period === "total" || budget === undefined
+          ? "It does not reset: ask the operator to raise or remove it."
+          : `It resets at ${new Date(budget.end).toISOString()} (in ${wait}).`;
+      return `The ${period} budget of ${owner} (${formatUsd(facts.limit)} USD) is reached: spent ${formatUsd(facts.spent)} USD in this period and ${formatUsd(facts.reserved)} USD reserved by requests in flight, and this request may cost up to ${formatUsd(ctx.worstCase)} USD. ${resets} Lower max_output_tokens / n to reserve less.`;
+    }
     case "concurrency_limit_exceeded":
       return `Too many concurrent requests for API key "${ctx.keyName}": at most ${facts.limit} may be in flight. Retry when one of them has finished, or ask the operator for a higher --concurrency.`;
     case "insufficient_quota":
@@ -55,14 +73,13 @@ export function refusalError(
 ): GatewayError {
   const headers = rateHeaders(rate, ctx.form, ctx.now);
   // Money refusals do not pass by retrying soon: tell SDKs not to burn their retries on them.
-  if (refusal === "insufficient_quota" || refusal === "daily_quota_exceeded")
-    headers["x-should-retry"] = "false";
-  const kind =
-    refusal === "insufficient_quota" || refusal === "daily_quota_exceeded"
-      ? "quota_exceeded"
-      : "rate_limited";
+  const money =
+    refusal === "insufficient_quota" || refusal === "daily_quota_exceeded" || refusal === "budget_exceeded";
+  if (money) headers["x-should-retry"] = "false";
+  const kind = money ? "quota_exceeded" : "rate_limited";
   return new GatewayError(kind, message(refusal, facts, ctx, retryAfterMs), {
-    code: refusal,
+    // A token rate refusal is a rate limit to the client (OpenAI answers both with this code).
+    code: refusal === "token_rate_limit_exceeded" ? "rate_limit_exceeded" : refusal,
     retryAfterSeconds: Math.max(1, retryAfterMs) / 1000,
     headers,
   });

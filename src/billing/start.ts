@@ -3,6 +3,7 @@
 // gateway; a cluster primary builds only this (src/cli/cluster-primary.ts), so it stays light.
 import type { Config } from "../config/schema.ts";
 import { openLimiter } from "../limits/open.ts";
+import { calendarOf } from "../limits/periods.ts";
 import { RedisFeedRelay } from "../limits/redis-feed.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { usageJournalPath } from "../store/open.ts";
@@ -39,5 +40,15 @@ export async function startBilling(
     thread,
   });
   await meter.start();
-  return { meter, feed, notifier: new Notifier(store, config.admin.notifications), thread };
+  return {
+    meter,
+    feed,
+    notifier: new Notifier(store, config.admin.notifications, {
+      budgets: {
+        calendar: calendarOf(config.billing.budgets),
+        levels: config.billing.budgets.notify_at_percent,
+      },
+    }),
+    thread,
+  };
 }

@@ -1,12 +1,25 @@
 // `modelgate accounts create|credit|list`.
 import { formatUsd } from "../base/money.ts";
 import type { Account } from "../store/store.ts";
-import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
+import {
+  configFrom,
+  openStoreCaughtUp,
+  parse,
+  printableName,
+  STORE_FLAGS,
+  storeFrom,
+  table,
+  UsageError,
+  usd,
+} from "./args.ts";
+import { budgetChange, printBudgets, withChange } from "./budgets.ts";
 
 export const USAGE = `usage:
   modelgate accounts create NAME [--balance USD]
   modelgate accounts credit NAME USD [--note TEXT]
   modelgate accounts list [--json]
+  modelgate accounts budgets NAME [--budget PERIOD=USD]... [--remove PERIOD]... [--json]
+  (PERIOD: daily, weekly, monthly or total)
 common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
 
 function view(account: Account) {
@@ -22,7 +35,13 @@ export async function accountsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   const { values, positionals } = parse(
     rest,
-    { ...STORE_FLAGS, balance: { type: "string" }, note: { type: "string" } },
+    {
+      ...STORE_FLAGS,
+      balance: { type: "string" },
+      note: { type: "string" },
+      budget: { type: "string", multiple: true },
+      remove: { type: "string", multiple: true },
+    },
     `accounts ${sub ?? ""}`.trim(),
   );
   switch (sub) {
@@ -51,6 +70,22 @@ export async function accountsCommand(args: string[]): Promise<void> {
           ? JSON.stringify(view(account))
           : `credited ${formatUsd(value)} USD to ${name}; balance ${formatUsd(account.balance)} USD`,
       );
+      return;
+    }
+    case "budgets": {
+      const [name, extra] = positionals;
+      if (!name || extra !== undefined) throw new UsageError(USAGE);
+      const config = configFrom(values);
+      const store = await openStoreCaughtUp(config);
+      let account = (await store.listAccounts()).find((a) => a.name === name);
+      if (!account) throw new UsageError(`account "${name}" does not exist (modelgate accounts list)`);
+      const change = budgetChange(values.budget ?? [], values.remove ?? []);
+      if (Object.keys(change).length > 0) {
+        await store.admin.setAccountBudgets(name, withChange(account.budgets, change));
+        account = { ...account, budgets: withChange(account.budgets, change) };
+      }
+      const id = account.id;
+      await printBudgets(store, config, account.budgets ?? {}, (s) => s.byAccount.get(id) ?? 0, values.json);
       return;
     }
     case "list": {

@@ -3,12 +3,28 @@
 import { createKey, keyView } from "../admin/keys.ts";
 import { checkCidr } from "../base/ip.ts";
 import { formatUsd } from "../base/money.ts";
-import { parse, positiveInt, printableName, STORE_FLAGS, storeFrom, table, UsageError, usd } from "./args.ts";
+import type { Budgets } from "../store/schema.ts";
+import {
+  configFrom,
+  openStoreCaughtUp,
+  parse,
+  positiveInt,
+  printableName,
+  STORE_FLAGS,
+  storeFrom,
+  table,
+  UsageError,
+  usd,
+} from "./args.ts";
+import { budgetChange, printBudgets, withChange } from "./budgets.ts";
 
 export const USAGE = `usage:
   modelgate keys create --account NAME [--group G] [--name N] [--expires-at RFC3339]
                         [--allow-ip CIDR]... [--daily-cap USD] [--rpm N] [--concurrency N]
+                        [--tpm N] [--budget PERIOD=USD]...
   modelgate keys list [--json]
+  modelgate keys budgets ID [--budget PERIOD=USD]... [--remove PERIOD]... [--json]
+  (PERIOD: daily, weekly, monthly or total; a daily budget is the daily cap)
   modelgate keys revoke ID
   modelgate keys enable ID
 common: --db URL (sqlite://PATH or postgres://USER@HOST:PORT/DB) | --journal PATH | --config FILE`;
@@ -25,6 +41,9 @@ const FLAGS = {
   "daily-cap": { type: "string" },
   rpm: { type: "string" },
   concurrency: { type: "string" },
+  tpm: { type: "string" },
+  budget: { type: "string", multiple: true },
+  remove: { type: "string", multiple: true },
 } as const;
 
 function expiry(text: string | undefined): number | null {
@@ -56,7 +75,18 @@ export async function keysCommand(args: string[]): Promise<void> {
         dailyCap: values["daily-cap"] === undefined ? null : usd(values["daily-cap"], "--daily-cap"),
         rpm: positiveInt(values.rpm, "--rpm"),
         concurrency: positiveInt(values.concurrency, "--concurrency"),
+        tpm: positiveInt(values.tpm, "--tpm"),
+        budgets: null as Budgets | null,
       };
+      const budgets = budgetChange(values.budget ?? [], []);
+      if (budgets.daily != null) {
+        if (input.dailyCap !== null)
+          throw new UsageError("--budget daily=… is --daily-cap: give one of them");
+        input.dailyCap = budgets.daily;
+      }
+      // The daily period is the key's daily cap (above), not one of its stored budgets.
+      const { daily: _daily, ...others } = budgets;
+      input.budgets = withChange(null, others);
       const store = await storeFrom(values);
       const { key, secret } = await createKey(store, input);
       // The secret alone on stdout, so `KEY=$(modelgate keys create …)` works; the rest on stderr.
@@ -76,6 +106,24 @@ export async function keysCommand(args: string[]): Promise<void> {
           ? JSON.stringify(rows)
           : table(rows, ["id", "prefix", "name", "account", "group", "status", "expires_at", "allow_ips"]),
       );
+      return;
+    }
+    case "budgets": {
+      const [id, extra] = positionals;
+      if (!id || extra !== undefined) throw new UsageError(USAGE);
+      const config = configFrom(values);
+      const store = await openStoreCaughtUp(config);
+      let key = await store.admin.getKey(id);
+      const change = budgetChange(values.budget ?? [], values.remove ?? []);
+      if (Object.keys(change).length > 0) {
+        const { daily, ...others } = change;
+        key = await store.admin.updateKey(id, {
+          ...(daily === undefined ? {} : { dailyCap: daily }),
+          ...(Object.keys(others).length > 0 ? { budgets: withChange(key.budgets, others) } : {}),
+        });
+      }
+      const budgets = { ...key.budgets, ...(key.dailyCap === null ? {} : { daily: key.dailyCap }) };
+      await printBudgets(store, config, budgets, (s) => s.byKey.get(key.id) ?? 0, values.json, true);
       return;
     }
     case "revoke":

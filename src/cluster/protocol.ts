@@ -104,6 +104,10 @@ export function meteredKey(p: MeteredKey): MeteredKey {
     dailyCap: p.dailyCap,
     rpm: p.rpm,
     concurrency: p.concurrency,
+    group: p.group,
+    tpm: p.tpm,
+    budgets: p.budgets,
+    accountBudgets: p.accountBudgets,
   };
 }
 

@@ -164,6 +164,90 @@ const ToolsSchema = v.strictObject({
 
 export type ToolsConfig = v.InferOutput<typeof ToolsSchema>;
 
+/** A tokens-per-minute limit: a whole number of tokens, at least 1. */
+const Tpm = v.pipe(
+  v.number("expected a whole number of tokens per minute"),
+  v.integer("expected a whole number of tokens per minute"),
+  v.minValue(1, "must be at least 1 token per minute; leave the entry out for no limit"),
+);
+
+/**
+ * Tokens per minute for keys without their own (`keys create --tpm`): the key's group's, else the
+ * default; and per account, all its keys together.
+ */
+const TpmSchema = v.strictObject({
+  /** For keys without their own and whose group has none; 0 = no limit. */
+  default: v.optional(
+    v.pipe(
+      v.number("expected a whole number of tokens per minute"),
+      v.integer("expected a whole number of tokens per minute"),
+      v.minValue(0, "must be 0 (no limit) or more"),
+    ),
+    0,
+  ),
+  /** Per group name. */
+  groups: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), Tpm), {}),
+  /** Per account name: every key of the account together. */
+  accounts: v.optional(v.record(v.pipe(v.string(), v.minLength(1)), Tpm), {}),
+});
+
+/** Whether `zone` is a time zone this runtime knows (an IANA name). */
+function knownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The calendar of budget periods and when owners are told (`[billing.budgets]`): the time zone
+ * the daily, weekly and monthly periods follow, the day weeks start, the day months reset, and the
+ * percentages of a budget at which a notification is sent (once per period each).
+ */
+const BudgetsConfigSchema = v.strictObject({
+  time_zone: v.optional(
+    v.pipe(
+      v.string('expected an IANA time zone such as "UTC" or "Europe/Berlin"'),
+      v.check(
+        knownTimeZone,
+        (issue) => `unknown time zone "${String(issue.input)}"; use an IANA name such as "Europe/Berlin"`,
+      ),
+    ),
+    "UTC",
+  ),
+  week_start: v.optional(
+    v.picklist(
+      ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"],
+      "expected a day of the week such as monday",
+    ),
+    "monday",
+  ),
+  month_reset_day: v.optional(
+    v.pipe(
+      v.number("expected a day of the month from 1 to 28"),
+      v.integer("expected a day of the month from 1 to 28"),
+      v.minValue(1, "expected a day of the month from 1 to 28"),
+      v.maxValue(28, "expected a day from 1 to 28 (every month has it)"),
+    ),
+    1,
+  ),
+  notify_at_percent: v.optional(
+    v.pipe(
+      v.array(
+        v.pipe(
+          v.number("expected whole percentages such as [80, 100]"),
+          v.integer("expected whole percentages such as [80, 100]"),
+          v.minValue(1, "expected percentages from 1 to 100"),
+          v.maxValue(100, "expected percentages from 1 to 100"),
+        ),
+      ),
+    ),
+    [80, 100],
+  ),
+});
+
 export const BillingSchema = v.strictObject({
   /** The billing day (daily caps) starts at 00:00 at this offset from UTC, in minutes; 0 = UTC. */
   day_utc_offset_minutes: v.optional(wholeNumber(-720, 840), 0),
@@ -171,6 +255,10 @@ export const BillingSchema = v.strictObject({
   default_rpm: v.optional(wholeNumber(1), 1_000_000),
   /** Concurrent requests for keys without their own --concurrency; 0 means no limit. */
   default_concurrency: v.optional(wholeNumber(0), 0),
+  /** Tokens per minute: group defaults and account limits (`[billing.tpm]`). */
+  tpm: v.optional(TpmSchema, {}),
+  /** Budget periods' calendar and notification thresholds (`[billing.budgets]`). */
+  budgets: v.optional(BudgetsConfigSchema, {}),
   /**
    * How long the usage writer holds a batch's first record for company, in ms. 0 (default): classic
    * group commit — commit at once when idle, batch whatever queues while a commit runs.

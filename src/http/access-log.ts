@@ -148,6 +148,7 @@ export function loggedMeter(meter: Meter): Meter {
   if (meter.flush) logged.flush = meter.flush.bind(meter);
   if (meter.close) logged.close = meter.close.bind(meter);
   if (meter.pingLimiter) logged.pingLimiter = meter.pingLimiter.bind(meter);
+  if (meter.budgetFigures) logged.budgetFigures = meter.budgetFigures.bind(meter);
   return logged;
 }
 

@@ -7,6 +7,7 @@
 import { nanos } from "../base/money.ts";
 import type { Nanos } from "../types.ts";
 import { BillingDay } from "./day.ts";
+import { BudgetCalendar, type BudgetPeriod } from "./periods.ts";
 
 export const MINUTE_MS = 60_000;
 /** How long a client refused for concurrency, or for its balance or daily cap, is told to wait. */
@@ -26,6 +27,43 @@ export interface AcquireRequest {
   reserve: Nanos;
   /** Milliseconds since the epoch, from the meter's clock. */
   now: number;
+  /** Tokens per sliding minute of the key; null or absent = no limit. */
+  tpm?: number | null;
+  /** Tokens per sliding minute of the key's account (all its keys together); null or absent = no limit. */
+  accountTpm?: number | null;
+  /**
+   * The request's worst case in tokens (counted prompt plus the output cap), held in the token
+   * windows until the release corrects it to the tokens used.
+   */
+  tokens?: number;
+  /** Budgets with periods the reservation must fit in too (spent + reserved + reserve ≤ limit). */
+  budgets?: BudgetSpec[] | undefined;
+  /**
+   * What the store holds as spent in a budget's period (from `start`): called when the limiter
+   * holds no figure for the period yet (a first use, or Redis lost it); the acquire then retries.
+   */
+  seedBudget?: (budget: BudgetSpec, start: number) => Promise<Nanos>;
+}
+
+/** One budget of a key or an account, as admission checks it. */
+export interface BudgetSpec {
+  /** Its counter, unique within the account: `k:<keyId>:<period>` or `a:<period>`. */
+  name: string;
+  period: BudgetPeriod;
+  limit: Nanos;
+}
+
+/** A budget's period as a ticket holds it: its reservation is freed there and its cost counted. */
+export interface HeldBudget {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** A token window's figures as both engines read them: what it holds and when its oldest entry leaves. */
+export interface TokenFigures {
+  used: number;
+  resetMs: number;
 }
 
 /** The requests-per-minute window as the x-ratelimit-* headers report it. */
@@ -43,9 +81,11 @@ export interface RateState {
 
 export type Refusal =
   | "rate_limit_exceeded"
+  | "token_rate_limit_exceeded"
   | "concurrency_limit_exceeded"
   | "insufficient_quota"
-  | "daily_quota_exceeded";
+  | "daily_quota_exceeded"
+  | "budget_exceeded";
 
 /** What an admitted request holds until it is released. */
 export interface Ticket {
@@ -54,6 +94,12 @@ export interface Ticket {
   keyId: string;
   accountId: number;
   reserved: Nanos;
+  /** The tokens held in the token windows (absent when no token limit applied). */
+  tokens?: number;
+  /** Which token windows hold them: the key's, the account's. */
+  tokenWindows?: { key: boolean; account: boolean };
+  /** The budgets the reservation is counted in, with their periods at admission. */
+  budgets?: HeldBudget[] | undefined;
 }
 
 /** The figures behind a refusal, for a message that says what to do. */
@@ -62,6 +108,8 @@ export interface RefusalFacts {
   balance: Nanos;
   reserved: Nanos;
   spent: Nanos;
+  /** The budget a `budget_exceeded` refusal hit, and when its period ends (ms). */
+  budget?: { name: string; period: BudgetPeriod; end: number };
 }
 
 export type AcquireResult =
@@ -88,12 +136,31 @@ export interface Limiter {
   /**
    * Releases the slot and turns the reservation into `cost` (debited and counted as spent). `seq`
    * is the usage record's number in this node's journal, given to a limiter attached to a ledger:
-   * the debit then counts once whether the ledger already holds the record or not.
+   * the debit then counts once whether the ledger already holds the record or not. `tokens` (the
+   * tokens the request used) replaces the worst case the ticket holds in its token windows.
    */
-  release(ticket: Ticket, cost: Nanos, now: number, seq?: number): Promise<void>;
-  /** The RPM window without counting a request (for answers that are not admitted requests). */
-  peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState>;
+  release(ticket: Ticket, cost: Nanos, now: number, seq?: number, tokens?: number): Promise<void>;
+  /**
+   * The RPM window without counting a request (for answers that are not admitted requests), and
+   * the token windows when `tpm` names their limits.
+   */
+  peek(
+    keyId: string,
+    accountId: number,
+    rpm: number | null,
+    now: number,
+    tpm?: { tpm: number | null; accountTpm: number | null },
+  ): Promise<RateState>;
   snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
+  /**
+   * A budget's figures in the period that contains `now`: spent there, reserved by requests in
+   * flight, and the period's bounds; undefined when the limiter holds no figure for it yet.
+   */
+  budget?(
+    accountId: number,
+    budget: BudgetSpec,
+    now: number,
+  ): Promise<{ spent: Nanos; reserved: Nanos; start: number; end: number } | undefined>;
   /** Whether the account's balance is known (loaded from the store). */
   knowsAccount(accountId: number): Promise<boolean>;
   /**
@@ -178,6 +245,8 @@ export interface LimiterOptions {
   dayOffsetMinutes?: number;
   /** Length of the RPM window (default a minute). */
   windowMs?: number;
+  /** The calendar of budget periods (default UTC, weeks from Monday, months from the 1st). */
+  calendar?: BudgetCalendar;
 }
 
 /** What an engine read of a key and its account at the time of its decision. */
@@ -198,8 +267,10 @@ export class LimitTerms {
   /** The billing day's offset from UTC, in ms. */
   readonly dayOffsetMs: number;
   readonly windowMs: number;
+  readonly calendar: BudgetCalendar;
 
   constructor(options: LimiterOptions) {
+    this.calendar = options.calendar ?? new BudgetCalendar({ timeZone: "UTC" });
     const offset = options.dayOffsetMinutes ?? 0;
     this.day = new BillingDay(offset);
     this.dayOffsetMs = offset * 60_000;
@@ -212,6 +283,34 @@ export class LimitTerms {
   }
 
   /**
+   * Adds the token window the headers report: the tighter of the key's and the account's (the one
+   * with fewer tokens left), when either has a limit.
+   */
+  withTokens(
+    rate: RateState,
+    request: Pick<AcquireRequest, "tpm" | "accountTpm">,
+    key: TokenFigures | undefined,
+    account: TokenFigures | undefined,
+  ): RateState {
+    const windows: { limit: number; remaining: number; resetMs: number }[] = [];
+    if (request.tpm != null && key)
+      windows.push({
+        limit: request.tpm,
+        remaining: Math.max(0, request.tpm - key.used),
+        resetMs: key.resetMs,
+      });
+    if (request.accountTpm != null && account)
+      windows.push({
+        limit: request.accountTpm,
+        remaining: Math.max(0, request.accountTpm - account.used),
+        resetMs: account.resetMs,
+      });
+    if (windows.length === 0) return rate;
+    windows.sort((a, b) => a.remaining - b.remaining);
+    return { ...rate, tokens: windows[0] };
+  }
+
+  /**
    * A refusal as both engines answer it: how long to wait (the RPM window's reset, a second for a
    * slot, a minute for money, the day's end for the daily cap) and the limit it hit.
    */
@@ -221,6 +320,8 @@ export class LimitTerms {
     figures: KeyFigures,
     rate: RateState,
     now: number,
+    tokenWait?: number,
+    tokenLimit?: number,
   ): AcquireResult {
     const facts = {
       limit: 0,
@@ -232,6 +333,11 @@ export class LimitTerms {
     if (refusal === "rate_limit_exceeded") {
       retryAfterMs = rate.resetMs;
       facts.limit = request.rpm ?? 0;
+    } else if (refusal === "token_rate_limit_exceeded") {
+      // The wait until enough tokens leave the window that refused (a request larger than the
+      // limit never fits: it is told the window's length and the message says why).
+      retryAfterMs = tokenWait ?? this.windowMs;
+      facts.limit = tokenLimit ?? 0;
     } else if (refusal === "concurrency_limit_exceeded") {
       retryAfterMs = CONCURRENCY_RETRY_MS;
       facts.limit = request.concurrency ?? 0;
@@ -243,6 +349,32 @@ export class LimitTerms {
       facts.reserved = nanos(figures.keyReserved);
     }
     return { ok: false, refusal, retryAfterMs, rate, facts };
+  }
+
+  /**
+   * A budget refusal: the figures of the budget it hit (spent in its period, reserved by requests
+   * in flight), told to wait until the period ends.
+   */
+  refuseBudget(
+    budget: BudgetSpec,
+    end: number,
+    figures: { balance: number; spent: number; reserved: number },
+    rate: RateState,
+    now: number,
+  ): AcquireResult {
+    return {
+      ok: false,
+      refusal: "budget_exceeded",
+      retryAfterMs: Math.max(0, Math.min(end, now + 366 * 86_400_000) - now),
+      rate,
+      facts: {
+        limit: budget.limit,
+        balance: nanos(figures.balance),
+        reserved: nanos(figures.reserved),
+        spent: nanos(figures.spent),
+        budget: { name: budget.name, period: budget.period, end },
+      },
+    };
   }
 
   /** A key's snapshot in the billing day that contains `now`. */

@@ -5,6 +5,7 @@ import { ConfigError } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { Limiter } from "./limiter.ts";
+import { calendarOf } from "./periods.ts";
 import { RedisLimiter } from "./redis.ts";
 
 /** The Redis limiter of `config.redis`, connected; undefined without a Redis URL. */
@@ -18,6 +19,7 @@ export async function openLimiter(config: Config): Promise<Limiter | undefined> 
       leaseMs: lease_seconds * 1000,
       timeoutMs: timeout_ms,
       dayOffsetMinutes: config.billing.day_utc_offset_minutes,
+      calendar: calendarOf(config.billing.budgets),
       localClock: skewedClock(),
     });
     log("info", "limiter on redis", { prefix, lease_seconds, timeout_ms });

@@ -43,6 +43,21 @@ export class RedisKeys {
     return `${this.prefix}:{acct:${accountId}}:w:${keyId}`;
   }
 
+  /**
+   * A token window (zset of admissions, hash of their tokens and `sum`): the key's, or with no
+   * key the account's (in the account's slot).
+   */
+  tokens(accountId: number, keyId?: string): { z: string; h: string } {
+    const base = `${this.prefix}:{acct:${accountId}}`;
+    const which = keyId === undefined ? "a" : `k:${keyId}`;
+    return { z: `${base}:tz:${which}`, h: `${base}:th:${which}` };
+  }
+
+  /** Hash: the periods and spending of the budgets of the account and its keys (outside the epoch). */
+  budgets(accountId: number): string {
+    return `${this.prefix}:{acct:${accountId}}:b`;
+  }
+
   /** Hash: the generation (epoch) Redis's copy belongs to and the nodes that acknowledged it. */
   get epoch(): string {
     return `${this.prefix}:epoch`;

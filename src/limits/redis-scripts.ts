@@ -14,7 +14,10 @@
 // Keys of one account (all in the `{acct:N}` hash slot, redis-keys.ts):
 //   A  hash  ep, bal, res, rev, j:<journal> (the ledger's stored sequence of each node journal at the
 //            last seed); per key k:<keyId>:n (in flight), :res (reserved), :day, :spent, :seed
-//   T  hash  ticket id -> "<reserved>|<keyId>" for every admission not yet released or expired
+//   T  hash  ticket id -> "<reserved>|<keyId>" for every admission not yet released or expired,
+//            followed by "\n<budget>" for each budget its reservation counts in
+//   A also holds b:<budget>:r, the reservations of the requests in flight counted in a budget
+//            (rebuilt with the tickets, like res)
 //   L  zset  ticket id scored by its lease expiry (Redis ms); renewed by the holder's heartbeat
 //   D  zset  cancelled ticket ids (and released ones without a journal sequence) scored by that
 //            time, kept `doneMs` so a replay changes nothing
@@ -23,6 +26,16 @@
 //            is counted once whether it reaches Redis before or after the ledger has its record
 //   W  zset  one key's admissions in the RPM window (member ticket id, score admission ms); written
 //            only for keys with an RPM limit, so it never holds more than the limit
+//   Z  zset  a token window's admissions (member ticket id, score admission ms): one per key with a
+//            tokens-per-minute limit (tz:k:<keyId>) and one per account with one (tz:a)
+//   H  hash  that window's tokens: ticket id -> tokens held (the worst case until the release
+//            corrects it to the tokens used), and `sum`, their total. Like W, the token windows
+//            live outside the account's generation: an epoch change or a reseed keeps them, and
+//            a release corrects its entry whatever the epoch (setting a value: applied twice, it
+//            changes nothing).
+//   B  hash  the budgets' periods: <budget>|s (the start of the period counted, ms) and <budget>|p
+//            (spent in it). Outside the generation (like W): a field missing is seeded from the
+//            store's usage records (SET_BUDGET) before the budget admits anything
 // And one per prefix:
 //   G  hash  epoch, run (Redis's run_id when the epoch began), ledger (the store's id), since
 //            (Redis ms), ack:<node> (the epoch the node has re-registered its tickets in)
@@ -53,13 +66,37 @@ local function enter(A, T, L, U, D, epoch)
   redis.call('DEL', A, T, L, U, D)
   redis.call('HSET', A, 'ep', epoch)
 end
+-- A ticket's key and budgets, from the key id followed by a newline before each budget name.
+local function splitKey(keyrec)
+  local nl = string.find(keyrec, '\\n', 1, true)
+  if not nl then return keyrec, {} end
+  local names = {}
+  for name in string.gmatch(string.sub(keyrec, nl + 1), '[^\\n]+') do table.insert(names, name) end
+  return string.sub(keyrec, 1, nl - 1), names
+end
+-- Moves the reservations counted in budgets by \`r\`.
+local function reserveIn(A, names, r)
+  for _, name in ipairs(names) do redis.call('HINCRBY', A, 'b:' .. name .. ':r', r) end
+end
+-- Counts a settled cost in a budget, in the period of the release: the admission's, or the next
+-- one once that has ended. A budget with no figure is left to its seed (the store holds the cost).
+local function spendIn(B, name, start, stop, now, cost)
+  local period = start
+  if now >= stop then period = stop end
+  local s = tonumber(redis.call('HGET', B, name .. '|s') or '-1')
+  if s < 0 then return end
+  if s < period then redis.call('HSET', B, name .. '|s', int(period), name .. '|p', cost)
+  elseif s == period then redis.call('HINCRBY', B, name .. '|p', cost) end
+end
 -- Frees the slot and the reservation of a ticket if it still holds them, and drops its lease.
 local function unhold(A, T, L, id)
   local rec = redis.call('HGET', T, id)
   if rec then
     local sep = string.find(rec, '|', 1, true)
     local r = tonumber(string.sub(rec, 1, sep - 1))
-    local kf = 'k:' .. string.sub(rec, sep + 1) .. ':'
+    local key, names = splitKey(string.sub(rec, sep + 1))
+    reserveIn(A, names, -r)
+    local kf = 'k:' .. key .. ':'
     redis.call('HINCRBY', A, 'res', int(-r))
     redis.call('HINCRBY', A, kf .. 'res', int(-r))
     redis.call('HINCRBY', A, kf .. 'n', -1)
@@ -80,6 +117,44 @@ local function spentToday(v, day)
   if tonumber(v) == day then return 1 end
   return 0
 end
+-- A token window pruned to \`edge\`: what it still holds.
+local function tprune(Z, H, edge)
+  local used = tonumber(redis.call('HGET', H, 'sum') or '0')
+  local gone = redis.call('ZRANGEBYSCORE', Z, '-inf', edge)
+  if #gone == 0 then return used end
+  for _, id in ipairs(gone) do
+    used = used - (tonumber(redis.call('HGET', H, id)) or 0)
+    redis.call('HDEL', H, id)
+  end
+  redis.call('ZREMRANGEBYSCORE', Z, '-inf', edge)
+  redis.call('HSET', H, 'sum', int(used))
+  return used
+end
+-- How long until \`need\` more tokens fit under \`limit\` (entries leave oldest first); -1 never.
+local function twait(Z, H, used, need, limit, windowMs, now)
+  if need > limit then return -1 end
+  local o = redis.call('ZRANGE', Z, 0, -1, 'WITHSCORES')
+  for i = 1, #o, 2 do
+    used = used - (tonumber(redis.call('HGET', H, o[i])) or 0)
+    if used + need <= limit then return math.max(0, tonumber(o[i + 1]) + windowMs - now) end
+  end
+  return 0
+end
+local function tadd(Z, H, id, need, now, windowMs)
+  redis.call('ZADD', Z, now, id)
+  redis.call('HSET', H, id, int(need))
+  redis.call('HINCRBY', H, 'sum', int(need))
+  redis.call('PEXPIRE', Z, windowMs)
+  redis.call('PEXPIRE', H, windowMs)
+end
+-- Sets what a ticket holds in a token window to \`tokens\` (nothing once it left the window).
+local function tset(H, id, tokens)
+  local r = redis.call('HGET', H, id)
+  if r then
+    redis.call('HSET', H, id, tokens)
+    redis.call('HINCRBY', H, 'sum', tonumber(tokens) - tonumber(r))
+  end
+end
 -- Debits a settled cost: the balance, and the key's spending in its billing day.
 local function debit(A, key, cost, day)
   redis.call('HINCRBY', A, 'bal', int(-tonumber(cost)))
@@ -93,25 +168,36 @@ end
 `;
 
 /**
- * KEYS A T L W D; ARGV epoch ticketId keyId rpm concurrency cap reserve now windowMs leaseMs
- * dayOffsetMs (-1 = no limit, '' now = Redis time). Returns {admitted, refusal, count, resetMs,
- * balance, accountReserved, keyReserved, spent, now, redisMs}, with nothing changed on a refusal:
- * 1 rpm, 2 concurrency, 3 balance, 4 cap (checked in that order; a further limit is one more
- * check before the first write), 5 the ticket id was already cancelled (its caller gave up; see
- * CANCEL), 6 the account is not seeded in this epoch (rebuild it from the ledger, then retry),
- * 7 the caller's epoch is older than the account's (check the epoch again).
+ * KEYS A T L W D [KZ KH] [AZ AH] [B]; ARGV epoch ticketId keyId rpm concurrency cap reserve now
+ * windowMs leaseMs dayOffsetMs tpm accountTpm tokens budgets then (name limit start end) per budget
+ * (-1 = no limit, '' now = Redis time; the key's token window KZ KH is passed when tpm is set, the
+ * account's AZ AH when accountTpm is, B when there are budgets). Returns {admitted, refusal,
+ * count, resetMs, balance, accountReserved, keyReserved, spent, now, redisMs, keyTokens,
+ * keyTokensResetMs, accountTokens, accountTokensResetMs, tokenWaitMs, tokenLimit, budget,
+ * budgetSpent, budgetReserved}, with nothing changed on a refusal: 1 rpm, 8 tokens per minute (the
+ * key's window, then the account's), 2 concurrency, 3 balance, 4 cap, 11 a budget (`budget` its
+ * number; checked in that order; a further limit is one more check before the first write); 9 a
+ * budget has no figure in B (seed it, then retry), 10 `now` is outside a budget's period as the
+ * caller computed it (compute it again for `now`), 5 the ticket id was already cancelled (its caller gave up; see CANCEL), 6 the
+ * account is not seeded in this epoch (rebuild it from the ledger, then retry), 7 the caller's
+ * epoch is older than the account's (check the epoch again).
  */
 const ACQUIRE = `
 local A, T, L, W, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local epoch, id, key = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local rpm, conc, cap, reserve = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local windowMs, leaseMs, offsetMs = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local tpm, atpm, need = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
+local nb = tonumber(ARGV[15])
 local at = clock()
 local now = pick(ARGV[8], at)
+local function early(code, budget)
+  return {0, code, 0, 0, 0, 0, 0, 0, now, at, 0, 0, 0, 0, 0, 0, budget or 0, 0, 0}
+end
 local g = generation(A, epoch)
-if g < 0 then return {0, 7, 0, 0, 0, 0, 0, 0, now, at} end
-if g > 0 or redis.call('HEXISTS', A, 'rev') == 0 then return {0, 6, 0, 0, 0, 0, 0, 0, now, at} end
-if redis.call('ZSCORE', D, id) then return {0, 5, 0, 0, 0, 0, 0, 0, now, at} end
+if g < 0 then return early(7) end
+if g > 0 or redis.call('HEXISTS', A, 'rev') == 0 then return early(6) end
+if redis.call('ZSCORE', D, id) then return early(5) end
 expire(A, T, L, at)
 redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
 local count = redis.call('ZCARD', W)
@@ -121,28 +207,98 @@ local bal, res = tonumber(v[1]) or 0, tonumber(v[2]) or 0
 local n, kres = tonumber(v[3]) or 0, tonumber(v[4]) or 0
 local spent = 0
 if spentToday(v[5], dayOf(now, offsetMs)) == 1 then spent = tonumber(v[6]) or 0 end
-local refusal = 0
-if rpm >= 0 and count >= rpm then refusal = 1
+local windows = {}
+local nextKey = 6
+for _, limit in ipairs({tpm, atpm}) do
+  if limit >= 0 then
+    local Z, H = KEYS[nextKey], KEYS[nextKey + 1]
+    nextKey = nextKey + 2
+    table.insert(windows, {Z, H, limit, tprune(Z, H, now - windowMs)})
+  else
+    table.insert(windows, false)
+  end
+end
+local refusal, wait, tlimit = 0, 0, 0
+if rpm >= 0 and count >= rpm then refusal = 1 end
+if refusal == 0 then
+  for _, w in ipairs(windows) do
+    if w and w[4] + need > w[3] then
+      refusal, tlimit = 8, w[3]
+      wait = twait(w[1], w[2], w[4], need, w[3], windowMs, now)
+      break
+    end
+  end
+end
+if refusal ~= 0 then
 elseif conc >= 0 and n >= conc then refusal = 2
 elseif res + reserve > bal then refusal = 3
 elseif cap >= 0 and spent + kres + reserve > cap then refusal = 4 end
+local B = KEYS[nextKey]
+local budgets, bi, bspent, bres = {}, 0, 0, 0
+if refusal == 0 then
+  for i = 1, nb do
+    local o = 15 + (i - 1) * 4
+    local name, limit, start, stop = ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4])
+    if now < start or now >= stop then return early(10, i) end
+    local s = redis.call('HGET', B, name .. '|s')
+    if not s then return early(9, i) end
+    local p = 0
+    if tonumber(s) >= start then p = tonumber(redis.call('HGET', B, name .. '|p') or '0') end
+    local r = tonumber(redis.call('HGET', A, 'b:' .. name .. ':r') or '0')
+    if p + r + reserve > limit then
+      refusal, bi, bspent, bres = 11, i, p, r
+      break
+    end
+    table.insert(budgets, {name, start, tonumber(s)})
+  end
+end
+local function tokens(added)
+  local out = {}
+  for i = 1, 2 do
+    local w = windows[i]
+    if w then
+      table.insert(out, w[4] + added)
+      table.insert(out, oldestLeavesIn(w[1], windowMs, now))
+    else
+      table.insert(out, 0)
+      table.insert(out, 0)
+    end
+  end
+  return out
+end
 if refusal ~= 0 then
-  return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, at}
+  local t = tokens(0)
+  return {0, refusal, count, oldestLeavesIn(W, windowMs, now), bal, res, kres, spent, now, at, t[1], t[2], t[3], t[4], wait, tlimit, bi, bspent, bres}
+end
+local keyrec = key
+for _, b in ipairs(budgets) do
+  if b[3] < b[2] then redis.call('HSET', B, b[1] .. '|s', int(b[2]), b[1] .. '|p', 0) end
+  redis.call('HINCRBY', A, 'b:' .. b[1] .. ':r', ARGV[7])
+  keyrec = keyrec .. '\\n' .. b[1]
 end
 if rpm >= 0 then
   redis.call('ZADD', W, now, id)
   redis.call('PEXPIRE', W, windowMs)
 end
+for _, w in ipairs(windows) do
+  if w then tadd(w[1], w[2], id, need, now, windowMs) end
+end
 redis.call('HINCRBY', A, 'res', ARGV[7])
 redis.call('HINCRBY', A, kf .. 'res', ARGV[7])
 redis.call('HINCRBY', A, kf .. 'n', 1)
-redis.call('HSET', T, id, ARGV[7] .. '|' .. key)
+redis.call('HSET', T, id, ARGV[7] .. '|' .. keyrec)
 redis.call('ZADD', L, at + leaseMs, id)
-return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, kres + reserve, spent, now, at}
+local t = tokens(need)
+return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, kres + reserve, spent, now, at, t[1], t[2], t[3], t[4], 0, 0, 0, 0, 0}
 `;
 
 /**
- * KEYS A T L D U; ARGV epoch ticketId keyId cost now dayOffsetMs doneMs journal seq. Frees the
+ * KEYS A T L D U [B] [H...]; ARGV epoch ticketId keyId cost now dayOffsetMs doneMs journal seq
+ * tokens budgets then (name start end) per budget. With token windows (H: the hashes of the
+ * windows the ticket was admitted in) and tokens, first sets the ticket's entry in each to the
+ * tokens it used (in every epoch: setting is idempotent). A release counted (returning 1) also
+ * counts its cost in each budget (B) in the period of the release.
+ * Then frees the
  * ticket's slot and reservation if it still holds them, and debits the cost (counted as spent in
  * the day of `now`) once:
  * - with the record's journal sequence (the normal path): once per journal|seq (U); not at all
@@ -157,15 +313,29 @@ const RELEASE = `
 local A, T, L, D, U = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local epoch, id, key, cost = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
 local journal, seq = ARGV[8], ARGV[9]
+local nb = tonumber(ARGV[11] or '0')
+local firstH = 6
+if nb > 0 then firstH = 7 end
+if ARGV[10] and ARGV[10] ~= '' then
+  for i = firstH, #KEYS do tset(KEYS[i], id, ARGV[10]) end
+end
 local g = generation(A, epoch)
 if g < 0 then return -1 end
 if g > 0 then enter(A, T, L, U, D, epoch) end
 local at = clock()
-local day = dayOf(pick(ARGV[5], at), tonumber(ARGV[6]))
+local now = pick(ARGV[5], at)
+local day = dayOf(now, tonumber(ARGV[6]))
+local function spendBudgets()
+  for i = 1, nb do
+    local o = 11 + (i - 1) * 3
+    spendIn(KEYS[6], ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), now, cost)
+  end
+end
 if seq == '' then
   if redis.call('ZSCORE', D, id) then return 0 end
   unhold(A, T, L, id)
   debit(A, key, cost, day)
+  spendBudgets()
   redis.call('ZADD', D, at, id)
   redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[7]))
   return 1
@@ -173,6 +343,7 @@ end
 unhold(A, T, L, id)
 local field = journal .. '|' .. seq
 if redis.call('HEXISTS', U, field) == 1 then return 0 end
+spendBudgets()
 local seeded = redis.call('HEXISTS', A, 'rev') == 1
 if seeded and tonumber(seq) <= tonumber(redis.call('HGET', A, 'j:' .. journal) or '0') then return 0 end
 redis.call('HSET', U, field, cost .. '|' .. key .. '|' .. int(day))
@@ -181,7 +352,8 @@ return 1
 `;
 
 /**
- * KEYS A T L D W; ARGV epoch ticketId doneMs. Undoes an admission whose caller gave up waiting for
+ * KEYS A T L D W [H...]; ARGV epoch ticketId doneMs (H: the token windows' hashes, whose entries
+ * for the ticket are set to 0). Undoes an admission whose caller gave up waiting for
  * the answer (the acquire timed out on the node's side): frees its slot and reservation and takes
  * it out of the RPM window, if the acquire ran; either way the id is marked done, so an acquire that
  * runs after this (reordered behind a script reload) refuses (5) and a release changes nothing. In
@@ -191,6 +363,7 @@ return 1
 const CANCEL = `
 local A, T, L, D, W = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id = ARGV[2]
+for i = 6, #KEYS do tset(KEYS[i], id, '0') end
 if generation(A, tonumber(ARGV[1])) ~= 0 then return 0 end
 local at = clock()
 if redis.call('ZSCORE', D, id) then return 0 end
@@ -201,13 +374,27 @@ redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[3]))
 return 1
 `;
 
-/** KEYS W; ARGV now windowMs. Returns {count, resetMs}. */
+/**
+ * KEYS W [KZ KH] [AZ AH]; ARGV now windowMs keyTokens accountTokens ('1' when that token window is
+ * passed). Returns {count, resetMs, keyTokens, keyTokensResetMs, accountTokens,
+ * accountTokensResetMs} (0 for a window not passed).
+ */
 const PEEK = `
 local W = KEYS[1]
 local windowMs = tonumber(ARGV[2])
 local now = pick(ARGV[1], clock())
 redis.call('ZREMRANGEBYSCORE', W, '-inf', now - windowMs)
-return {redis.call('ZCARD', W), oldestLeavesIn(W, windowMs, now)}
+local out = {redis.call('ZCARD', W), oldestLeavesIn(W, windowMs, now), 0, 0, 0, 0}
+local nextKey = 2
+for i = 1, 2 do
+  if ARGV[2 + i] == '1' then
+    local Z, H = KEYS[nextKey], KEYS[nextKey + 1]
+    nextKey = nextKey + 2
+    out[1 + 2 * i] = tprune(Z, H, now - windowMs)
+    out[2 + 2 * i] = oldestLeavesIn(Z, windowMs, now)
+  end
+end
+return out
 `;
 
 /**
@@ -287,7 +474,7 @@ return renewed
 `;
 
 /**
- * KEYS A T L U D; ARGV epoch leaseMs then (ticketId keyId reserved)... Records the tickets a node
+ * KEYS A T L U D; ARGV epoch leaseMs then (ticketId keyId[\nbudget…] reserved)... Records the tickets a node
  * still holds in a new epoch (after Redis lost or rolled back its data): their slots and
  * reservations count again before the account is seeded, so the seed cannot hand their money out
  * twice. A ticket already recorded is skipped. Returns how many were added, -1 if the caller is
@@ -302,10 +489,12 @@ if g > 0 then enter(A, T, L, U, D, epoch) end
 local expiry = clock() + tonumber(ARGV[2])
 local added = 0
 for i = 3, #ARGV, 3 do
-  local id, key, r = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local id, keyrec, r = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   if redis.call('HEXISTS', T, id) == 0 then
+    local key, names = splitKey(keyrec)
     local kf = 'k:' .. key .. ':'
-    redis.call('HSET', T, id, r .. '|' .. key)
+    reserveIn(A, names, r)
+    redis.call('HSET', T, id, r .. '|' .. keyrec)
     redis.call('ZADD', L, expiry, id)
     redis.call('HINCRBY', A, 'res', r)
     redis.call('HINCRBY', A, kf .. 'res', r)
@@ -468,7 +657,37 @@ export class Script {
   }
 }
 
+/**
+ * KEYS B; ARGV name start spent. Seeds a budget's period with the store's figure, unless B already
+ * counts this period or a later one (another node seeded it first). Returns 1 if set.
+ */
+const SET_BUDGET = `
+local B = KEYS[1]
+local name, start = ARGV[1], tonumber(ARGV[2])
+local s = tonumber(redis.call('HGET', B, name .. '|s') or '-1')
+if s >= start then return 0 end
+redis.call('HSET', B, name .. '|s', ARGV[2], name .. '|p', ARGV[3])
+return 1
+`;
+
+/**
+ * KEYS A B; ARGV name start. Returns {seeded, spent, reserved}: the budget's spending in the
+ * period from `start` (0 when B counts an older one) and the reservations counted in it.
+ */
+const READ_BUDGET = `
+local A, B = KEYS[1], KEYS[2]
+local name, start = ARGV[1], tonumber(ARGV[2])
+local s = redis.call('HGET', B, name .. '|s')
+local r = tonumber(redis.call('HGET', A, 'b:' .. name .. ':r') or '0')
+if not s then return {0, 0, r} end
+local p = 0
+if tonumber(s) >= start then p = tonumber(redis.call('HGET', B, name .. '|p') or '0') end
+return {1, p, r}
+`;
+
 export const SCRIPTS = {
+  setBudget: new Script(SET_BUDGET),
+  readBudget: new Script(READ_BUDGET),
   acquire: new Script(ACQUIRE),
   register: new Script(REGISTER),
   seed: new Script(SEED),

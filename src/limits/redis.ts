@@ -30,11 +30,13 @@
 // cancelled by ticket id (now, then by the heartbeat), which frees whatever it admitted and makes it
 // refuse if it runs later still.
 import { RedisClient } from "bun";
+import { nanos } from "../base/money.ts";
 import { log } from "../log.ts";
 import type { Nanos } from "../types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
+  type BudgetSpec,
   type LedgerFigures,
   type Limiter,
   type LimiterHealth,
@@ -82,6 +84,7 @@ const REFUSALS: Record<number, Refusal> = {
   2: "concurrency_limit_exceeded",
   3: "insufficient_quota",
   4: "daily_quota_exceeded",
+  8: "token_rate_limit_exceeded",
 };
 /** ACQUIRE's refusal for an account not seeded in the caller's epoch, and for a caller behind. */
 const UNSEEDED = 6;
@@ -99,6 +102,27 @@ const ACQUIRE_REPLY = [
   "spent",
   "now",
   "redisMs",
+  "keyTokens",
+  "keyTokensResetMs",
+  "accountTokens",
+  "accountTokensResetMs",
+  "tokenWaitMs",
+  "tokenLimit",
+  "budget",
+  "budgetSpent",
+  "budgetReserved",
+] as const;
+/** ACQUIRE's answers about budgets: one has no figure yet, the caller's period is not Redis's, one is spent. */
+const BUDGET_UNSEEDED = 9;
+const BUDGET_MOVED = 10;
+const BUDGET_REFUSED = 11;
+const PEEK_REPLY = [
+  "count",
+  "resetMs",
+  "keyTokens",
+  "keyTokensResetMs",
+  "accountTokens",
+  "accountTokensResetMs",
 ] as const;
 const SNAPSHOT_REPLY = [
   "balance",
@@ -147,6 +171,8 @@ interface Cancel {
   accountId: number;
   /** The key's RPM window (the admission, if made, is taken out of it). */
   window: string;
+  /** The token windows' hashes the admission was made in (its entries are set to 0). */
+  tokenHashes: string[];
   /** The epoch it was sent in: in another one it admitted nothing still counted. */
   epoch: number;
   /**
@@ -159,7 +185,7 @@ interface Cancel {
 interface Held {
   ticket: Ticket;
   /** Set once settled: the release still has to reach Redis (`seq`: its record's journal number). */
-  release?: { cost: Nanos; now: number; seq: number | undefined };
+  release?: { cost: Nanos; now: number; seq: number | undefined; tokens: number | undefined };
 }
 
 /** What the reconciliations found, since start (reported by log and metrics). */
@@ -292,29 +318,71 @@ export class RedisLimiter implements Limiter {
   }
 
   async acquire(request: AcquireRequest): Promise<AcquireResult> {
-    let reply = await this.#acquireOnce(request);
+    let at = request.now;
+    let reply = await this.#acquireOnce(request, at);
     if (this.#ledger && (reply.refusal === BEHIND || reply.refusal === UNSEEDED)) {
       // The account is not (yet) in the epoch this node checked: check again, rebuild, retry once.
       if (reply.refusal === BEHIND) this.#checked = false;
       else await this.rebase();
-      reply = await this.#acquireOnce(request);
+      reply = await this.#acquireOnce(request, at);
     }
-    return this.#answer(request, reply);
+    // A budget without a figure is seeded from the store; a period computed for another time than
+    // Redis's is computed again for Redis's (each budget needs at most one of each).
+    for (let tries = 0; tries < 2 * (request.budgets?.length ?? 0) + 1; tries++) {
+      const budget = request.budgets?.[reply.budget - 1];
+      if (!budget || (reply.refusal !== BUDGET_UNSEEDED && reply.refusal !== BUDGET_MOVED)) break;
+      at = reply.now;
+      if (reply.refusal === BUDGET_UNSEEDED) {
+        const { start } = this.#terms.calendar.bounds(budget.period, at);
+        const spent = request.seedBudget ? await request.seedBudget(budget, start) : 0;
+        await this.#run(
+          SCRIPTS.setBudget,
+          [this.#keys.budgets(request.accountId)],
+          [budget.name, String(start), String(spent)],
+        );
+      }
+      reply = await this.#acquireOnce(request, at);
+    }
+    return this.#answer(request, reply, at);
+  }
+
+  /** A budget's spending in the period that contains `now` and what is reserved in it. */
+  async budget(accountId: number, budget: BudgetSpec, now: number) {
+    const { start, end } = this.#terms.calendar.bounds(budget.period, now);
+    const reply = await this.#run(
+      SCRIPTS.readBudget,
+      [this.#keys.account(accountId).account, this.#keys.budgets(accountId)],
+      [budget.name, String(start)],
+    );
+    const r = fields(reply, ["seeded", "spent", "reserved"] as const);
+    if (r.seeded === 0) return undefined;
+    return { spent: nanos(r.spent), reserved: nanos(r.reserved), start, end };
   }
 
   async #acquireOnce(
     request: AcquireRequest,
+    at: number,
   ): Promise<Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string }> {
     const { accountId, keyId } = request;
     const keys = this.#keys.account(accountId);
     const id = crypto.randomUUID();
     const window = this.#keys.window(accountId, keyId);
+    const tokenKeys = this.#tokenKeys(accountId, keyId, request.tpm ?? null, request.accountTpm ?? null);
+    const budgets = request.budgets ?? [];
     await this.#current();
     const epoch = this.#epoch;
     const sentAt = this.#localClock();
     const sent = SCRIPTS.acquire.run(
       this.#client,
-      [keys.account, keys.tickets, keys.leases, window, keys.done],
+      [
+        keys.account,
+        keys.tickets,
+        keys.leases,
+        window,
+        keys.done,
+        ...tokenKeys.flatMap((w) => [w.z, w.h]),
+        ...(budgets.length > 0 ? [this.#keys.budgets(accountId)] : []),
+      ],
       [
         String(epoch),
         id,
@@ -327,6 +395,14 @@ export class RedisLimiter implements Limiter {
         String(this.#terms.windowMs),
         String(this.#leaseMs),
         this.#offsetMs,
+        limitArg(request.tpm ?? null),
+        limitArg(request.accountTpm ?? null),
+        String(request.tokens ?? 0),
+        String(budgets.length),
+        ...budgets.flatMap((b) => {
+          const { start, end } = this.#terms.calendar.bounds(b.period, at);
+          return [b.name, String(b.limit), String(start), String(end)];
+        }),
       ],
     );
     let reply: unknown;
@@ -335,7 +411,8 @@ export class RedisLimiter implements Limiter {
     } catch (error) {
       // Redis may still run the script after we gave up (too slow, or the connection dropped after
       // sending): undo it, or the slot and reservation would stay held until the lease runs out.
-      this.#cancel({ id, accountId, window, epoch, until: Date.now() + this.#leaseMs });
+      const tokenHashes = tokenKeys.map((w) => w.h);
+      this.#cancel({ id, accountId, window, tokenHashes, epoch, until: Date.now() + this.#leaseMs });
       throw error;
     }
     const r = fields(reply, ACQUIRE_REPLY);
@@ -346,12 +423,29 @@ export class RedisLimiter implements Limiter {
   #answer(
     request: AcquireRequest,
     r: Record<(typeof ACQUIRE_REPLY)[number], number> & { id: string },
+    at: number,
   ): AcquireResult {
     const { accountId, keyId } = request;
-    const rate = this.#terms.rate(request.rpm, r.count, r.resetMs);
+    const rate = this.#terms.withTokens(
+      this.#terms.rate(request.rpm, r.count, r.resetMs),
+      request,
+      { used: r.keyTokens, resetMs: r.keyTokensResetMs },
+      { used: r.accountTokens, resetMs: r.accountTokensResetMs },
+    );
     if (r.admitted === 1) {
       this.#known.add(accountId);
       const ticket: Ticket = { id: r.id, keyId, accountId, reserved: request.reserve };
+      const tokenWindows = { key: request.tpm != null, account: request.accountTpm != null };
+      if (tokenWindows.key || tokenWindows.account) {
+        ticket.tokens = request.tokens ?? 0;
+        ticket.tokenWindows = tokenWindows;
+      }
+      if (request.budgets && request.budgets.length > 0) {
+        ticket.budgets = request.budgets.map((b) => ({
+          name: b.name,
+          ...this.#terms.calendar.bounds(b.period, at),
+        }));
+      }
       this.#held.set(r.id, { ticket });
       return { ok: true, ticket, rate };
     }
@@ -361,10 +455,17 @@ export class RedisLimiter implements Limiter {
       return this.#terms.refuse("insufficient_quota", request, r, rate, r.now);
     }
     this.#known.add(accountId);
+    const budget = request.budgets?.[r.budget - 1];
+    if (r.refusal === BUDGET_REFUSED && budget) {
+      const { end } = this.#terms.calendar.bounds(budget.period, at);
+      const figures = { balance: r.balance, spent: r.budgetSpent, reserved: r.budgetReserved };
+      return this.#terms.refuseBudget(budget, end, figures, rate, r.now);
+    }
     const refusal = REFUSALS[r.refusal];
     if (refusal === undefined)
       throw new Error(`redis limiter: the acquire script answered refusal ${r.refusal}`);
-    return this.#terms.refuse(refusal, request, r, rate, r.now);
+    const wait = r.tokenWaitMs < 0 ? undefined : r.tokenWaitMs;
+    return this.#terms.refuse(refusal, request, r, rate, r.now, wait, r.tokenLimit);
   }
 
   /** Undoes a timed-out acquire now, or (failing that) from the heartbeat until its lease would end. */
@@ -377,7 +478,7 @@ export class RedisLimiter implements Limiter {
     const keys = this.#keys.account(cancel.accountId);
     await this.#run(
       SCRIPTS.cancel,
-      [keys.account, keys.tickets, keys.leases, keys.done, cancel.window],
+      [keys.account, keys.tickets, keys.leases, keys.done, cancel.window, ...cancel.tokenHashes],
       [String(cancel.epoch), cancel.id, String(this.#doneMs)],
     );
     this.#cancels.delete(cancel.id);
@@ -387,10 +488,10 @@ export class RedisLimiter implements Limiter {
    * Applies the release in Redis; when Redis cannot take it now, keeps it for the heartbeat to retry
    * (and resolves: the settlement is recorded by the store either way).
    */
-  async release(ticket: Ticket, cost: Nanos, now: number, seq?: number): Promise<void> {
+  async release(ticket: Ticket, cost: Nanos, now: number, seq?: number, tokens?: number): Promise<void> {
     const held = this.#held.get(ticket.id) ?? { ticket };
     const numbered = this.#ledger ? seq : undefined;
-    held.release = { cost, now, seq: numbered };
+    held.release = { cost, now, seq: numbered, tokens };
     this.#held.set(ticket.id, held);
     if (numbered !== undefined) this.#unstored.set(numbered, held);
     try {
@@ -411,9 +512,29 @@ export class RedisLimiter implements Limiter {
     const { ticket, release } = held;
     if (!release) return;
     const keys = this.#keys.account(ticket.accountId);
+    // The token windows the ticket holds tokens in, corrected to what it used (when known).
+    const windows = ticket.tokenWindows;
+    const budgets = ticket.budgets ?? [];
+    const hashes =
+      release.tokens === undefined || !windows
+        ? []
+        : this.#tokenKeys(
+            ticket.accountId,
+            ticket.keyId,
+            windows.key ? 1 : null,
+            windows.account ? 1 : null,
+          ).map((w) => w.h);
     const answer = await this.#run(
       SCRIPTS.release,
-      [keys.account, keys.tickets, keys.leases, keys.done, keys.unstored],
+      [
+        keys.account,
+        keys.tickets,
+        keys.leases,
+        keys.done,
+        keys.unstored,
+        ...(budgets.length > 0 ? [this.#keys.budgets(ticket.accountId)] : []),
+        ...hashes,
+      ],
       [
         String(epoch),
         ticket.id,
@@ -424,6 +545,9 @@ export class RedisLimiter implements Limiter {
         String(this.#doneMs),
         this.#ledger?.journal ?? "",
         release.seq === undefined ? "" : String(release.seq),
+        hashes.length === 0 ? "" : String(release.tokens),
+        String(budgets.length),
+        ...budgets.flatMap((b) => [b.name, String(b.start), String(b.end)]),
       ],
       checked,
     );
@@ -441,14 +565,40 @@ export class RedisLimiter implements Limiter {
     for (const stored of this.#unstored.keys()) if (stored <= seq) this.#unstored.delete(stored);
   }
 
-  async peek(keyId: string, accountId: number, rpm: number | null, now: number): Promise<RateState> {
+  async peek(
+    keyId: string,
+    accountId: number,
+    rpm: number | null,
+    now: number,
+    tpm?: { tpm: number | null; accountTpm: number | null },
+  ): Promise<RateState> {
+    const limits = tpm ?? { tpm: null, accountTpm: null };
+    const tokenKeys = this.#tokenKeys(accountId, keyId, limits.tpm, limits.accountTpm);
     const reply = await this.#run(
       SCRIPTS.peek,
-      [this.#keys.window(accountId, keyId)],
-      [this.#nowArg(now), String(this.#terms.windowMs)],
+      [this.#keys.window(accountId, keyId), ...tokenKeys.flatMap((w) => [w.z, w.h])],
+      [
+        this.#nowArg(now),
+        String(this.#terms.windowMs),
+        limits.tpm === null ? "0" : "1",
+        limits.accountTpm === null ? "0" : "1",
+      ],
     );
-    const { count, resetMs } = fields(reply, ["count", "resetMs"] as const);
-    return this.#terms.rate(rpm, count, resetMs);
+    const r = fields(reply, PEEK_REPLY);
+    return this.#terms.withTokens(
+      this.#terms.rate(rpm, r.count, r.resetMs),
+      limits,
+      { used: r.keyTokens, resetMs: r.keyTokensResetMs },
+      { used: r.accountTokens, resetMs: r.accountTokensResetMs },
+    );
+  }
+
+  /** The token windows a request with these limits is counted in: the key's, then the account's. */
+  #tokenKeys(accountId: number, keyId: string, tpm: number | null, accountTpm: number | null) {
+    const windows: { z: string; h: string }[] = [];
+    if (tpm !== null) windows.push(this.#keys.tokens(accountId, keyId));
+    if (accountTpm !== null) windows.push(this.#keys.tokens(accountId));
+    return windows;
   }
 
   async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
@@ -835,7 +985,9 @@ export class RedisLimiter implements Limiter {
       [...open].map(([accountId, tickets]) => {
         const keys = this.#keys.account(accountId);
         const args = [String(epoch), String(this.#leaseMs)];
-        for (const t of tickets) args.push(t.id, t.keyId, String(t.reserved));
+        // The key travels with the budgets the reservation counts in (REGISTER counts it there again).
+        for (const t of tickets)
+          args.push(t.id, [t.keyId, ...(t.budgets ?? []).map((b) => b.name)].join("\n"), String(t.reserved));
         return this.#run(
           SCRIPTS.register,
           [keys.account, keys.tickets, keys.leases, keys.unstored, keys.done],

@@ -7,9 +7,11 @@ import { formatUsd, parseUsd } from "../base/money.ts";
 import { startOfUtcDay, utcDay } from "../base/time.ts";
 import type { UsageFeed } from "../billing/feed.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
+import { BUDGET_PERIODS, BudgetCalendar } from "../limits/periods.ts";
 import { log } from "../log.ts";
 import type { NotificationChannel } from "../store/admin.ts";
-import type { Account, Store } from "../store/store.ts";
+import type { Budgets } from "../store/schema.ts";
+import type { Account, KeyRecord, Store } from "../store/store.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { EmailSender } from "./email.ts";
 import { AlertLimiter } from "./limiter.ts";
@@ -22,6 +24,8 @@ export interface NotifierOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Where the SMTP password variable is read from. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The budget periods' calendar and the percentages notified (`[billing.budgets]`). */
+  budgets?: { calendar: BudgetCalendar; levels: readonly number[] };
 }
 
 export class Notifier {
@@ -31,6 +35,7 @@ export class Notifier {
   readonly dispatcher: Dispatcher;
   readonly #limiter: AlertLimiter;
   readonly #defaultThreshold: number;
+  readonly #budgets: { calendar: BudgetCalendar; levels: readonly number[] };
   /** Accounts with traffic or credits since the last check. */
   #dirty = new Set<number>();
   /** Conditions already notified: `balance:<channel>`, `cap:<key>:<day>:<level>`. */
@@ -47,6 +52,10 @@ export class Notifier {
     this.#email = config.smtp ? new EmailSender(config.smtp, options.env) : undefined;
     this.dispatcher = new Dispatcher(store.admin, config, this.#email, options.sleep);
     this.#limiter = new AlertLimiter(config.alert_interval_seconds * 1000, options.now);
+    this.#budgets = options.budgets ?? {
+      calendar: new BudgetCalendar({ timeZone: "UTC" }),
+      levels: [80, 100],
+    };
     const threshold = parseUsd(config.balance_threshold_usd);
     this.#defaultThreshold = threshold.ok ? threshold.value : 0;
   }
@@ -100,7 +109,9 @@ export class Notifier {
     for (const account of accounts) this.#checkBalance(account, channels);
     const today = startOfUtcDay();
     const { byKey } = await this.#store.admin.spending(today);
-    const keys = (await this.#store.listKeys()).filter((k) => ids.has(k.accountId) && k.dailyCap !== null);
+    const listed = (await this.#store.listKeys()).filter((k) => ids.has(k.accountId));
+    await this.#checkBudgets(channels, accounts, listed);
+    const keys = listed.filter((k) => k.dailyCap !== null);
     for (const key of keys) {
       const cap = key.dailyCap ?? 0;
       const spent = byKey.get(key.id) ?? 0;
@@ -117,6 +128,57 @@ export class Notifier {
           daily_cap_nanos: cap,
           day: utcDay(today),
         });
+      }
+    }
+  }
+
+  /**
+   * Budgets of the accounts checked and of their keys: each threshold crossed in a period is
+   * notified once in that period (spent from the store's records since the period's start).
+   */
+  async #checkBudgets(
+    channels: NotificationChannel[],
+    accounts: Account[],
+    keys: KeyRecord[],
+  ): Promise<void> {
+    const owners: { account: AccountRef; key: KeyRecord | null; budgets: Budgets }[] = [];
+    for (const account of accounts)
+      if (account.budgets) owners.push({ account: ref(account), key: null, budgets: account.budgets });
+    for (const key of keys) {
+      if (key.budgets)
+        owners.push({ account: { id: key.accountId, name: key.account }, key, budgets: key.budgets });
+    }
+    if (owners.length === 0) return;
+    const now = Date.now();
+    const spending = new Map<number, Awaited<ReturnType<Store["admin"]["spending"]>>>();
+    for (const { account, key, budgets } of owners) {
+      for (const period of BUDGET_PERIODS) {
+        const limit = budgets[period];
+        if (limit === undefined || limit <= 0) continue;
+        const { start, end } = this.#budgets.calendar.bounds(period, now);
+        let spent = spending.get(start);
+        if (!spent) {
+          spent = await this.#store.admin.spending(start);
+          spending.set(start, spent);
+        }
+        const used = (key === null ? spent.byAccount.get(account.id) : spent.byKey.get(key.id)) ?? 0;
+        const owner = key === null ? `a:${account.id}` : `k:${key.id}`;
+        // The highest threshold crossed: one notification per level and period.
+        for (const level of this.#budgets.levels) {
+          const mark = `budget:${owner}:${period}:${start}:${level}`;
+          if (used * 100 < limit * level || this.#fired.has(mark)) continue;
+          this.#fired.add(mark);
+          this.#emit(channels, "quota.budget", account, {
+            key_id: key?.id ?? null,
+            key_name: key?.name ?? null,
+            period,
+            level,
+            spent_nanos: used,
+            budget_nanos: limit,
+            period_start: new Date(start).toISOString(),
+            period_end: period === "total" ? null : new Date(end).toISOString(),
+          });
+        }
       }
     }
   }

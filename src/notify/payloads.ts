@@ -3,7 +3,13 @@
 import { randomBytes } from "node:crypto";
 import { formatUsd } from "../base/money.ts";
 
-export const EVENT_KINDS = ["balance.low", "quota.daily_cap", "key.security_alert", "announcement"] as const;
+export const EVENT_KINDS = [
+  "balance.low",
+  "quota.daily_cap",
+  "quota.budget",
+  "key.security_alert",
+  "announcement",
+] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface AccountRef {
@@ -29,6 +35,20 @@ export interface DailyCap {
   day: string;
 }
 
+export interface BudgetReached {
+  /** The key whose budget it is; null for the account's own budget. */
+  key_id: string | null;
+  key_name: string | null;
+  period: "daily" | "weekly" | "monthly" | "total";
+  /** The threshold crossed, in percent of the budget (`[billing.budgets] notify_at_percent`). */
+  level: number;
+  spent_nanos: number;
+  budget_nanos: number;
+  period_start: string;
+  /** When the period ends; null for a total budget. */
+  period_end: string | null;
+}
+
 export type SecurityReason = "ip_not_allowed" | "revoked_key" | "expired_key";
 
 export interface SecurityAlert {
@@ -49,6 +69,7 @@ export interface Announcement {
 interface DataOf {
   "balance.low": BalanceLow;
   "quota.daily_cap": DailyCap;
+  "quota.budget": BudgetReached;
   "key.security_alert": SecurityAlert;
   announcement: Announcement;
 }
@@ -90,6 +111,11 @@ export function describe(n: Notification): { subject: string; text: string } {
       case "quota.daily_cap": {
         const d = n.data as DailyCap;
         return `Key ${d.key_name || d.key_id} used ${d.level}% of its daily cap (${formatUsd(d.daily_cap_nanos)} USD)`;
+      }
+      case "quota.budget": {
+        const d = n.data as BudgetReached;
+        const owner = d.key_id === null ? who : `key ${d.key_name || d.key_id}`;
+        return `${owner} used ${d.level}% of its ${d.period} budget (${formatUsd(d.budget_nanos)} USD)`;
       }
       case "key.security_alert": {
         const d = n.data as SecurityAlert;

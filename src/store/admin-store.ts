@@ -17,6 +17,7 @@ import type {
 } from "./admin.ts";
 import type { Dialect, Tables } from "./dialect.ts";
 import type { QueryDb } from "./query-db.ts";
+import type { Budgets } from "./schema.ts";
 
 import * as shapes from "./shapes.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
@@ -113,6 +114,12 @@ export class DrizzleAdminStore implements AdminStore {
       throw new StoreError("not_found", `key "${id}" does not exist`);
     }
     return this.getKey(id);
+  }
+
+  async setAccountBudgets(account: string, budgets: Budgets | null): Promise<void> {
+    if (!(await this.#dialect.patchAccountBudgets(account, budgets))) {
+      throw new StoreError("not_found", `account "${account}" does not exist`);
+    }
   }
 
   async spending(since: number) {

@@ -3,6 +3,7 @@
 
 import type { Nanos } from "../types.ts";
 import type { KeyRecord } from "./key-record.ts";
+import type { Budgets } from "./schema.ts";
 import type { UsageRecord } from "./usage.ts";
 
 export interface AdminToken {
@@ -38,6 +39,9 @@ export interface KeyPatch {
   dailyCap?: Nanos | null | undefined;
   rpm?: number | null | undefined;
   concurrency?: number | null | undefined;
+  tpm?: number | null | undefined;
+  /** The key's weekly, monthly and total budgets (its daily one is `dailyCap`); null removes them all. */
+  budgets?: Budgets | null | undefined;
 }
 
 export type UsageGrouping = "key" | "model" | "day";
@@ -115,6 +119,8 @@ export interface AdminStore {
 
   /** Cost of requests since `since`, per key id and per account id. */
   spending(since: number): Promise<{ byKey: Map<string, number>; byAccount: Map<number, number> }>;
+  /** Sets (null: removes) an account's budgets; every gateway applies them at its next revision check. */
+  setAccountBudgets(account: string, budgets: Budgets | null): Promise<void>;
   usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]>;
   recentRequests(filter: UsageFilter, limit: number): Promise<UsageRecord[]>;
 

@@ -39,4 +39,6 @@ export interface Dialect extends DialectSql {
    * nothing written, when no key has the id. An empty patch only moves the revision.
    */
   readonly patchKey: (id: string, set: KeyColumnPatch) => Promise<boolean>;
+  /** Sets an account's budgets and moves the revision, in one transaction; false when no account has the name. */
+  readonly patchAccountBudgets: (name: string, budgets: sqlite.Budgets | null) => Promise<boolean>;
 }

@@ -1,6 +1,7 @@
 // A key as the store keeps it, apart from store.ts so the admin part of the store
 // (admin.ts) and the store itself (store.ts) can both name it without importing each other.
 import type { KeyId, Nanos } from "../types.ts";
+import type { Budgets } from "./schema.ts";
 
 export type KeyStatus = "enabled" | "revoked";
 
@@ -18,6 +19,12 @@ export interface KeyRecord {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  /** Tokens per minute; null = the configured default of its group or account. */
+  tpm: number | null;
+  /** The key's budgets other than daily (nano-USD by period); null = none. */
+  budgets: Budgets | null;
+  /** Its account's budgets (nano-USD by period); null = none. */
+  accountBudgets: Budgets | null;
   createdAt: number;
   lastUsedAt: number | null;
 }

@@ -6,7 +6,7 @@ import type { PgDb } from "./pg-db.ts";
 import { bumpRevision } from "./pg-notify.ts";
 import * as tables from "./schema-pg.ts";
 
-const { apiKeys, storeMeta } = tables;
+const { accounts, apiKeys, storeMeta } = tables;
 
 const day = (seconds: SQL): SQL => sql`to_char(to_timestamp(${seconds}) at time zone 'UTC', 'YYYY-MM-DD')`;
 
@@ -38,6 +38,16 @@ export function pgDialect(db: PgDb): Dialect {
             ? await tx.select({ id: apiKeys.id }).from(apiKeys).where(key)
             : await tx.update(apiKeys).set(set).where(key).returning({ id: apiKeys.id });
         // The revision gateways poll and listen for: a changed key reaches every key cache.
+        if (row !== undefined) await bumpRevision(tx);
+        return row !== undefined;
+      }),
+    patchAccountBudgets: (name, budgets) =>
+      db.transaction(async (tx) => {
+        const [row] = await tx
+          .update(accounts)
+          .set({ budgets })
+          .where(eq(accounts.name, name))
+          .returning({ id: accounts.id });
         if (row !== undefined) await bumpRevision(tx);
         return row !== undefined;
       }),

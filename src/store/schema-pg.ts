@@ -16,6 +16,7 @@ import {
   pgTable,
   text,
 } from "drizzle-orm/pg-core";
+import type { Budgets } from "./schema.ts";
 import type { ToolCalls } from "./usage.ts";
 
 /**
@@ -47,6 +48,8 @@ export const accounts = pgTable("accounts", {
   id: serialId(),
   name: text("name").notNull().unique(),
   balanceNanos: int("balance_nanos").notNull().default(0),
+  /** Budgets with periods, nano-USD by period (`{"monthly": 50000000000}`); null = none. */
+  budgets: jsonText("budgets").$type<Budgets>(),
   createdAt: stamped("created_at"),
 });
 
@@ -72,6 +75,10 @@ export const apiKeys = pgTable(
     dailyCapNanos: int("daily_cap_nanos"),
     rpm: int("rpm"),
     concurrency: int("concurrency"),
+    /** Tokens per sliding minute (worst case held at admission, corrected at settlement); null = the group's. */
+    tpm: int("tpm"),
+    /** Budgets with periods other than daily (the daily cap is `daily_cap_nanos`), nano-USD by period. */
+    budgets: jsonText("budgets").$type<Budgets>(),
     createdAt: stamped("created_at"),
     lastUsedAt: int("last_used_at"),
   },

@@ -15,11 +15,16 @@ const stamped = (name: string) => integer(name).notNull().default(nowMs);
 /** A row's required owner: the id of a row in another table. */
 const owner = (name: string, id: () => SQLiteColumn) => integer(name).notNull().references(id);
 
+/** Budgets with periods as stored: nano-USD by period (src/limits/periods.ts defines the periods). */
+export type Budgets = Partial<Record<"daily" | "weekly" | "monthly" | "total", number>>;
+
 /** Who pays: an account holds a balance in nano-USD. */
 export const accounts = sqliteTable("accounts", {
   id: integer("id").primaryKey({ autoIncrement: true }),
   name: text("name").notNull().unique(),
   balanceNanos: integer("balance_nanos").notNull().default(0),
+  /** Budgets with periods, nano-USD by period (`{"monthly": 50000000000}`); null = none. */
+  budgets: text("budgets", { mode: "json" }).$type<Budgets>(),
   createdAt: stamped("created_at"),
 });
 
@@ -48,6 +53,10 @@ export const apiKeys = sqliteTable(
     dailyCapNanos: integer("daily_cap_nanos"),
     rpm: integer("rpm"),
     concurrency: integer("concurrency"),
+    /** Tokens per sliding minute (worst case held at admission, corrected at settlement); null = the group's. */
+    tpm: integer("tpm"),
+    /** Budgets with periods other than daily (the daily cap is `daily_cap_nanos`), nano-USD by period. */
+    budgets: text("budgets", { mode: "json" }).$type<Budgets>(),
     createdAt: stamped("created_at"),
     lastUsedAt: integer("last_used_at"),
   },

@@ -34,14 +34,22 @@ const KEY_FIELDS = [
   "allowIps",
   "rpm",
   "concurrency",
+  "tpm",
+  "budgets",
   "createdAt",
   "lastUsedAt",
 ] as const;
 
-type KeyColumns<K extends Either<"apiKeys">, A extends { name: unknown }, G extends { name: unknown }> = Pick<
-  K,
-  (typeof KEY_FIELDS)[number]
-> & { account: A["name"]; group: G["name"]; dailyCap: K["dailyCapNanos"] };
+type KeyColumns<
+  K extends Either<"apiKeys">,
+  A extends { name: unknown; budgets: unknown },
+  G extends { name: unknown },
+> = Pick<K, (typeof KEY_FIELDS)[number]> & {
+  account: A["name"];
+  accountBudgets: A["budgets"];
+  group: G["name"];
+  dailyCap: K["dailyCapNanos"];
+};
 
 type KeyRow = Omit<KeyRecord, "id" | "dailyCap"> & { id: string; dailyCap: number | null };
 
@@ -73,6 +81,9 @@ export function keyColumnsOf<
     dailyCap: apiKeys.dailyCapNanos,
     rpm: apiKeys.rpm,
     concurrency: apiKeys.concurrency,
+    tpm: apiKeys.tpm,
+    budgets: apiKeys.budgets,
+    accountBudgets: accounts.budgets,
     createdAt: apiKeys.createdAt,
     lastUsedAt: apiKeys.lastUsedAt,
   };
@@ -90,7 +101,13 @@ export function selectKeys({ db, tables }: Dialect) {
 
 /** An accounts row as the Store's Account. */
 export function toAccount(row: typeof sqlite.accounts.$inferSelect): Account {
-  return { id: row.id, name: row.name, balance: nanos(row.balanceNanos), createdAt: row.createdAt };
+  return {
+    id: row.id,
+    name: row.name,
+    balance: nanos(row.balanceNanos),
+    budgets: row.budgets ?? null,
+    createdAt: row.createdAt,
+  };
 }
 
 /** An admin token without its hash. */
@@ -129,6 +146,8 @@ export function newKeyRow(
     dailyCapNanos: key.dailyCap,
     rpm: key.rpm,
     concurrency: key.concurrency,
+    tpm: key.tpm,
+    budgets: key.budgets ?? null,
   };
 }
 
@@ -153,6 +172,8 @@ export function keyPatchSet(patch: KeyPatch): Partial<typeof sqlite.apiKeys.$inf
   if (patch.dailyCap !== undefined) set.dailyCapNanos = patch.dailyCap;
   if (patch.rpm !== undefined) set.rpm = patch.rpm;
   if (patch.concurrency !== undefined) set.concurrency = patch.concurrency;
+  if (patch.tpm !== undefined) set.tpm = patch.tpm;
+  if (patch.budgets !== undefined) set.budgets = patch.budgets;
   return set;
 }
 

@@ -7,7 +7,7 @@ import type { Dialect, DialectSql, ToolCount } from "./dialect.ts";
 import * as tables from "./schema.ts";
 import { REVISION_META } from "./usage.ts";
 
-const { apiKeys, storeMeta } = tables;
+const { accounts, apiKeys, storeMeta } = tables;
 
 /**
  * How every SQLite write transaction begins: IMMEDIATE takes the write lock at BEGIN, so it waits
@@ -59,6 +59,17 @@ export function sqliteDialect(db: BunSQLiteDatabase): Dialect {
           Object.keys(set).length === 0
             ? tx.select({ id: apiKeys.id }).from(apiKeys).where(key).get()
             : tx.update(apiKeys).set(set).where(key).returning({ id: apiKeys.id }).get();
+        if (row !== undefined) bumpSqliteRevision(tx as unknown as BunSQLiteDatabase);
+        return row !== undefined;
+      }, WRITE),
+    patchAccountBudgets: async (name, budgets) =>
+      db.transaction((tx) => {
+        const row = tx
+          .update(accounts)
+          .set({ budgets })
+          .where(eq(accounts.name, name))
+          .returning({ id: accounts.id })
+          .get();
         if (row !== undefined) bumpSqliteRevision(tx as unknown as BunSQLiteDatabase);
         return row !== undefined;
       }, WRITE),

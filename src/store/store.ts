@@ -5,6 +5,7 @@ import type { LimiterLedger } from "../limits/limiter.ts";
 import type { KeyId, Nanos } from "../types.ts";
 import type { AdminStore } from "./admin.ts";
 import type { KeyRecord, KeyStatus } from "./key-record.ts";
+import type { Budgets } from "./schema.ts";
 import type { UsageStore } from "./usage.ts";
 
 export type { KeyRecord, KeyStatus };
@@ -13,6 +14,8 @@ export interface Account {
   id: number;
   name: string;
   balance: Nanos;
+  /** Budgets with periods (nano-USD by period); null = none. */
+  budgets: Budgets | null;
   createdAt: number;
 }
 
@@ -40,6 +43,8 @@ export interface NewKey {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
+  tpm: number | null;
+  budgets?: Budgets | null;
 }
 
 /**

@@ -167,6 +167,13 @@ export async function balanceOf(
   return (await response.json()) as Record<string, number | string | null>;
 }
 
+/** The admin token a gateway printed when it bootstrapped its store; fails when it printed none. */
+export function bootstrapAdminToken(gw: RunningGateway): string {
+  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+  if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
+  return found;
+}
+
 /** The `error.code` of an OpenAI-shaped error answer. */
 export async function errorCode(response: Response): Promise<string | null> {
   const body = (await response.json()) as { error: { code: string | null } };

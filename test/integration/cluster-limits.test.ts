@@ -4,6 +4,8 @@
 // exactly what was stored.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Cluster, chat, outcome } from "../helpers/cluster.ts";
+import { balanceOf } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { dropPgDatabases } from "../unit/store-pg-fixture.ts";
 
 // Dropping several databases takes seconds on a loaded machine.
@@ -45,6 +47,65 @@ describe("three nodes, one PostgreSQL, one Redis", () => {
     await Bun.sleep(300);
     expect((await c.usageOf(id)).requests).toBe(6);
     expect(usage.cost).toBeGreaterThan(0);
+  }, 30_000);
+
+  test("TPM across three nodes: a limit that fits 2 worst cases admits exactly 2 of 9 held requests, 7 are 429 rate_limit_exceeded", async () => {
+    const c = await cluster();
+    const hold = { prompt: "hold sim:ttft=30000", stream: true } as const;
+    const abort = new AbortController();
+    // The request's worst case in tokens, as a key with a large limit sees it held.
+    const probe = await c.createKey(["--account", "default", "--tpm", "1000000", "--name", "probe"]);
+    await c.waitForKey(probe.secret);
+    const probed = await chat(c.node(0), probe.secret, { ...hold, signal: abort.signal });
+    const worst = 1_000_000 - Number(probed.headers.get("x-ratelimit-remaining-tokens"));
+    expect(worst).toBeGreaterThan(20);
+    const { secret } = await c.createKey([
+      "--account",
+      "default",
+      "--tpm",
+      String(3 * worst - 1),
+      "--name",
+      "tpm",
+    ]);
+    await c.waitForKey(secret);
+    const responses = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => chat(c.node(i), secret, { ...hold, signal: abort.signal })),
+    );
+    const refused = responses.filter((r) => r.status !== 200);
+    for (const r of refused) expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(responses.filter((r) => r.status === 200).length).toBe(2);
+    expect((await Promise.all(refused.map(outcome))).map((r) => `${r.status} ${r.code}`)).toEqual(
+      Array(7).fill("429 rate_limit_exceeded"),
+    );
+    abort.abort();
+  }, 30_000);
+
+  test("an account's monthly budget across three nodes: of 9 held requests exactly the 2 that fit are admitted, 7 are 429 budget_exceeded", async () => {
+    const c = await cluster();
+    const hold = { prompt: "hold sim:ttft=30000", stream: true } as const;
+    const abort = new AbortController();
+    // The request's worst-case cost, as the balance endpoint shows it reserved while one is held.
+    const probe = await c.createKey(["--account", "default", "--name", "probe"]);
+    await c.waitForKey(probe.secret);
+    void chat(c.node(0), probe.secret, { ...hold, signal: abort.signal }).catch(() => undefined);
+    const worst = await waitFor("the probe's reservation", async () => {
+      const reserved = Number((await balanceOf(c.node(0), probe.secret)).reserved_today_nanos);
+      return reserved > 0 ? reserved : undefined;
+    });
+    const made = await c.cli(["accounts", "create", "team", "--balance", "100"]);
+    expect(made.code).toBe(0);
+    const budget = ((3 * worst - 1) / 1e9).toFixed(9);
+    const set = await c.cli(["accounts", "budgets", "team", "--budget", `monthly=${budget}`]);
+    expect(set.code).toBe(0);
+    const { secret } = await c.createKey(["--account", "team", "--name", "budgeted"]);
+    await c.waitForKey(secret);
+    const responses = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => chat(c.node(i), secret, { ...hold, signal: abort.signal })),
+    );
+    expect(responses.filter((r) => r.status === 200).length).toBe(2);
+    const refused = await Promise.all(responses.filter((r) => r.status !== 200).map(outcome));
+    expect(refused.map((r) => `${r.status} ${r.code}`)).toEqual(Array(7).fill("429 budget_exceeded"));
+    abort.abort();
   }, 30_000);
 
   test("concurrency 2 across three nodes: of 9 held requests exactly 2 are admitted, 7 concurrency_limit_exceeded", async () => {

@@ -26,7 +26,10 @@ function expectShown(actual: object, expected: Record<string, unknown>): void {
 
 describe("accounts and groups", () => {
   test("an account: balance in nanos and USD, what it spent today, created_at", () => {
-    const shown = accountView({ id: 7, name: "acme", balance: nanos(2_500_000_000), createdAt: T1 }, 125);
+    const shown = accountView(
+      { id: 7, name: "acme", balance: nanos(2_500_000_000), budgets: null, createdAt: T1 },
+      125,
+    );
     expectShown(shown, {
       id: 7,
       name: "acme",
@@ -57,6 +60,9 @@ describe("keys", () => {
     dailyCap: nanos(2_500_000_000),
     rpm: 30,
     concurrency: 4,
+    tpm: null,
+    budgets: null,
+    accountBudgets: null,
     createdAt: T1,
     lastUsedAt: T1 + 1,
   };
@@ -74,13 +80,22 @@ describe("keys", () => {
       daily_cap_nanos: 2_500_000_000,
       rpm: 30,
       concurrency: 4,
+      tpm: null,
       created_at: T1_ISO,
       last_used_at: "2026-01-02T03:04:05.679Z",
     });
   });
 
   test("none given: nulls, no IP list as [], and a past expiry shows `expired`", () => {
-    const bare = { ...key, expiresAt: T1, allowIps: null, dailyCap: null, rpm: null, concurrency: null };
+    const bare = {
+      ...key,
+      expiresAt: T1,
+      allowIps: null,
+      dailyCap: null,
+      rpm: null,
+      concurrency: null,
+      tpm: null,
+    };
     expectShown(keyView({ ...bare, lastUsedAt: null }), {
       id: "key_1",
       prefix: "sk-abc",
@@ -93,6 +108,7 @@ describe("keys", () => {
       daily_cap_nanos: null,
       rpm: null,
       concurrency: null,
+      tpm: null,
       created_at: T1_ISO,
       last_used_at: null,
     });

@@ -85,6 +85,9 @@ export function principalOf(
     dailyCap: null,
     rpm: null,
     concurrency: null,
+    tpm: null,
+    budgets: null,
+    accountBudgets: null,
     ...limits,
   };
 }

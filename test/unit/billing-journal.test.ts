@@ -180,7 +180,14 @@ test("journal lines and plain records are committed on the thread, each batch on
     expect((await store.usage.find("req_journal_3"))?.costNanos).toBe(4_000 as Nanos);
 
     await store.setGroup("text", ["*"]);
-    const unlimited = { expiresAt: null, allowIps: [], dailyCap: null, rpm: null, concurrency: null };
+    const unlimited = {
+      expiresAt: null,
+      allowIps: [],
+      dailyCap: null,
+      rpm: null,
+      concurrency: null,
+      tpm: null,
+    };
     const { key: created } = await createKey(store, {
       account: "acme",
       group: "text",

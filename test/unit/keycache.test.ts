@@ -24,6 +24,7 @@ async function key(overrides: Partial<Parameters<typeof createKey>[1]> = {}) {
     dailyCap: null,
     rpm: null,
     concurrency: null,
+    tpm: null,
     ...overrides,
   });
 }

@@ -189,5 +189,91 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       const b = await limiter.acquire(request({ concurrency: 1, reserve: nanos(70) }));
       expect(b.ok).toBe(true);
     });
+    test("TPM: the worst case is held in the window, corrected at release; exact at its edges", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(1_000), 1);
+      const tpm = (partial: Partial<AcquireRequest>) => request({ tpm: 1_000, ...partial });
+      const a = await limiter.acquire(tpm({ tokens: 600, now: T0 }));
+      if (!a.ok) throw new Error("a must pass");
+      expect(a.rate.tokens).toEqual({ limit: 1_000, remaining: 400, resetMs: 60_000 });
+      // 600 + 600 > 1000: refused until a's worst case leaves the window, nothing counted.
+      const refused = await limiter.acquire(tpm({ tokens: 600, now: T0 + 10 }));
+      expect(refused).toMatchObject({
+        ok: false,
+        refusal: "token_rate_limit_exceeded",
+        retryAfterMs: 59_990,
+        facts: { limit: 1_000 },
+      });
+      expect(refused.rate.tokens).toEqual({ limit: 1_000, remaining: 400, resetMs: 59_990 });
+      // a used 100 tokens: the window now holds 100, so 600 more fit.
+      await limiter.release(a.ticket, nanos(0), T0 + 15, undefined, 100);
+      await limiter.release(a.ticket, nanos(0), T0 + 15, undefined, 100);
+      const b = await limiter.acquire(tpm({ tokens: 600, now: T0 + 20 }));
+      expect(b).toMatchObject({ ok: true, rate: { tokens: { limit: 1_000, remaining: 300 } } });
+      expect((await limiter.acquire(tpm({ tokens: 301, now: T0 + 30 }))).ok).toBe(false);
+      // At exactly T0 + 60 s, a has left the window; b (600) is still in it.
+      const limits = { tpm: 1_000, accountTpm: null };
+      expect((await limiter.peek("k1", 1, null, T0 + 60_000, limits)).tokens).toEqual({
+        limit: 1_000,
+        remaining: 400,
+        resetMs: 20,
+      });
+      // A release after its entry left the window changes nothing there.
+      if (!b.ok) throw new Error("b must pass");
+      await limiter.release(b.ticket, nanos(0), T0 + 60_020, undefined, 5);
+      expect((await limiter.peek("k1", 1, null, T0 + 60_020, limits)).tokens).toEqual({
+        limit: 1_000,
+        remaining: 1_000,
+        resetMs: 0,
+      });
+    });
+
+    test("TPM: a refusal waits exactly until enough tokens leave; a request over the limit is told the window", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(1_000), 1);
+      for (const at of [0, 5, 10]) {
+        expect((await limiter.acquire(request({ tpm: 1_000, tokens: 300, now: T0 + at }))).ok).toBe(true);
+      }
+      // 900 held; 500 more need 400 freed: the entries of T0 and T0+5 must leave.
+      expect(await limiter.acquire(request({ tpm: 1_000, tokens: 500, now: T0 + 20 }))).toMatchObject({
+        ok: false,
+        refusal: "token_rate_limit_exceeded",
+        retryAfterMs: 59_985,
+      });
+      expect(await limiter.acquire(request({ tpm: 1_000, tokens: 1_001, now: T0 + 20 }))).toMatchObject({
+        ok: false,
+        refusal: "token_rate_limit_exceeded",
+        retryAfterMs: 60_000,
+      });
+      expect((await limiter.acquire(request({ tpm: 1_000, tokens: 500, now: T0 + 60_005 }))).ok).toBe(true);
+    });
+
+    test("TPM per account counts every key of it; the tighter window is reported", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(1_000), 1);
+      const a = await limiter.acquire(request({ keyId: "a", accountTpm: 1_000, tpm: 5_000, tokens: 600 }));
+      expect(a).toMatchObject({ ok: true, rate: { tokens: { limit: 1_000, remaining: 400 } } });
+      expect(
+        await limiter.acquire(request({ keyId: "b", accountTpm: 1_000, tokens: 600, now: T0 + 1 })),
+      ).toMatchObject({ ok: false, refusal: "token_rate_limit_exceeded", facts: { limit: 1_000 } });
+      // Another account is not counted.
+      await limiter.setBalance(2, nanos(1_000), 1);
+      expect(
+        (await limiter.acquire(request({ accountId: 2, keyId: "c", accountTpm: 1_000, tokens: 600 }))).ok,
+      ).toBe(true);
+    });
+
+    test("TPM: 50 concurrent requests against a window that fits 10 admit exactly 10", async () => {
+      const limiter = await make();
+      await limiter.setBalance(1, nanos(1_000), 1);
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          limiter.acquire(request({ tpm: 1_000, accountTpm: 5_000, tokens: 100 })),
+        ),
+      );
+      expect(results.filter((r) => r.ok).length).toBe(10);
+      const rate = await limiter.peek("k1", 1, null, T0, { tpm: 1_000, accountTpm: null });
+      expect(rate.tokens?.remaining).toBe(0);
+    });
   });
 }

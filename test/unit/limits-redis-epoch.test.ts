@@ -7,7 +7,7 @@ import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import type { LedgerFigures, LimiterLedger } from "../../src/limits/limiter.ts";
 import { RedisKeys } from "../../src/limits/redis-keys.ts";
-import { limitRequest, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
+import { dropPrefix, limitRequest, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let limiters = new RedisLimiters();
 afterEach(async () => {
@@ -153,5 +153,26 @@ describe("attached to a ledger", () => {
     }
     console.log(`reconciling 1000 accounts: ${runs.map((ms) => ms.toFixed(1)).join(", ")} ms`);
     expect(node.reconciled.corrected).toBe(0);
+  });
+});
+
+describe("budgets across a loss of Redis's data", () => {
+  test("a held reservation still counts in its budget after Redis lost everything (re-registered with the ticket)", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(1, 1_000_000);
+    const limiter = await attached(ledger);
+    const monthly = { name: "a:monthly", period: "monthly" as const, limit: nanos(1_000) };
+    const request = (reserve: number) =>
+      limitRequest(Date.now(), {
+        reserve: nanos(reserve),
+        budgets: [monthly],
+        seedBudget: async () => nanos(0),
+      });
+    const held = await limiter.acquire(request(600));
+    expect(held.ok).toBe(true);
+    await dropPrefix(limiters.prefix);
+    // Rebuilt in a new epoch: the held ticket's 600 count again in the budget, so 600 more do not fit.
+    expect(await limiter.acquire(request(600))).toMatchObject({ ok: false, refusal: "budget_exceeded" });
+    expect((await limiter.acquire(request(400))).ok).toBe(true);
   });
 });

@@ -13,12 +13,14 @@ import { NO_USAGE } from "../../src/billing/meter.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
+import type { BudgetSpec } from "../../src/limits/limiter.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
   LimiterUnavailableError,
   type Ticket,
 } from "../../src/limits/limiter.ts";
+import { BudgetCalendar } from "../../src/limits/periods.ts";
 import { RedisLimiter } from "../../src/limits/redis.ts";
 import { RedisKeys } from "../../src/limits/redis-keys.ts";
 import { SCRIPTS } from "../../src/limits/redis-scripts.ts";
@@ -97,6 +99,46 @@ describe("several nodes admitting at once", () => {
       expect(result).toMatchObject({ refusal: "rate_limit_exceeded", rate: { limit: 6, remaining: 0 } });
       if (!result.ok) expect(result.retryAfterMs).toBeGreaterThan(0);
     }
+  });
+
+  test("TPM 1000 across three nodes (and an account limit): 30 requests of 100 tokens at once admit exactly 10", async () => {
+    const cluster = await nodes();
+    await cluster[0]?.setBalance(1, nanos(0), 1);
+    const results = await storm(cluster, 30, { tpm: 1_000, accountTpm: 2_000, tokens: 100 });
+    const admitted = tickets(results);
+    expect(admitted).toHaveLength(10);
+    for (const result of results.filter((r) => !r.ok)) {
+      expect(result).toMatchObject({
+        refusal: "token_rate_limit_exceeded",
+        rate: { tokens: { remaining: 0 } },
+      });
+    }
+    // Releases on other nodes correct the window: 10 × 30 used, so 7 more of 100 fit.
+    await Promise.all(
+      admitted.map((t, i) => cluster[i % 3]?.release(t, nanos(0), Date.now(), undefined, 30)),
+    );
+    expect(tickets(await storm(cluster, 12, { tpm: 1_000, accountTpm: 2_000, tokens: 100 }))).toHaveLength(7);
+  });
+
+  test("a monthly budget for 10 across three nodes: 50 at once admit 10, never below zero; Redis's clock picks the period", async () => {
+    const cluster = await nodes(3, { clock: "redis" });
+    await cluster[0]?.setBalance(1, nanos(1_000_000), 1);
+    const monthly = [{ name: "a:monthly", period: "monthly" as const, limit: nanos(1_000) }];
+    // Every node asks with a time 40 days off: the script answers with Redis's time and the node
+    // computes the period again for it.
+    const skewed = Date.now() - 40 * 86_400_000;
+    const results = await storm(cluster, 50, { reserve: nanos(100), budgets: monthly, now: skewed });
+    const admitted = tickets(results);
+    expect(admitted).toHaveLength(10);
+    const current = new BudgetCalendar({ timeZone: "UTC" }).bounds("monthly", Date.now());
+    for (const ticket of admitted) expect(ticket.budgets?.[0]?.start).toBe(current.start);
+    for (const result of results.filter((r) => !r.ok))
+      expect(result).toMatchObject({ refusal: "budget_exceeded" });
+    await Promise.all(admitted.map((t, i) => cluster[i % 3]?.release(t, nanos(100), Date.now())));
+    expect(await cluster[1]?.budget(1, monthly[0] as BudgetSpec, Date.now())).toMatchObject({
+      spent: 1_000,
+      reserved: 0,
+    });
   });
 
   test("concurrency 2 across three nodes: 9 held requests admit exactly 2, a release frees one", async () => {
@@ -525,6 +567,8 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
     dailyCap,
     rpm: null,
     concurrency: null,
+    tpm: null,
+    budgets: null,
   });
   const limiter = await limiters.make({ url });
   const billing = v.parse(BillingSchema, {});
@@ -540,6 +584,9 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
     dailyCap,
     rpm: null,
     concurrency: null,
+    tpm: null,
+    budgets: null,
+    accountBudgets: null,
   };
   return {
     meter,

@@ -136,6 +136,7 @@ export async function addKey(
     dailyCap: (settings.dailyCap ?? null) as Nanos | null,
     rpm: null,
     concurrency: null,
+    tpm: null,
   });
 }
 

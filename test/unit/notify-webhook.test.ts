@@ -142,6 +142,41 @@ describe("each event kind is signed and carries its payload", () => {
     expect(receiver.received.length).toBe(2);
   });
 
+  test("quota.budget: each threshold once per period, for a key's and an account's budgets", async () => {
+    await channel(["quota.budget"]);
+    const { key } = await addKey(world, "budgeted");
+    await world.store.admin.updateKey(key.id, { budgets: { weekly: 1_000_000_000 } });
+    await world.store.admin.setAccountBudgets("acme", { total: 2_000_000_000 });
+    addUsage(world, key.id, accountId, 850_000_000);
+    notifier.balanceChanged(accountId);
+    await notifier.check();
+    await notifier.idle();
+    expect(receiver.received.map((r) => r.json.type)).toEqual(["quota.budget"]);
+    expect(signedBody(0)).toMatchObject({
+      account: { id: accountId, name: "acme" },
+      data: { key_id: key.id, key_name: "budgeted", period: "weekly", level: 80, spent_nanos: 850_000_000 },
+    });
+    addUsage(world, key.id, accountId, 800_000_000);
+    notifier.balanceChanged(accountId);
+    await notifier.check();
+    await notifier.idle();
+    // The key's weekly budget at 100%, the account's total at 80%; nothing twice.
+    const later = receiver.received
+      .slice(1)
+      .map((r) => r.json.data as { key_id: string | null; level: number; period: string });
+    expect(
+      later.map((d) => `${d.key_id === null ? "account" : "key"} ${d.period} ${d.level}`).sort(),
+    ).toEqual(["account total 80", "key weekly 100"]);
+    expect(later.find((d) => d.period === "total")).toMatchObject({
+      period_end: null,
+      budget_nanos: 2_000_000_000,
+    });
+    notifier.balanceChanged(accountId);
+    await notifier.check();
+    await notifier.idle();
+    expect(receiver.received.length).toBe(3);
+  });
+
   test("key.security_alert: revoked key, expired key, refused address", async () => {
     await channel(["key.security_alert"]);
     const revoked = await addKey(world, "old");

@@ -21,6 +21,7 @@ function newKey(overrides: Partial<NewKey> = {}): NewKey {
     dailyCap: null,
     rpm: null,
     concurrency: null,
+    tpm: null,
     ...overrides,
   };
 }

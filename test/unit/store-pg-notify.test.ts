@@ -43,6 +43,7 @@ test("a watching store hears each committed change made by another store, and no
       dailyCap: null,
       rpm: null,
       concurrency: null,
+      tpm: null,
     });
     expect(await reaches(() => heard, 4)).toBe(4);
     await writer.admin.updateKey(key.id, { rpm: 5 });

@@ -56,6 +56,7 @@ test("a write that reads first waits for another connection's commit instead of 
     dailyCap: null,
     rpm: null,
     concurrency: null,
+    tpm: null,
   });
   expect(await holder.exited).toBe(0);
   expect(key).toMatchObject({ id: "key_lock1", account: "acme", group: "all" });

@@ -207,3 +207,33 @@ test("forty keys scroll inside 80×24", async () => {
   expect(frame).not.toContain("key00");
   expectFits(ui);
 });
+
+test("the selected key's budgets and its account's show under the table, spent against limit", async () => {
+  const api = new FakeApi();
+  api.keys = [keyView("budgeted"), keyView("plain")];
+  const asked: string[] = [];
+  const figure = (period: string, spent: number, limit: number, reserved = 0) => ({
+    period,
+    limit_nanos: limit,
+    spent_nanos: spent,
+    reserved_nanos: reserved,
+    remaining_nanos: limit - spent - reserved,
+  });
+  Object.assign(api, {
+    keyBudgets: async (id: string) => {
+      asked.push(id);
+      return id === api.keys[0]?.id
+        ? { budgets: [figure("weekly", 1.2e9, 20e9, 4e7)], account_budgets: [figure("monthly", 5e9, 50e9)] }
+        : { budgets: [], account_budgets: [] };
+    },
+  });
+  const ui = renderApp(api, new FakeFeed());
+  const frame = await shows(
+    ui,
+    "budgets: weekly $1.20/$20.00 (reserved $0.04), account monthly $5.00/$50.00",
+  );
+  expect(frame).toContain("budgeted");
+  expectFits(ui);
+  await press(ui, KEYS.down);
+  await until(ui, (frame) => asked.length === 2 && !frame.includes("budgets:"));
+});
