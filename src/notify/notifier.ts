@@ -4,6 +4,7 @@
 
 import type { KeyCache, KeyRefusal } from "../auth/keys.ts";
 import { formatUsd, parseUsd } from "../base/money.ts";
+import { isObject, type Obj } from "../base/plain-object.ts";
 import { startOfUtcDay, utcDay } from "../base/time.ts";
 import type { UsageFeed } from "../billing/feed.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
@@ -43,6 +44,8 @@ export class Notifier {
   #timer: ReturnType<typeof setInterval> | undefined;
   #checking: Promise<void> | undefined;
   #unsubscribe: (() => void) | undefined;
+  /** The budget thresholds notified before this process started, read once from the deliveries. */
+  #budgetMarksLoaded: Promise<void> | undefined;
   /** Security alerts between the refusal and the hand-off to the dispatcher. */
   readonly #alerts = new Set<Promise<void>>();
 
@@ -134,7 +137,8 @@ export class Notifier {
 
   /**
    * Budgets of the accounts checked and of their keys: each threshold crossed in a period is
-   * notified once in that period (spent from the store's records since the period's start).
+   * notified once in that period (spent from the store's records since the period's start), across
+   * restarts too (the thresholds already sent are read back from the deliveries).
    */
   async #checkBudgets(
     channels: NotificationChannel[],
@@ -149,6 +153,8 @@ export class Notifier {
         owners.push({ account: { id: key.accountId, name: key.account }, key, budgets: key.budgets });
     }
     if (owners.length === 0) return;
+    this.#budgetMarksLoaded ??= this.#loadBudgetMarks();
+    await this.#budgetMarksLoaded;
     const now = Date.now();
     const spending = new Map<number, Awaited<ReturnType<Store["admin"]["spending"]>>>();
     for (const { account, key, budgets } of owners) {
@@ -165,7 +171,7 @@ export class Notifier {
         const owner = key === null ? `a:${account.id}` : `k:${key.id}`;
         // The highest threshold crossed: one notification per level and period.
         for (const level of this.#budgets.levels) {
-          const mark = `budget:${owner}:${period}:${start}:${level}`;
+          const mark = budgetMark(owner, period, start, level);
           if (used * 100 < limit * level || this.#fired.has(mark)) continue;
           this.#fired.add(mark);
           this.#emit(channels, "quota.budget", account, {
@@ -180,6 +186,20 @@ export class Notifier {
           });
         }
       }
+    }
+  }
+
+  /**
+   * Marks the budget thresholds already notified, from the stored deliveries of `quota.budget`, so
+   * a restart does not notify a threshold again in the same period ("once per period" holds across
+   * restarts; the deliveries are what was sent).
+   */
+  async #loadBudgetMarks(): Promise<void> {
+    const deliveries = await this.#store.admin.listDeliveries(BUDGET_MARKS_READ);
+    for (const delivery of deliveries) {
+      if (delivery.event !== "quota.budget") continue;
+      const mark = budgetMarkOf(delivery.payload);
+      if (mark !== undefined) this.#fired.add(mark);
     }
   }
 
@@ -277,4 +297,26 @@ function ref(account: Account): AccountRef {
 /** Whether a channel receives this kind of event about this account. */
 function reaches(channel: NotificationChannel, type: EventKind, accountId: number): boolean {
   return channel.events.includes(type) && (channel.accountId === null || channel.accountId === accountId);
+}
+
+/** How many recent deliveries a starting notifier reads for the budget thresholds already sent. */
+const BUDGET_MARKS_READ = 10_000;
+
+/** The mark of one budget threshold in one period of one owner (`a:<account>` or `k:<key>`). */
+function budgetMark(owner: string, period: string, start: number, level: number): string {
+  return `budget:${owner}:${period}:${start}:${level}`;
+}
+
+/** The mark a stored `quota.budget` notification stands for, or undefined when it is not one. */
+function budgetMarkOf(payload: Obj): string | undefined {
+  const { data, account } = payload;
+  if (!isObject(data)) return undefined;
+  const { key_id, period, level, period_start } = data;
+  const accountId = isObject(account) ? account.id : undefined;
+  const owner =
+    typeof key_id === "string" ? `k:${key_id}` : typeof accountId === "number" ? `a:${accountId}` : undefined;
+  const start = typeof period_start === "string" ? Date.parse(period_start) : Number.NaN;
+  if (owner === undefined || typeof period !== "string" || typeof level !== "number" || Number.isNaN(start))
+    return undefined;
+  return budgetMark(owner, period, start, level);
 }

@@ -177,6 +177,34 @@ describe("each event kind is signed and carries its payload", () => {
     expect(receiver.received.length).toBe(3);
   });
 
+  test("quota.budget: a restart does not notify a threshold already notified in the period", async () => {
+    await channel(["quota.budget"]);
+    const { key } = await addKey(world, "budgeted");
+    await world.store.admin.updateKey(key.id, { budgets: { weekly: 1_000_000_000 } });
+    addUsage(world, key.id, accountId, 850_000_000);
+    notifier.balanceChanged(accountId);
+    await notifier.check();
+    await notifier.idle();
+    expect(receiver.received.map((r) => r.json.type)).toEqual(["quota.budget"]);
+    // A new process on the same store: it reads what was sent before and stays quiet.
+    const restarted = new Notifier(world.store, notificationsConfig({ max_attempts: 3, retry_base_ms: 40 }));
+    restarted.start(new UsageFeed(), keys);
+    try {
+      restarted.balanceChanged(accountId);
+      await restarted.check();
+      await restarted.idle();
+      expect(receiver.received.length).toBe(1);
+      // The next threshold of the period is still notified, once.
+      addUsage(world, key.id, accountId, 200_000_000);
+      restarted.balanceChanged(accountId);
+      await restarted.check();
+      await restarted.idle();
+      expect(receiver.received.map((r) => (r.json.data as { level: number }).level)).toEqual([80, 100]);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
   test("key.security_alert: revoked key, expired key, refused address", async () => {
     await channel(["key.security_alert"]);
     const revoked = await addKey(world, "old");
