@@ -47,8 +47,19 @@ export interface RunningGateway {
   dispose(): Promise<void>;
 }
 
+/** Every folder tempDir made in this test process. */
+const made = new Set<string>();
+// The safety net under each test's own clean-up: a folder a test left (a gateway stopped but not
+// disposed, a test that failed half-way) goes when the run ends, so a run leaves nothing behind.
+process.on("exit", () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new folder under the system's temp folder, removed at the latest when the test run ends. */
 export function tempDir(prefix = "modelgate-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
 }
 
 /** Runs the modelgate CLI with the given arguments (in `cwd` when given). */
