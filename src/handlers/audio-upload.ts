@@ -37,7 +37,8 @@ function fileTooLarge(): GatewayError {
   return new GatewayError(
     "too_large",
     `file is larger than ${MAX_AUDIO_BYTES} bytes (25 MB); split the audio or compress it (mp3, ogg)`,
-    { param: "file" },
+    // The rest of the body is never read: the connection cannot carry another request.
+    { param: "file", headers: { connection: "close" } },
   );
 }
 
