@@ -49,11 +49,14 @@ export interface RunningGateway {
 
 /** Every folder tempDir made in this test process. */
 const made = new Set<string>();
-// The safety net under each test's own clean-up: a folder a test left (a gateway stopped but not
-// disposed, a test that failed half-way) goes when the run ends, so a run leaves nothing behind.
-process.on("exit", () => {
+
+/**
+ * The safety net under each test's own clean-up, run by the preload when the run ends: a folder a
+ * test left (a gateway stopped but not disposed, a test that failed half-way) goes too.
+ */
+export function removeTempDirs(): void {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
+}
 
 /** A new folder under the system's temp folder, removed at the latest when the test run ends. */
 export function tempDir(prefix = "modelgate-test-"): string {

@@ -4,6 +4,7 @@ import { afterAll } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeVocabulary } from "../../scripts/vocabulary.ts";
+import { removeTempDirs } from "./gateway.ts";
 
 const root = resolve(import.meta.dir, "../..");
 const dir = join(root, ".tmp", `bin-${process.pid}`);
@@ -32,4 +33,7 @@ if (build.exitCode !== 0) {
 process.env.MODELGATE_TEST_BIN = outfile;
 // A preload's afterAll runs once after every file's tests (bun test emits no process "exit" to a
 // preload's handler, which left this 125 MB binary behind after each run).
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+  removeTempDirs();
+});
