@@ -41,7 +41,7 @@ export function serveCached(
     source: "reported",
     ttfbMs: Math.round(performance.now() - ctx.startedAt),
   });
-  return metered(gateway.meter, input, ctx.trace, async (): Promise<MeteredAnswer> => {
+  const answer = async (): Promise<MeteredAnswer> => {
     const json = JSON.parse(hit.answer) as Obj;
     if (!view.stream) {
       const bytes = relayJson(encoder.encode(hit.answer), json, view.model);
@@ -60,5 +60,8 @@ export function serveCached(
       },
     });
     return { response: new Response(body, { status: 200, headers: SSE_HEADERS }), ended };
-  });
+  };
+  // The client's signal, as for an answer from upstream: a hit whose client has left (a pipelined
+  // request Bun will not answer) is not billed, whatever the hit fraction.
+  return metered(gateway.meter, input, ctx.trace, answer, undefined, ctx.request.signal);
 }
