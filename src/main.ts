@@ -93,7 +93,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const load = COMMANDS[command];
-  if (!load) throw new (await import("./cli/args.ts")).UsageError(`unknown command "${command}"\n\n${HELP}`);
+  if (!load)
+    throw new (await import("./cli/usage-error.ts")).UsageError(`unknown command "${command}"\n\n${HELP}`);
   const module = await load();
   if (asksForHelp(args)) {
     console.log(module.usage);
@@ -105,7 +106,7 @@ async function main(argv: string[]): Promise<void> {
 if (Bun.isMainThread) {
   main(process.argv.slice(2)).catch(async (error: unknown) => {
     const [{ UsageError }, { ConfigError }, { StoreError }] = await Promise.all([
-      import("./cli/args.ts"),
+      import("./cli/usage-error.ts"),
       import("./config/load.ts"),
       import("./store/store.ts"),
     ]);

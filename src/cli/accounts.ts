@@ -1,18 +1,12 @@
 // `modelgate accounts create|credit|list`.
 import { formatUsd } from "../base/money.ts";
 import type { Account } from "../store/store.ts";
-import {
-  configFrom,
-  openStoreCaughtUp,
-  parse,
-  printableName,
-  STORE_FLAGS,
-  storeFrom,
-  table,
-  UsageError,
-  usd,
-} from "./args.ts";
 import { budgetChange, printBudgets, withChange } from "./budgets.ts";
+import { printableName, usd } from "./flag-values.ts";
+import { parse } from "./flags.ts";
+import { configFrom, openStoreCaughtUp, STORE_FLAGS, storeFrom } from "./open-store.ts";
+import { table } from "./table.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage:
   modelgate accounts create NAME [--balance USD]

@@ -1,7 +1,11 @@
 // `modelgate admin token create|list|revoke`: mint an admin token for an existing install (the
 // first one is made at bootstrap), list them (never their secrets), or revoke one (audited).
 import { createAdminToken, revokeAdminToken } from "../admin/tokens.ts";
-import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
+import { printableName } from "./flag-values.ts";
+import { parse } from "./flags.ts";
+import { STORE_FLAGS, storeFrom } from "./open-store.ts";
+import { table } from "./table.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage:
   modelgate admin token create [--name NAME]   prints a new admin token (shown only once)

@@ -10,7 +10,9 @@ import { BUDGET_PERIODS, type BudgetPeriod, calendarOf } from "../limits/periods
 import type { Budgets } from "../store/schema.ts";
 import type { Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
-import { table, UsageError, usd } from "./args.ts";
+import { usd } from "./flag-values.ts";
+import { table } from "./table.ts";
+import { UsageError } from "./usage-error.ts";
 
 function period(text: string, flag: string): BudgetPeriod {
   if ((BUDGET_PERIODS as readonly string[]).includes(text)) return text as BudgetPeriod;

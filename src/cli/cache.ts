@@ -2,7 +2,9 @@
 // those stored in one account's scope) where the configuration keeps them — the SQLite store's
 // file, or Redis when `[redis] url` is set — with no gateway running. Audited like other changes.
 import { openCacheBackend, ResponseCache } from "../cache/cache.ts";
-import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, UsageError } from "./args.ts";
+import { parse } from "./flags.ts";
+import { configFrom, openStoreCaughtUp, STORE_FLAGS } from "./open-store.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage:
   modelgate cache purge [--account NAME]   deletes stored answers (all, or one account's)

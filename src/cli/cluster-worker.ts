@@ -16,9 +16,9 @@ import { Notifier } from "../notify/notifier.ts";
 import { sqlitePathOf } from "../store/open.ts";
 import { openSqliteStore } from "../store/sqlite.ts";
 import type { Store } from "../store/store.ts";
-import { UsageError } from "./args.ts";
 import { stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
+import { UsageError } from "./usage-error.ts";
 
 /** A feed the primary fills: it asks for events when its first reader comes and stops at the last. */
 class RelayedFeed extends UsageFeed {

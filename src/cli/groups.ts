@@ -1,6 +1,10 @@
 // `modelgate groups set|list`.
 import { checkModelPattern } from "../catalog/groups.ts";
-import { parse, printableName, STORE_FLAGS, storeFrom, table, UsageError } from "./args.ts";
+import { printableName } from "./flag-values.ts";
+import { parse } from "./flags.ts";
+import { STORE_FLAGS, storeFrom } from "./open-store.ts";
+import { table } from "./table.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage:
   modelgate groups set NAME --models PATTERN[,PATTERN...]   (exact ids or a prefix ending in *)

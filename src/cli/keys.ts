@@ -4,19 +4,12 @@ import { createKey, keyView } from "../admin/keys.ts";
 import { checkCidr } from "../base/ip.ts";
 import { formatUsd } from "../base/money.ts";
 import type { Budgets } from "../store/schema.ts";
-import {
-  configFrom,
-  openStoreCaughtUp,
-  parse,
-  positiveInt,
-  printableName,
-  STORE_FLAGS,
-  storeFrom,
-  table,
-  UsageError,
-  usd,
-} from "./args.ts";
 import { budgetChange, printBudgets, withChange } from "./budgets.ts";
+import { positiveInt, printableName, usd } from "./flag-values.ts";
+import { parse } from "./flags.ts";
+import { configFrom, openStoreCaughtUp, STORE_FLAGS, storeFrom } from "./open-store.ts";
+import { table } from "./table.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage:
   modelgate keys create --account NAME [--group G] [--name N] [--expires-at RFC3339]

@@ -6,7 +6,7 @@ import { formatUsd, parseUsd } from "../base/money.ts";
 import type { Config } from "../config/schema.ts";
 import type { Store } from "../store/store.ts";
 import type { Nanos } from "../types.ts";
-import { UsageError } from "./args.ts";
+import { UsageError } from "./usage-error.ts";
 
 /** What a first start created: the new secrets and the default account's opening balance. */
 export type BootstrapResult = Bootstrapped & { balance: Nanos };

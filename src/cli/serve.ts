@@ -7,9 +7,10 @@ import { startGateway, VERSION } from "../gateway.ts";
 import { setAccessLog } from "../http/access-log.ts";
 import { log, setLogFormat, setLogLevel } from "../log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
-import { type Options, parse, UsageError } from "./args.ts";
+import { type Options, parse } from "./flags.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage: modelgate serve [options]
   --config FILE              the TOML configuration (or MODELGATE_CONFIG)

@@ -8,7 +8,8 @@ import { ListenSchema, splitListen } from "../config/schema.ts";
 import { log } from "../log.ts";
 import { startSimServer } from "../sim/server.ts";
 import { describeIssues } from "../validation.ts";
-import { parse, UsageError } from "./args.ts";
+import { parse } from "./flags.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage: modelgate sim [--listen HOST:PORT] [--seed N] [--profile FILE.toml] [--fault KEY=VALUE]...
   runs the upstream simulator on its own (OpenAI Responses, Chat Completions, Anthropic Messages, Images)

@@ -1,7 +1,8 @@
 // `modelgate tui`: the operator's terminal UI (admin-tui/), connected to a gateway's admin API
 // by --url/--token or MODELGATE_ADMIN_URL/MODELGATE_ADMIN_TOKEN.
 import * as v from "valibot";
-import { parse, UsageError } from "./args.ts";
+import { parse } from "./flags.ts";
+import { UsageError } from "./usage-error.ts";
 
 export const USAGE = `usage: modelgate tui [--url URL] [--token TOKEN]
   --url    the gateway, e.g. http://127.0.0.1:8080 (or MODELGATE_ADMIN_URL; default http://127.0.0.1:8080)

@@ -6,7 +6,10 @@ import * as v from "valibot";
 import { formatUsd } from "../base/money.ts";
 import { PRICED_TOOLS, type UsageTotals } from "../store/usage.ts";
 import { describeIssues } from "../validation.ts";
-import { configFrom, openStoreCaughtUp, parse, STORE_FLAGS, table, UsageError } from "./args.ts";
+import { parse } from "./flags.ts";
+import { configFrom, openStoreCaughtUp, STORE_FLAGS } from "./open-store.ts";
+import { table } from "./table.ts";
+import { UsageError } from "./usage-error.ts";
 import { DIMENSIONS, type Dimension, groupedTotals, toCsv } from "./usage-groups.ts";
 
 export const USAGE = `usage:

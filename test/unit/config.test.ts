@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { UsageError } from "../../src/cli/args.ts";
 import { profileFrom } from "../../src/cli/sim.ts";
+import { UsageError } from "../../src/cli/usage-error.ts";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
 import { tempDir } from "../helpers/gateway.ts";
 
