@@ -15,16 +15,16 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { nanos } from "../src/base/money.ts";
+import type { KeyId } from "../src/base/types.ts";
 import { UsageFeed } from "../src/billing/feed.ts";
-import { LedgerMeter } from "../src/billing/ledger-meter.ts";
+import { LedgerMeter } from "../src/billing/ledger.ts";
 import { StoreThread } from "../src/billing/store-thread.ts";
 import { GroupCommitWriter } from "../src/billing/writer.ts";
 import { ModelAllowList } from "../src/catalog/groups.ts";
 import { findModel } from "../src/catalog/models.ts";
 import { BillingSchema } from "../src/config/prices.ts";
 import { openStore } from "../src/store/open.ts";
-import type { UsageRecord } from "../src/store/usage.ts";
-import type { KeyId } from "../src/types.ts";
+import type { UsageRecord } from "../src/store/usage/record.ts";
 
 const { values } = parseArgs({
   options: {

@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { nanos } from "../src/base/money.ts";
-import type { Meter, MeteredKey } from "../src/billing/meter.ts";
+import type { KeyId } from "../src/base/types.ts";
+import type { Meter, MeteredKey } from "../src/billing/contract.ts";
 import { startBilling } from "../src/billing/start.ts";
 import { findModel } from "../src/catalog/models.ts";
 import { WorkerHost } from "../src/cluster/host.ts";
@@ -19,7 +20,6 @@ import { batched } from "../src/cluster/protocol.ts";
 import { RemoteMeter } from "../src/cluster/remote-meter.ts";
 import { loadConfig } from "../src/config/load.ts";
 import { openStore } from "../src/store/open.ts";
-import type { KeyId } from "../src/types.ts";
 
 const WARMUP = 2000;
 const model = findModel("modelx-5.5");

@@ -3,10 +3,10 @@
 import * as v from "valibot";
 import { formatUsd, nanos } from "../base/money.ts";
 import { startOfUtcDay } from "../base/time.ts";
-import type { MeteredKey } from "../billing/meter.ts";
+import type { KeyId } from "../base/types.ts";
+import type { MeteredKey } from "../billing/contract.ts";
 import type { Gateway } from "../gateway.ts";
 import { type Account, type Group, StoreError } from "../store/store.ts";
-import type { KeyId } from "../types.ts";
 import { adminRoute, readJson } from "./http.ts";
 import { budgetView } from "./keys.ts";
 import { applyBudgets, BudgetsInput, ModelPattern, Name, Usd } from "./schemas.ts";

@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
 import type { AuditEntry, UsageAggregate } from "../store/admin.ts";
-import type { UsageRecord } from "../store/usage.ts";
+import type { UsageRecord } from "../store/usage/record.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
 import { isoTime, usageCounts } from "./view.ts";
 

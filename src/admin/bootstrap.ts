@@ -1,7 +1,8 @@
 // First start on an empty store: account, group and key named `default`, so a new install works
 // at once, and an admin token for the admin API and the terminal UI.
+
+import type { Nanos } from "../base/types.ts";
 import type { Store } from "../store/store.ts";
-import type { Nanos } from "../types.ts";
 import { createKey } from "./keys.ts";
 import { createAdminToken } from "./tokens.ts";
 

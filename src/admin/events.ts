@@ -4,9 +4,9 @@
 // reading) is sent a final `dropped` event and disconnected. Publishing never waits on a reader.
 // A feed ends with a `revoked` event when its admin token is revoked (src/admin/sessions.ts).
 
+import { log } from "../base/log.ts";
 import { formatUsd } from "../base/money.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import { log } from "../log.ts";
 import { adminRoute } from "./http.ts";
 import { holdSession } from "./sessions.ts";
 import { isoTime, usageCounts } from "./view.ts";

@@ -2,12 +2,12 @@
 // parsed by valibot with field-named errors, store errors mapped to 400/404, JSON answers.
 import * as v from "valibot";
 import { clientLeft } from "../base/client.ts";
+import { describeIssues, issuePath } from "../base/validation.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
 import { readBody } from "../request/body.ts";
 import { StoreError } from "../store/store.ts";
-import { describeIssues, issuePath } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
 import { authenticateAdmin } from "./tokens.ts";

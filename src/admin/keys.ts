@@ -1,9 +1,9 @@
 // Operator actions on keys, shared by the CLI and the admin API (its first-key bootstrap included).
 import { issueSecret } from "../auth/secret.ts";
-import type { BudgetFigure, MeteredKey } from "../billing/meter.ts";
-import type { Budgets } from "../store/schema.ts";
+import type { Nanos } from "../base/types.ts";
+import type { BudgetFigure, MeteredKey } from "../billing/contract.ts";
+import type { Budgets } from "../store/sqlite/schema.ts";
 import type { KeyRecord, Store } from "../store/store.ts";
-import type { Nanos } from "../types.ts";
 import { isoTime, isoTimeOrNull } from "./view.ts";
 
 export interface CreateKeyInput {

@@ -3,7 +3,7 @@
 import * as v from "valibot";
 
 import { PrintableName, UsdNanos } from "../config/blocks.ts";
-import type { Budgets } from "../store/schema.ts";
+import type { Budgets } from "../store/sqlite/schema.ts";
 
 export { Cidr, ModelPattern, UsdNanos as Usd } from "../config/blocks.ts";
 

@@ -3,9 +3,9 @@
 // (the CLI, another node), its feeds are closed within SESSION_CHECK_MS, the tokens of open feeds
 // being looked up in the store again while any is open.
 import { hashSecret } from "../auth/secret.ts";
+import { log } from "../base/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { log } from "../log.ts";
 import { presentedAdminToken } from "./tokens.ts";
 
 /** How often the tokens of open feeds are looked up again. */

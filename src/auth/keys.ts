@@ -4,10 +4,10 @@
 // poll interval at worst without a database query per request.
 
 import { CidrList, type parseAddress } from "../base/ip.ts";
+import type { KeyId, Nanos } from "../base/types.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
-import type { Budgets } from "../store/schema.ts";
+import type { Budgets } from "../store/sqlite/schema.ts";
 import type { Store } from "../store/store.ts";
-import type { KeyId, Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { ADMIN_TOKEN_PREFIX, hashSecret } from "./secret.ts";
 
@@ -24,7 +24,7 @@ export interface Principal {
   dailyCap: Nanos | null;
   rpm: number | null;
   concurrency: number | null;
-  /** Tokens per minute of the key itself; null = the configured default (src/billing/ledger-meter.ts). */
+  /** Tokens per minute of the key itself; null = the configured default (src/billing/ledger.ts). */
   tpm: number | null;
   /** The key's budgets other than daily (its daily one is dailyCap), and its account's: nano-USD by period. */
   budgets: Budgets | null;

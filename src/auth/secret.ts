@@ -1,6 +1,6 @@
 // API key secrets: `sk-` plus 32 random bytes in URL-safe base64; only their SHA-256 is stored.
 import { randomBytes } from "node:crypto";
-import type { KeyId } from "../types.ts";
+import type { KeyId } from "../base/types.ts";
 
 const PREFIX_LENGTH = 10;
 

@@ -1,5 +1,5 @@
 // A one-time report from the code that finishes something (a relayed stream, an image stream) to
-// the code that records it (the billing layer, src/billing/metered.ts), answered: the finisher
+// the code that records it (the billing layer, src/billing/layer.ts), answered: the finisher
 // sends its report and waits for the recording; the recorder takes the report and answers with its
 // recording's promise. So the finisher never imports the recorder, and still ends only once its
 // report is recorded (a stream closes after its usage record is durable). The recording resolves

@@ -1,5 +1,5 @@
 // Money: integer nano-USD, parsed from and printed as decimal USD strings without floats.
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "./types.ts";
 
 export const NANOS_PER_USD = 1_000_000_000;
 const USD_PATTERN = /^(\d{1,9})(?:\.(\d{1,9}))?$/;

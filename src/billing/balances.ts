@@ -7,11 +7,11 @@
 // have not stored yet. A limiter that rebuilds itself from the store (Redis on PostgreSQL) is
 // asked to do so instead (rebase): it seeds every account, today's spending included, exactly.
 
+import { log } from "../base/log.ts";
 import { nanos } from "../base/money.ts";
 import type { Limiter } from "../limits/limiter.ts";
-import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
-import type { UsageRecord } from "../store/usage.ts";
+import type { UsageRecord } from "../store/usage/record.ts";
 import type { GroupCommitWriter } from "./writer.ts";
 
 export class BalanceSync {

@@ -29,7 +29,7 @@
 //    (Anthropic `max_uses`, else `reserve_calls`, for image generation `image_generation_reserve_calls`); a Responses
 //    `max_tool_calls` caps all calls together, reserved at the dearest tools first. A request whose
 //    upstream makes more calls than reserved is still charged every call at settlement, like any
-//    cost above its reservation (the limiter debits the actual cost, ledger-meter.ts).
+//    cost above its reservation (the limiter debits the actual cost, ledger.ts).
 // 8. Audio (transcription, speech): exact = audio ms × price per minute / 60,000 + (characters ×
 //    price per million characters + audio input tokens × audio price + text input tokens × text
 //    price + output tokens × output price + audio output tokens × audio output price) / 1,000,000,
@@ -39,10 +39,10 @@
 //    file, the input's characters, or a token bound.
 
 import { nanos } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
-import { PRICED_TOOLS, type PricedTool } from "../store/usage.ts";
-import type { Nanos } from "../types.ts";
+import { PRICED_TOOLS, type PricedTool } from "../store/usage/record.ts";
 import {
   type AudioUnits,
   type ImageToolFacts,
@@ -51,7 +51,7 @@ import {
   type ToolReserve,
   type UsageCounts,
   type WorstCase,
-} from "./meter.ts";
+} from "./contract.ts";
 import type { AudioPrice, ImagePrice, PriceTable, TextPrice } from "./prices.ts";
 
 const MILLION = 1_000_000n;

@@ -23,7 +23,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { log } from "../log.ts";
+import { log } from "../base/log.ts";
 import type { DurableLog } from "./writer.ts";
 
 export interface JournalEntry<T> {

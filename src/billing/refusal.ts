@@ -3,8 +3,8 @@
 // retry-after-ms and a message that says what to do.
 
 import { formatUsd } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { RateState, Refusal, RefusalFacts } from "../limits/limiter.ts";
-import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { formatReset, type HeaderForm, rateLimitHeaders } from "../wire/rate-headers.ts";
 

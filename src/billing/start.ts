@@ -8,9 +8,9 @@ import { RedisFeedRelay } from "../limits/redis-feed.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
+import type { Meter } from "./contract.ts";
 import { UsageFeed } from "./feed.ts";
-import { LedgerMeter } from "./ledger-meter.ts";
-import type { Meter } from "./meter.ts";
+import { LedgerMeter } from "./ledger.ts";
 import { openStoreThread, type StoreThread } from "./store-thread.ts";
 
 /** The billing side of a gateway: one per deployment, in the single process or in the cluster primary. */

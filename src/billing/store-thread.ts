@@ -9,12 +9,12 @@
 // one the worker committed before dying is not stored twice) and is started again by the next
 // commit. A serving process starts it at its first commit: a thread costs ~6 MB resident (a Bun
 // Worker's own VM, smol or not, measured), which a server that has served nothing does not hold;
-// the meter commits on its own thread until the store thread is ready (ledger-meter.ts), so the
+// the meter commits on its own thread until the store thread is ready (ledger.ts), so the
 // first records are not held back by the thread's start.
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { log } from "../log.ts";
-import type { UsageRecord } from "../store/usage.ts";
+import { log } from "../base/log.ts";
+import type { UsageRecord } from "../store/usage/record.ts";
 
 /** What the main side asks of the worker. */
 export type ThreadRequest =

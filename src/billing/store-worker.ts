@@ -4,7 +4,7 @@
 // thread, which logs them and keeps the records in the journal.
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
-import type { UsageRecord } from "../store/usage.ts";
+import type { UsageRecord } from "../store/usage/record.ts";
 import { parseJournalLines } from "./journal.ts";
 import type { ThreadReply, ThreadRequest } from "./store-thread.ts";
 

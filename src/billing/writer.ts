@@ -16,7 +16,7 @@
 // landed but whose answer never came (the store thread died before replying) is then retried as
 // the same batch, which the store recognises and does not store twice — the one guard a batch has
 // without a log, whose sequence numbers otherwise tell the store what it holds.
-import { log } from "../log.ts";
+import { log } from "../base/log.ts";
 
 /** An append-only log that makes items durable before the store has them. */
 export interface DurableLog<T> {
@@ -35,7 +35,7 @@ export interface DurableLog<T> {
  * and `lines` the log's text of the batch (when the log keeps text). `batchId` names the batch,
  * the same on every try of it: a try whose commit landed but whose answer was lost (the store
  * thread died before replying) has its retry recognised by the store, which does not store the
- * batch again (src/store/usage-batches.ts).
+ * batch again (src/store/usage/batches.ts).
  */
 export type Commit<T> = (
   batch: T[],

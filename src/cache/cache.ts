@@ -3,9 +3,9 @@
 // a hit costs (a fraction of the original), and where answers live — the SQLite file of a single
 // node (sqlite.ts), or Redis when nodes share one (redis.ts).
 import { nanos } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { CacheConfig, CachePolicyConfig } from "../config/cache.ts";
 import type { Config } from "../config/schema.ts";
-import type { Nanos } from "../types.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
 import { requestKey } from "./entry.ts";
 

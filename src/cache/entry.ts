@@ -1,8 +1,9 @@
 // What the response cache keeps for one request and where it keeps it: the seam both backends
 // (SQLite on one node, sqlite.ts; Redis in a cluster, redis.ts) implement, and the canonical
 // request key they are found by.
-import type { UsageCounts } from "../store/usage.ts";
-import type { Nanos } from "../types.ts";
+
+import type { Nanos } from "../base/types.ts";
+import type { UsageCounts } from "../store/usage/record.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 
 /** A stored answer: complete, in the protocol it was asked in, with what it used and cost. */

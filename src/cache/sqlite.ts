@@ -1,5 +1,5 @@
 // The response cache on one node: a table of the SQLite store's file (response_cache, drizzle
-// schema in src/store/schema.ts), on its own connection, so every worker process of the node
+// schema in src/store/sqlite/schema.ts), on its own connection, so every worker process of the node
 // shares it. Point reads by primary key (a prepared statement); a put sweeps the table (expired
 // answers, then the oldest while the total is over `[cache] max_bytes`) when this process's count
 // of the total goes over, and every SWEEP_EVERY puts (the other processes' puts count too).
@@ -8,8 +8,8 @@ import { and, asc, eq, gt, lte, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../base/money.ts";
 import { embeddedMigrations } from "../store/migrations.ts";
-import { responseCache } from "../store/schema.ts";
-import type { UsageCounts } from "../store/usage.ts";
+import { responseCache } from "../store/sqlite/schema.ts";
+import type { UsageCounts } from "../store/usage/record.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
 

@@ -1,7 +1,7 @@
 // The model catalog: the fifteen public text and image ids (docs/api.md) and the embedding,
 // transcription and speech models, their families and sizes. Anything not listed here (older ids,
 // undated aliases, dotted messages ids) is "model not found".
-import type { ModelId } from "../types.ts";
+import type { ModelId } from "../base/types.ts";
 
 /**
  * Text models speak Responses and Chat Completions; messages models speak Messages; image models

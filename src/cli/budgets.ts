@@ -4,12 +4,12 @@
 // by the running gateway only, so the admin API shows them and this does not).
 import { applyBudgets } from "../admin/schemas.ts";
 import { formatUsd } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { Config } from "../config/schema.ts";
 import { BillingDay } from "../limits/day.ts";
 import { BUDGET_PERIODS, type BudgetPeriod, calendarOf } from "../limits/periods.ts";
-import type { Budgets } from "../store/schema.ts";
+import type { Budgets } from "../store/sqlite/schema.ts";
 import type { Store } from "../store/store.ts";
-import type { Nanos } from "../types.ts";
 import { usd } from "./flag-values.ts";
 import { table } from "./table.ts";
 import { UsageError } from "./usage-error.ts";

@@ -4,11 +4,11 @@
 // serves no HTTP: its workers do, on one port through reusePort, and call it for every admission
 // and settlement, so limits stay exact however the kernel spreads connections.
 import pkg from "../../package.json";
+import { log } from "../base/log.ts";
 import { startBilling } from "../billing/start.ts";
 import { Supervisor } from "../cluster/supervisor.ts";
 import { ConfigError } from "../config/load.ts";
 import { type Config, splitListen } from "../config/schema.ts";
-import { log } from "../log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 

@@ -3,6 +3,8 @@
 // filled by the primary while this worker has admin event readers, and the notifier's hooks are
 // forwarded. The worker opens the store the primary has already migrated and bootstrapped, drains
 // on SIGINT/SIGTERM like a single process, and exits at once if the primary goes away.
+
+import { log, setLogFields } from "../base/log.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import { UsageFeed } from "../billing/feed.ts";
 import { PrimaryLink } from "../cluster/link.ts";
@@ -11,10 +13,9 @@ import { RemoteMeter } from "../cluster/remote-meter.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
 import type { Config } from "../config/schema.ts";
 import { startGateway } from "../gateway.ts";
-import { log, setLogFields } from "../log.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { sqlitePathOf } from "../store/open.ts";
-import { openSqliteStore } from "../store/sqlite.ts";
+import { openSqliteStore } from "../store/sqlite/store.ts";
 import type { Store } from "../store/store.ts";
 import { stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";

@@ -2,8 +2,8 @@
 // amount, a whole number, a printable name. A bad value is a UsageError naming the flag.
 import * as v from "valibot";
 import { parseUsd } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import { checkName } from "../config/blocks.ts";
-import type { Nanos } from "../types.ts";
 import { UsageError } from "./usage-error.ts";
 
 export function usd(text: string, flag: string): Nanos {

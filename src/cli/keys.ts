@@ -3,7 +3,7 @@
 import { createKey, keyView } from "../admin/keys.ts";
 import { checkCidr } from "../base/ip.ts";
 import { formatUsd } from "../base/money.ts";
-import type { Budgets } from "../store/schema.ts";
+import type { Budgets } from "../store/sqlite/schema.ts";
 import { budgetChange, printBudgets, withChange } from "./budgets.ts";
 import { positiveInt, printableName, usd } from "./flag-values.ts";
 import { parse } from "./flags.ts";

@@ -3,9 +3,9 @@
 // primary (which loads no request path) use it; the HTTP side is serving.ts.
 import { type Bootstrapped, bootstrapStore } from "../admin/bootstrap.ts";
 import { formatUsd, parseUsd } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { Config } from "../config/schema.ts";
 import type { Store } from "../store/store.ts";
-import type { Nanos } from "../types.ts";
 import { UsageError } from "./usage-error.ts";
 
 /** What a first start created: the new secrets and the default account's opening balance. */

@@ -2,7 +2,7 @@
 // store opened with the usage journal a stopped server left caught up first.
 import { existsSync } from "node:fs";
 import { catchUpJournal } from "../billing/journal.ts";
-import { STORE_BATCH } from "../billing/ledger-meter.ts";
+import { STORE_BATCH } from "../billing/ledger.ts";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { isPostgresUrl, openStore, sqlitePathOf, usageJournalPath } from "../store/open.ts";

@@ -1,11 +1,12 @@
 // `modelgate serve`: opens the store, bootstraps a fresh install, listens, and drains on SIGINT/SIGTERM.
 // With server.workers above 1 this process becomes the cluster primary and the same command,
 // started again by it, a worker (src/cluster/, docs/workers.md).
+
+import { log, setLogFormat, setLogLevel } from "../base/log.ts";
 import { loadConfig, type SettingFlag } from "../config/load.ts";
 import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
 import { setAccessLog } from "../http/access-log.ts";
-import { log, setLogFormat, setLogLevel } from "../log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
 import { type Options, parse } from "./flags.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";

@@ -1,10 +1,11 @@
 // The HTTP side of a serving process: the app on its listener, and the graceful drain that stops
 // the gateway after it. `serve` alone and each cluster worker use it (lifecycle.ts has the rest).
+
+import { log } from "../base/log.ts";
 import type { Config } from "../config/schema.ts";
 import { type Gateway, stopGateway } from "../gateway.ts";
 import { loggedMeter } from "../http/access-log.ts";
 import { type Listener, type ListenOptions, listen } from "../http/listener.ts";
-import { log } from "../log.ts";
 import { createApp } from "../server.ts";
 
 /** The gateway's HTTP app (and the Responses WebSocket mode) on its listener. */

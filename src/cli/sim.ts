@@ -2,12 +2,12 @@
 // simulator as a standalone HTTP upstream, misbehaving per a fault profile (src/config/channels.ts
 // FaultProfileSchema): a TOML file of profile fields, each overridable by a --fault flag.
 import * as v from "valibot";
+import { log } from "../base/log.ts";
+import { describeIssues } from "../base/validation.ts";
 import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
 import { readTomlFile } from "../config/load.ts";
 import { ListenSchema, splitListen } from "../config/schema.ts";
-import { log } from "../log.ts";
 import { startSimServer } from "../sim/server.ts";
-import { describeIssues } from "../validation.ts";
 import { parse } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
 

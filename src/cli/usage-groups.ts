@@ -3,7 +3,7 @@
 // a day's bounds) and the innermost one is the store's GROUP BY. Model can only be grouped by the
 // store, so it is always made the innermost dimension; rows keep the order the operator asked for.
 import type { Store } from "../store/store.ts";
-import type { UsageFilter, UsageTotals } from "../store/usage.ts";
+import type { UsageFilter, UsageTotals } from "../store/usage/record.ts";
 
 export const DIMENSIONS = ["key", "account", "model", "day"] as const;
 export type Dimension = (typeof DIMENSIONS)[number];

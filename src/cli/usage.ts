@@ -4,8 +4,8 @@
 // (for invoices and reconciliation against provider bills).
 import * as v from "valibot";
 import { formatUsd } from "../base/money.ts";
-import { PRICED_TOOLS, type UsageTotals } from "../store/usage.ts";
-import { describeIssues } from "../validation.ts";
+import { describeIssues } from "../base/validation.ts";
+import { PRICED_TOOLS, type UsageTotals } from "../store/usage/record.ts";
 import { parse } from "./flags.ts";
 import { configFrom, openStoreCaughtUp, STORE_FLAGS } from "./open-store.ts";
 import { table } from "./table.ts";

@@ -3,10 +3,11 @@
 // for every worker), remembers the tickets the worker holds, and when the worker is gone settles
 // them with no charge so their reservations and slots come back. Also relays the worker's
 // notifier hooks and, when it asks, the usage feed.
+
+import { log } from "../base/log.ts";
+import { type Admission, type Meter, NO_USAGE } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import { type Admission, type Meter, NO_USAGE } from "../billing/meter.ts";
 import { findModel } from "../catalog/models.ts";
-import { log } from "../log.ts";
 import type { Notifier } from "../notify/notifier.ts";
 import { GatewayError } from "../wire/errors.ts";
 import {

@@ -4,9 +4,9 @@
 // Both ends are the same executable (the primary spawns its own execPath), so a message is checked
 // for a known tag on receipt, not re-validated field by field on the hot path.
 import type { KeyRefusal } from "../auth/keys.ts";
+import { log } from "../base/log.ts";
+import type { AdmitInput, BalanceView, MeteredKey, Settlement } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import type { AdmitInput, BalanceView, MeteredKey, Settlement } from "../billing/meter.ts";
-import { log } from "../log.ts";
 import { type ErrorKind, GatewayError } from "../wire/errors.ts";
 
 /** AdmitInput as sent: the model by its id (the primary looks it up in its own catalog). */

@@ -4,8 +4,15 @@
 // settle() resolves only when the primary reports the usage record durable, as a local meter does.
 
 import { nanos } from "../base/money.ts";
-import type { Admission, AdmitInput, BalanceView, Meter, MeteredKey, Settlement } from "../billing/meter.ts";
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "../base/types.ts";
+import type {
+  Admission,
+  AdmitInput,
+  BalanceView,
+  Meter,
+  MeteredKey,
+  Settlement,
+} from "../billing/contract.ts";
 import type { PrimaryLink } from "./link.ts";
 import { fromWireError, meteredKey, type Reply, toWireAdmit } from "./protocol.ts";
 

@@ -2,9 +2,9 @@
 // restarts one that dies (after releasing the requests it held, with a growing delay when it keeps
 // dying), and on shutdown forwards the signal and waits for every worker to drain and exit.
 import type { Subprocess } from "bun";
+import { log } from "../base/log.ts";
 import { selfCommand } from "../base/reexec.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import { log } from "../log.ts";
 import { type HostBilling, WorkerHost } from "./host.ts";
 import { batched } from "./protocol.ts";
 

@@ -4,8 +4,8 @@
 import * as v from "valibot";
 import { checkCidr } from "../base/ip.ts";
 import { parseUsd } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import { checkModelPattern } from "../catalog/groups.ts";
-import type { Nanos } from "../types.ts";
 
 /** An IPv4 or IPv6 CIDR (or a single address), checked with the problem named. */
 export const Cidr = v.pipe(

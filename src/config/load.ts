@@ -2,7 +2,7 @@
 // Each setting may come from one source; two sources that disagree are an error naming both.
 import { readFileSync } from "node:fs";
 import * as v from "valibot";
-import { describeIssue, issuePath } from "../validation.ts";
+import { describeIssue, issuePath } from "../base/validation.ts";
 import { aliasProblems } from "./aliases.ts";
 import { type Config, ConfigSchema } from "./schema.ts";
 

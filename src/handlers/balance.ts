@@ -26,10 +26,10 @@
 // }
 // The answer carries the x-ratelimit-* headers of the key without counting as a request.
 import { formatUsd } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
-import type { Nanos } from "../types.ts";
 import { GatewayError } from "../wire/errors.ts";
 
 function money(prefix: string, value: Nanos | number | null): Record<string, string | number | null> {

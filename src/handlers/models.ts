@@ -8,17 +8,17 @@
 
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
+import type { ModelId } from "../base/types.ts";
+import { describeIssues } from "../base/validation.ts";
 import type { Family, ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { upstreamProtocol } from "../pipeline/channels.ts";
 import { requireModel } from "../pipeline/model.ts";
-import type { ModelId } from "../types.ts";
 import type { Channel } from "../upstream/channels.ts";
 import { servesImages } from "../upstream/images.ts";
 import { mediaTransport } from "../upstream/media.ts";
-import { describeIssues } from "../validation.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { anthropicModel, anthropicModelList, openaiModel, openaiModelList } from "../wire/models.ts";
 import { codexModelList } from "../wire/models-codex.ts";

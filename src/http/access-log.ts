@@ -10,10 +10,10 @@
 // edge ends it; an admitted one when both the edge and its settlement are done — a stream settles
 // after its headers left, and its line then carries the tokens it used.
 import type { Principal } from "../auth/keys.ts";
+import { log } from "../base/log.ts";
+import type { Admission, AdmitInput, Meter, Settlement } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import type { Admission, AdmitInput, Meter, Settlement } from "../billing/meter.ts";
 import type { Gateway } from "../gateway.ts";
-import { log } from "../log.ts";
 import { asGatewayError, type FailedAttempt } from "../wire/errors.ts";
 import type { RequestContext } from "./context.ts";
 

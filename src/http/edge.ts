@@ -5,8 +5,9 @@
 // what a throw means for the client (`failureOf`) and the one report of a failure (`report`:
 // logged at its error-table level with its cause, counted in `modelgate_errors_total{kind}`)
 // for HTTP and WebSocket alike.
+
+import { log } from "../base/log.ts";
 import type { Gateway } from "../gateway.ts";
-import { log } from "../log.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { asGatewayError, describeAttempt, GatewayError } from "../wire/errors.ts";
 import { accessLogWrites, pathOf, requestEnded } from "./access-log.ts";

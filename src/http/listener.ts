@@ -3,8 +3,8 @@
 // Cluster workers share one port through reusePort.
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
+import { log } from "../base/log.ts";
 import { type Config, splitListen } from "../config/schema.ts";
-import { log } from "../log.ts";
 import { setBodyTimeouts } from "../request/body.ts";
 import { asGatewayError, errorResponse } from "../wire/errors.ts";
 import { newRequestId } from "./context.ts";

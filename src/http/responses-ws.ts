@@ -14,9 +14,9 @@
 // lives in src/http/ and no row calls back into the edge.
 import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
+import { log } from "../base/log.ts";
 import type { Gateway } from "../gateway.ts";
 import { createResponse } from "../handlers/responses.ts";
-import { log } from "../log.ts";
 import { authenticate, keyStanding } from "../pipeline/authenticate.ts";
 import { readBody } from "../request/body.ts";
 import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";

@@ -5,7 +5,7 @@
 // against a factory), and both take their terms from here: the billing day, the RPM window's
 // length, and how the figures an engine read become the contract's answers.
 import { nanos } from "../base/money.ts";
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "../base/types.ts";
 import { BillingDay } from "./day.ts";
 import { BudgetCalendar, type BudgetPeriod } from "./periods.ts";
 
@@ -222,7 +222,7 @@ export interface LedgerFigures {
 /**
  * What a shared limiter needs of the ledger (the store) to tell its copy is current and rebuild it:
  * the ledger's identity and epoch, the nodes alive, and the figures. The store implements it
- * (PostgreSQL: src/store/pg-limiter-ledger.ts).
+ * (PostgreSQL: src/store/pg/limiter-ledger.ts).
  */
 export interface LimiterLedger {
   /** This node's usage journal, as `journals` names it. */

@@ -2,7 +2,7 @@
 // (it runs to completion without yielding). Balances and spent-today are seeded from the store at
 // start; after that the hot path touches only these maps.
 import { nanos } from "../base/money.ts";
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "../base/types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,

@@ -1,9 +1,9 @@
 // Chooses the limiter from the configuration: Redis when redis.url is set (several nodes share
 // limits), otherwise none, and the meter keeps its in-memory one.
 
+import { log } from "../base/log.ts";
 import { ConfigError } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
-import { log } from "../log.ts";
 import type { Limiter } from "./limiter.ts";
 import { calendarOf } from "./periods.ts";
 import { RedisLimiter } from "./redis.ts";

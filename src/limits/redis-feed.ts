@@ -7,8 +7,8 @@
 // second after it connects.
 import { RedisClient } from "bun";
 import * as v from "valibot";
+import { log } from "../base/log.ts";
 import type { UsageEvent, UsageFeed } from "../billing/feed.ts";
-import { log } from "../log.ts";
 
 const CHECK_MS = 1000;
 

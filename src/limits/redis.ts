@@ -30,9 +30,9 @@
 // cancelled by ticket id (now, then by the heartbeat), which frees whatever it admitted and makes it
 // refuse if it runs later still.
 import { RedisClient } from "bun";
+import { log } from "../base/log.ts";
 import { nanos } from "../base/money.ts";
-import { log } from "../log.ts";
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "../base/types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,

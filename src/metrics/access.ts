@@ -3,9 +3,9 @@
 // `metrics.token_env`. Refusals are 403 (address) or 401 (wrong token), naming the setting.
 import { createHash, timingSafeEqual } from "node:crypto";
 import { CidrList } from "../base/ip.ts";
+import { log } from "../base/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Handler } from "../http/edge.ts";
-import { log } from "../log.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "./metrics.ts";
 

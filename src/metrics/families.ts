@@ -4,7 +4,7 @@
 // against the catalog and its kind (a counter's name is refused where a histogram's is expected)
 // and each histogram's bucket set; whether a gauge has labels is checked when it is built.
 import { GaugeSet } from "./gauge-set.ts";
-import { Counter, Gauge, Histogram, type LabelValues } from "./histogram.ts";
+import { Counter, Gauge, Histogram, type LabelValues } from "./instruments.ts";
 
 /** Bucket upper bounds in seconds by set: `in_gateway` 10 µs to 1 s, `upstream` 1 ms to 5 min. */
 const BUCKETS = {

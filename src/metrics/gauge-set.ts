@@ -1,6 +1,6 @@
 // Gauges with labels whose values are read at scrape time (one series per label set the reader
 // returns): channel circuit states and the like, which are state, not events to count.
-import { escapeLabel, type LabelValues } from "./histogram.ts";
+import { escapeLabel, type LabelValues } from "./instruments.ts";
 
 export class GaugeSet {
   constructor(

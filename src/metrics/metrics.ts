@@ -12,7 +12,7 @@
 // So overhead is what the gateway itself adds: reading the client body, authentication, decoding,
 // limits, reservation, routing, building the upstream request, relaying and settling.
 import { counter, gauge, histogram } from "./families.ts";
-import type { Gauge } from "./histogram.ts";
+import type { Gauge } from "./instruments.ts";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 

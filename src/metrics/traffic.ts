@@ -11,7 +11,7 @@ import type { CircuitState } from "../upstream/circuit.ts";
 import type { ErrorKind } from "../wire/errors.ts";
 import { counter, gauge, gaugeSet, histogram } from "./families.ts";
 import type { GaugeSet } from "./gauge-set.ts";
-import type { CounterSeries, Gauge, HistogramSeries } from "./histogram.ts";
+import type { CounterSeries, Gauge, HistogramSeries } from "./instruments.ts";
 import { BoundedLabel } from "./labels.ts";
 
 /** Circuit states as gauge values: 0 closed, 1 half-open (probing), 2 open. */

@@ -1,8 +1,8 @@
 // Sends notifications to channels off the request path: one delivery record per channel and
 // notification, attempts retried with exponential backoff, the state recorded after each attempt.
 import { randomBytes } from "node:crypto";
+import { log } from "../base/log.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
-import { log } from "../log.ts";
 import type { AdminStore, NotificationChannel } from "../store/admin.ts";
 import type { EmailSender } from "./email.ts";
 import { describe, type Notification } from "./payloads.ts";

@@ -3,15 +3,15 @@
 // known keys (from the key cache, rate-limited), and operator announcements.
 
 import type { KeyCache, KeyRefusal } from "../auth/keys.ts";
+import { log } from "../base/log.ts";
 import { formatUsd, parseUsd } from "../base/money.ts";
 import { isObject, type Obj } from "../base/plain-object.ts";
 import { startOfUtcDay, utcDay } from "../base/time.ts";
 import type { UsageFeed } from "../billing/feed.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
 import { BUDGET_PERIODS, BudgetCalendar } from "../limits/periods.ts";
-import { log } from "../log.ts";
 import type { NotificationChannel } from "../store/admin.ts";
-import type { Budgets } from "../store/schema.ts";
+import type { Budgets } from "../store/sqlite/schema.ts";
 import type { Account, KeyRecord, Store } from "../store/store.ts";
 import { Dispatcher } from "./dispatcher.ts";
 import { EmailSender } from "./email.ts";

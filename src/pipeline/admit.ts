@@ -1,7 +1,7 @@
 // What every endpoint's run hands the billing layer to admit a request (AdmitInput): the request's
 // own facts (its ids, method, client address) from its context, the rest from the run — so no
 // run can forget one, and each run names only what is its own (model, stream, worst case).
-import type { AdmitInput } from "../billing/meter.ts";
+import type { AdmitInput } from "../billing/contract.ts";
 import type { RequestContext } from "../http/context.ts";
 
 /** The fields a run decides; the rest come from the request's context. */

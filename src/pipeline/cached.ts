@@ -5,12 +5,12 @@
 // the protocol's writer, ending with its cost comment like a relayed stream. The answer names the
 // model the client asked for.
 import { Handoff } from "../base/handoff.ts";
-import type { AdmitInput } from "../billing/meter.ts";
-import { type Ending, type MeteredAnswer, metered } from "../billing/metered.ts";
+import type { Nanos } from "../base/types.ts";
+import type { AdmitInput } from "../billing/contract.ts";
+import { type Ending, type MeteredAnswer, metered } from "../billing/layer.ts";
 import type { CachedAnswer, CachePlan } from "../cache/cache.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import type { Nanos } from "../types.ts";
 import { costComment } from "../wire/cost.ts";
 import { SSE_HEADERS } from "../wire/sse.ts";
 import type { TextView } from "../wire/text-form.ts";

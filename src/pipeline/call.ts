@@ -5,7 +5,7 @@
 // arrived — never once the client got a byte. The winning answer leaves with its usage
 // reading bound (src/upstream/usage.ts), so the relay that follows needs nothing from upstream/.
 
-import type { UsageCounts } from "../billing/meter.ts";
+import type { UsageCounts } from "../billing/contract.ts";
 import type { Gateway } from "../gateway.ts";
 import { type AttemptWatch, watchAttempts } from "../telemetry/attempts.ts";
 import { PROVIDER } from "../telemetry/attributes.ts";

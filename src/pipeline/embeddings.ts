@@ -1,4 +1,4 @@
-// The embeddings run after decoding, inside the billing layer (src/billing/metered.ts) as the
+// The embeddings run after decoding, inside the billing layer (src/billing/layer.ts) as the
 // text path: admit (RPM, concurrency, the worst case: every counted input token at the model's
 // price), route to the channels that serve embeddings (those taking token-id input when the
 // request holds token ids), call them through the shared failover (media-call.ts), answer one
@@ -7,14 +7,14 @@
 
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
-import { type MeteredAnswer, metered, NO_USAGE } from "../billing/metered.ts";
+import { describeIssues } from "../base/validation.ts";
+import { type MeteredAnswer, metered, NO_USAGE } from "../billing/layer.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Channel } from "../upstream/channels.ts";
 import { callEmbeddings } from "../upstream/embeddings.ts";
 import { embeddingsDialect, mediaTransport } from "../upstream/media.ts";
-import { describeIssues } from "../validation.ts";
 import {
   answerOf,
   type EmbeddingBody,

@@ -18,11 +18,12 @@
 // tool search, Anthropic bash / text_editor / memory, and types this gateway does not know) is
 // billed in tokens only and passes as before. Like the field rules, this holds whichever channel
 // serves the request; translation toward another protocol still drops hosted tools (not billed).
-import type { ImageToolFacts, ToolReserve } from "../billing/meter.ts";
+
+import { log } from "../base/log.ts";
+import type { ImageToolFacts, ToolReserve } from "../billing/contract.ts";
 import { findModel } from "../catalog/models.ts";
 import type { ToolsConfig } from "../config/prices.ts";
-import { log } from "../log.ts";
-import type { PricedTool } from "../store/usage.ts";
+import type { PricedTool } from "../store/usage/record.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 

@@ -3,7 +3,7 @@
 // (each progress image as it went out, the final images once the result or `image.completed` went
 // out; an answer that failed before them bills only the progress images already sent), and the
 // billing facts (quality, size, input fidelity, output format).
-import { type Ending, NO_USAGE } from "../billing/metered.ts";
+import { type Ending, NO_USAGE } from "../billing/layer.ts";
 import type { ImageEvent, ImageMeta } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { ImageOptions } from "../wire/images.ts";

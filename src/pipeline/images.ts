@@ -1,5 +1,5 @@
 // The shared path of both image endpoints after decoding, inside the billing layer
-// (src/billing/metered.ts), as the text path: admit (worst case n × (1 + partials)
+// (src/billing/layer.ts), as the text path: admit (worst case n × (1 + partials)
 // generations), route to a channel through the shared failover loop (src/upstream/retry.ts: priority,
 // weight, circuits, caps, retries, timeouts — only while nothing has been sent), relay as one JSON
 // result or as SSE (`image.partial_image` … `image.completed`, each also in the official event's
@@ -8,12 +8,12 @@
 
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
-import { type Ending, type MeteredAnswer, metered } from "../billing/metered.ts";
+import { log } from "../base/log.ts";
+import type { Nanos } from "../base/types.ts";
+import { type Ending, type MeteredAnswer, metered } from "../billing/layer.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { log } from "../log.ts";
-import type { Nanos } from "../types.ts";
 import { attempt } from "../upstream/attempt.ts";
 import type { Lease } from "../upstream/channels.ts";
 import type { AttemptGuard } from "../upstream/guard.ts";
@@ -43,7 +43,7 @@ interface Opened {
 }
 
 /**
- * Inside the billing layer (src/billing/metered.ts: admission, one settlement, the x-ratelimit
+ * Inside the billing layer (src/billing/layer.ts: admission, one settlement, the x-ratelimit
  * headers): route and call until a channel yields its first event, then relay. A failure settles
  * what was already produced (the tally's figures).
  */

@@ -5,8 +5,9 @@
 // (src/upstream/text-errors.ts: 401/403, 429 and 5xx are worth another attempt, other 4xx are the
 // request's fault). The winning answer is read whole, or
 // opened at its first byte to be relayed as it arrives.
+
+import type { Secret } from "../base/types.ts";
 import type { Gateway } from "../gateway.ts";
-import type { Secret } from "../types.ts";
 import { attempt } from "../upstream/attempt.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
 import type { AttemptGuard, GuardedBody, UpstreamTiming } from "../upstream/guard.ts";

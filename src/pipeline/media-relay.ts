@@ -5,8 +5,8 @@
 // stream closes, so its end waits for the record to be durable. An SSE stream then ends with its
 // settled cost as a comment line (src/wire/cost.ts); raw audio bytes carry none.
 import { createParser } from "eventsource-parser";
-import { log } from "../log.ts";
-import type { Nanos } from "../types.ts";
+import { log } from "../base/log.ts";
+import type { Nanos } from "../base/types.ts";
 import type { GuardedBody } from "../upstream/guard.ts";
 import { costComment } from "../wire/cost.ts";
 import { asGatewayError } from "../wire/errors.ts";

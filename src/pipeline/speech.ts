@@ -1,4 +1,4 @@
-// The speech run after decoding, inside the billing layer (src/billing/metered.ts) as the text
+// The speech run after decoding, inside the billing layer (src/billing/layer.ts) as the text
 // path: admit (RPM, concurrency, the worst case: the input's characters, or its tokens and a
 // bound on the audio tokens it can become), route to the channels serving speech (SSE-capable
 // ones for `stream_format: "sse"`), call through the shared failover (media-call.ts), relay the
@@ -9,12 +9,12 @@
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
-import type { AudioUnits } from "../billing/meter.ts";
-import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/metered.ts";
+import type { Nanos } from "../base/types.ts";
+import type { AudioUnits } from "../billing/contract.ts";
+import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/layer.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import type { Nanos } from "../types.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { GuardedBody } from "../upstream/guard.ts";
 import { mediaTransport, speechSse } from "../upstream/media.ts";

@@ -1,16 +1,16 @@
 // The text request path shared by /v1/responses, /v1/chat/completions and /v1/messages:
 // read (413) → authenticate → decode (400/422) → model (400/403) → size (413), then inside the
-// billing layer (src/billing/metered.ts: admit … settle exactly once on every path) route → call
+// billing layer (src/billing/layer.ts: admit … settle exactly once on every path) route → call
 // upstream → relay (JSON or SSE).
 
 import type { Principal } from "../auth/keys.ts";
-import { type MeteredAnswer, metered } from "../billing/metered.ts";
+import { log } from "../base/log.ts";
+import { type MeteredAnswer, metered } from "../billing/layer.ts";
 import { CACHE_HEADER, type CachePlan } from "../cache/cache.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countPromptTokens } from "../catalog/token-thread.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import { log } from "../log.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";

@@ -1,5 +1,5 @@
 // The speech-to-text run after decoding (transcriptions and translations), inside the billing
-// layer (src/billing/metered.ts) as the text path: admit (RPM, concurrency, the worst case: the
+// layer (src/billing/layer.ts) as the text path: admit (RPM, concurrency, the worst case: the
 // file's duration for per-minute models; for token models its audio-token bound, the prompt's
 // tokens and the model's output cap), route to the channels serving the endpoint, call through
 // the shared failover (media-call.ts), relay the answer as the upstream sent it (any format) or
@@ -10,13 +10,13 @@
 import * as v from "valibot";
 import type { Principal } from "../auth/keys.ts";
 import { Handoff } from "../base/handoff.ts";
-import type { AudioUnits } from "../billing/meter.ts";
-import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/metered.ts";
+import type { Nanos } from "../base/types.ts";
+import type { AudioUnits } from "../billing/contract.ts";
+import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/layer.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
-import type { Nanos } from "../types.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { GuardedBody } from "../upstream/guard.ts";
 import { mediaTransport } from "../upstream/media.ts";

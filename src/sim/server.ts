@@ -3,9 +3,9 @@
 // through the fault injector (faults.ts) with the server's fault profile; `GET /sim/stats` reads
 // its counters, `PUT /sim/profile` replaces the profile, `POST /sim/reset` zeroes the counters.
 import * as v from "valibot";
+import { describeIssues } from "../base/validation.ts";
 import { MODELS } from "../catalog/models.ts";
 import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
-import { describeIssues } from "../validation.ts";
 import { openaiModelList } from "../wire/models.ts";
 import { SIM_EMBEDDING_ROUTES } from "./embeddings.ts";
 import { FaultInjector, type SimStats } from "./faults.ts";

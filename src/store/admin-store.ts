@@ -15,14 +15,16 @@ import type {
   UsageFilter,
   UsageGrouping,
 } from "./admin.ts";
+import { channelRow, toChannel, tokenColumnsOf } from "./admin-rows.ts";
 import type { Dialect, Tables } from "./dialect.ts";
+import { keyPatchSet, selectKeys, toKeyRecord } from "./key-rows.ts";
 import type { QueryDb } from "./query-db.ts";
-import type { Budgets } from "./schema.ts";
-
-import * as shapes from "./shapes.ts";
+import type { Budgets } from "./sqlite/schema.ts";
 import { type KeyRecord, StoreError } from "./store.ts";
-import type { UsageRecord } from "./usage.ts";
-import { fromUsageRow } from "./usage-rows.ts";
+import type { UsageRecord } from "./usage/record.ts";
+import { fromUsageRow } from "./usage/rows.ts";
+import { spendingFields, spendingOf } from "./usage/seeds.ts";
+import { aggregateFields, totalsGroup, usageWhereOf } from "./usage/totals.ts";
 
 export class DrizzleAdminStore implements AdminStore {
   readonly #dialect: Dialect;
@@ -34,7 +36,7 @@ export class DrizzleAdminStore implements AdminStore {
     this.#dialect = dialect;
     this.#db = dialect.db;
     this.#t = dialect.tables;
-    this.#tokenColumns = shapes.tokenColumnsOf(dialect.tables.adminTokens);
+    this.#tokenColumns = tokenColumnsOf(dialect.tables.adminTokens);
   }
 
   async createAdminToken(token: NewAdminToken): Promise<AdminToken> {
@@ -91,14 +93,14 @@ export class DrizzleAdminStore implements AdminStore {
   }
 
   async getKey(id: string): Promise<KeyRecord> {
-    const [row] = await shapes.selectKeys(this.#dialect).where(eq(this.#t.apiKeys.id, id)).limit(1);
+    const [row] = await selectKeys(this.#dialect).where(eq(this.#t.apiKeys.id, id)).limit(1);
     if (!row)
       throw new StoreError("not_found", `key "${id}" does not exist; GET /admin/v1/keys lists the ids`);
-    return shapes.toKeyRecord(row);
+    return toKeyRecord(row);
   }
 
   async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {
-    const set = shapes.keyPatchSet(patch);
+    const set = keyPatchSet(patch);
     if (patch.group !== undefined) {
       // Outside the key's transaction: groups are never deleted, so the id stays valid.
       const { groups } = this.#t;
@@ -125,20 +127,20 @@ export class DrizzleAdminStore implements AdminStore {
   async spending(since: number) {
     const { usageRecords } = this.#t;
     const rows = await this.#db
-      .select(shapes.spendingFields(usageRecords))
+      .select(spendingFields(usageRecords))
       .from(usageRecords)
       .where(gte(usageRecords.createdAt, since))
       .groupBy(usageRecords.keyId, usageRecords.accountId);
-    return shapes.spendingOf(rows);
+    return spendingOf(rows);
   }
 
   async usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]> {
     const { usageRecords } = this.#t;
-    const bucket = shapes.totalsGroup(usageRecords, grouping, 0, this.#dialect.day);
+    const bucket = totalsGroup(usageRecords, grouping, 0, this.#dialect.day);
     return this.#db
-      .select(shapes.aggregateFields(usageRecords, bucket))
+      .select(aggregateFields(usageRecords, bucket))
       .from(usageRecords)
-      .where(shapes.usageWhereOf(usageRecords, filter))
+      .where(usageWhereOf(usageRecords, filter))
       .groupBy(bucket)
       .orderBy(bucket);
   }
@@ -148,7 +150,7 @@ export class DrizzleAdminStore implements AdminStore {
     const rows = await this.#db
       .select(getTableColumns(usageRecords))
       .from(usageRecords)
-      .where(shapes.usageWhereOf(usageRecords, filter))
+      .where(usageWhereOf(usageRecords, filter))
       .orderBy(desc(usageRecords.id))
       .limit(limit);
     return rows.map(fromUsageRow);
@@ -158,10 +160,10 @@ export class DrizzleAdminStore implements AdminStore {
     const { notificationChannels } = this.#t;
     const [row] = await this.#db
       .insert(notificationChannels)
-      .values(shapes.channelRow(channel))
+      .values(channelRow(channel))
       .returning(getTableColumns(notificationChannels));
     if (row === undefined) throw new Error(`notification channel ${channel.target} was not stored`);
-    return shapes.toChannel(row);
+    return toChannel(row);
   }
 
   async listChannels(): Promise<NotificationChannel[]> {
@@ -170,7 +172,7 @@ export class DrizzleAdminStore implements AdminStore {
       .select(getTableColumns(notificationChannels))
       .from(notificationChannels)
       .orderBy(notificationChannels.id);
-    return rows.map(shapes.toChannel);
+    return rows.map(toChannel);
   }
 
   async disableChannel(id: number): Promise<NotificationChannel> {
@@ -181,7 +183,7 @@ export class DrizzleAdminStore implements AdminStore {
       .where(eq(notificationChannels.id, id))
       .returning(getTableColumns(notificationChannels));
     if (!row) throw new StoreError("not_found", `notification channel ${id} does not exist`);
-    return shapes.toChannel(row);
+    return toChannel(row);
   }
 
   async createDelivery(delivery: Pick<Delivery, "id" | "channelId" | "event" | "payload">) {

@@ -1,10 +1,10 @@
 // The operator's part of the store (`store.admin`): admin tokens, the audit log, key edits,
 // spending and usage aggregates read from usage_records, notification channels and deliveries.
 
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "../base/types.ts";
 import type { KeyRecord } from "./key-record.ts";
-import type { Budgets } from "./schema.ts";
-import type { UsageRecord } from "./usage.ts";
+import type { Budgets } from "./sqlite/schema.ts";
+import type { UsageRecord } from "./usage/record.ts";
 
 export interface AdminToken {
   id: string;

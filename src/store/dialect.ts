@@ -1,18 +1,18 @@
 // What one store dialect gives the queries written once for both (admin-store.ts, drizzle-store.ts,
-// usage-reads.ts, shapes.ts): its database as the shared QueryDb (query-db.ts), its tables, the SQL
+// usage/reads.ts, key-rows.ts, admin-rows.ts, usage/totals.ts, usage/seeds.ts): its database as the shared QueryDb (query-db.ts), its tables, the SQL
 // that differs between SQLite and PostgreSQL, and the one key write that needs a transaction.
-// sqlite-dialect.ts and pg-dialect.ts build it. Transactions stay in the dialect because SQLite's
+// sqlite/dialect.ts and pg/dialect.ts build it. Transactions stay in the dialect because SQLite's
 // are synchronous: a body that awaited between statements would let other queries on the
 // connection run inside it.
 import type { Column, SQL, SQLWrapper, Table } from "drizzle-orm";
+import type * as pg from "./pg/schema.ts";
 import type { QueryDb } from "./query-db.ts";
-import type * as sqlite from "./schema.ts";
-import type * as pg from "./schema-pg.ts";
-import type { PricedTool } from "./usage.ts";
+import type * as sqlite from "./sqlite/schema.ts";
+import type { PricedTool } from "./usage/record.ts";
 
 type TableName = keyof typeof sqlite & keyof typeof pg;
 
-/** A dialect's tables: schema.ts's or schema-pg.ts's, which have the same columns. */
+/** A dialect's tables: sqlite/schema.ts's or pg/schema.ts's, which have the same columns. */
 export type Tables = { [K in TableName]: (typeof sqlite)[K] | (typeof pg)[K] };
 
 /** A dialect's SQL for one tool's call count in a record's `tool_calls` JSON (NULL when absent). */

@@ -3,9 +3,10 @@
 // dialect's transaction). Each store (sqlite.ts, pg.ts) extends it with its opening, migration,
 // revision reads and its transactions that change accounts, groups and keys.
 import { eq, getTableColumns } from "drizzle-orm";
+import { toAccount } from "./admin-rows.ts";
 import { DrizzleAdminStore } from "./admin-store.ts";
 import type { Dialect } from "./dialect.ts";
-import { keyColumnsOf, selectKeys, toAccount, toKeyRecord } from "./shapes.ts";
+import { keyColumnsOf, selectKeys, toKeyRecord } from "./key-rows.ts";
 import type { Account, AuthKeyRecord, Group, KeyRecord, KeyStatus } from "./store.ts";
 import { StoreError } from "./store.ts";
 

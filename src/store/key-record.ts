@@ -1,7 +1,7 @@
 // A key as the store keeps it, apart from store.ts so the admin part of the store
 // (admin.ts) and the store itself (store.ts) can both name it without importing each other.
-import type { KeyId, Nanos } from "../types.ts";
-import type { Budgets } from "./schema.ts";
+import type { KeyId, Nanos } from "../base/types.ts";
+import type { Budgets } from "./sqlite/schema.ts";
 
 export type KeyStatus = "enabled" | "revoked";
 

@@ -50,14 +50,14 @@ export function postgresDatabaseOf(url: string): string {
 export async function openStore(url: string, journal?: string, poolSize?: number): Promise<Store> {
   if (!isPostgresUrl(url)) {
     const path = sqlitePathOf(url);
-    const store = (await import("./sqlite.ts")).openSqliteStore(path);
+    const store = (await import("./sqlite/store.ts")).openSqliteStore(path);
     await store.migrate();
     return store;
   }
   // Checked before anything connects: a URL without a database must not migrate the server's default one.
   postgresDatabaseOf(url);
-  const { openPgStore } = await import("./pg.ts");
-  const { journalSeqName } = await import("./usage-pg.ts");
+  const { openPgStore } = await import("./pg/store.ts");
+  const { journalSeqName } = await import("./pg/usage.ts");
   const store = openPgStore(url, {
     journalSeqName: () => journalSeqName(usageJournalPath(url, journal)),
     maxConnections: poolSize,

@@ -2,7 +2,7 @@
 // Both dialects build the same select/insert/update chains and resolve them when awaited; Drizzle
 // types them per dialect, so a query written once over both would not compile. `QueryDb` states
 // the common part, and each dialect's database is assigned to it without a cast: tsc checks that
-// both still have every method used here (sqlite-dialect.ts, pg-dialect.ts). Rows are typed by
+// both still have every method used here (sqlite/dialect.ts, pg/dialect.ts). Rows are typed by
 // Drizzle's own SelectResultFields, as its partial selects are.
 //
 // What differs stays in the dialect (dialect.ts): transactions, which are synchronous on SQLite,

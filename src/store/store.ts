@@ -1,12 +1,13 @@
 // The store interface: everything the gateway and the CLI persist goes through it. SQLite
 // (sqlite.ts) and PostgreSQL (pg.ts) implement it and pass the same contract
 // (test/unit/store-contract.ts, run by store-sqlite.test.ts and store-pg.test.ts).
+
+import type { KeyId, Nanos } from "../base/types.ts";
 import type { LimiterLedger } from "../limits/limiter.ts";
-import type { KeyId, Nanos } from "../types.ts";
 import type { AdminStore } from "./admin.ts";
 import type { KeyRecord, KeyStatus } from "./key-record.ts";
-import type { Budgets } from "./schema.ts";
-import type { UsageStore } from "./usage.ts";
+import type { Budgets } from "./sqlite/schema.ts";
+import type { UsageStore } from "./usage/record.ts";
 
 export type { KeyRecord, KeyStatus };
 

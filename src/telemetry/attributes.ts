@@ -3,8 +3,8 @@
 // appear by name, and the prompt text only when `telemetry.capture_content` is on (completion
 // text never).
 import { isObject } from "../base/plain-object.ts";
+import type { UsageCounts } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import type { UsageCounts } from "../billing/meter.ts";
 import type { TextProtocol, TextView } from "../wire/text-form.ts";
 import type { AttrValue, SpanHandle } from "./span.ts";
 

@@ -1,9 +1,10 @@
 // Turns `[telemetry]` into a Tracer, or into nothing: with no OTLP endpoint configured the
 // OpenTelemetry SDK and its exporter are never imported, so the request path pays for one
 // `undefined` check per request and the process loads none of their code.
+
+import { log } from "../base/log.ts";
 import type { UsageFeed } from "../billing/feed.ts";
 import type { TelemetryConfig } from "../config/telemetry.ts";
-import { log } from "../log.ts";
 import type { Tracer } from "./span.ts";
 
 export type TracerModule = Pick<typeof import("./otel.ts"), "startTracer">;

@@ -2,7 +2,7 @@
 // request's GenAI attributes and the caller's key and account, the admission span, and the
 // settlement span (which holds the request span open until a stream's usage is settled).
 import type { Principal } from "../auth/keys.ts";
-import type { Admission, Settlement } from "../billing/meter.ts";
+import type { Admission, Settlement } from "../billing/contract.ts";
 import { asGatewayError } from "../wire/errors.ts";
 import type { TextProtocol, TextView } from "../wire/text-form.ts";
 import { finishReasons, requestAttributes, responseModel, setAll, usageAttributes } from "./attributes.ts";

@@ -2,10 +2,11 @@
 // priority first, weighted random order among equal priorities), each with its circuit breaker,
 // its concurrency cap and its credentials used in turn. A call holds a Lease from acquire() until
 // its answer is complete; the lease reports the outcome to the circuit exactly once.
+
+import { Secret } from "../base/types.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
 import { type Quirks, resolveQuirks } from "../config/presets.ts";
 import type { ChannelConfig, Config } from "../config/schema.ts";
-import { Secret } from "../types.ts";
 import { Circuit, type CircuitSnapshot } from "./circuit.ts";
 
 /** Why a channel could not take a call right now. */

@@ -1,5 +1,5 @@
 // What an embeddings attempt hands a channel's adapter (embeddings.ts dispatches it).
-import type { Secret } from "../types.ts";
+import type { Secret } from "../base/types.ts";
 
 export interface EmbeddingCall {
   /** The body for this channel: its model id, the encoding it takes. */

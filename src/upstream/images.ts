@@ -1,7 +1,8 @@
 // Image upstreams: the dispatch from a channel to its adapter (in-process simulator or an
 // OpenAI-style images API); the job and its events are in image-job.ts.
+
+import type { Secret } from "../base/types.ts";
 import type { Gateway } from "../gateway.ts";
-import type { Secret } from "../types.ts";
 import type { Channel } from "./channels.ts";
 import type { ImageUpstream } from "./image-job.ts";
 import { openaiImageUpstream } from "./openai-images/images.ts";

@@ -1,7 +1,8 @@
 // The one HTTP send of a text call to a channel over the network: JSON body, the accept header the
 // call needs (SSE or JSON), the kind's auth headers, trace context, keep-alive fetch (http.ts).
+
+import type { Secret } from "../base/types.ts";
 import type { ChannelConfig } from "../config/schema.ts";
-import type { Secret } from "../types.ts";
 import { joinUrl, postUpstream } from "./http.ts";
 import type { TextCall } from "./text-call.ts";
 

@@ -1,5 +1,5 @@
 // What a speech attempt hands a channel's adapter (speech.ts dispatches it).
-import type { Secret } from "../types.ts";
+import type { Secret } from "../base/types.ts";
 
 export interface SpeechCall {
   /** The JSON body for this channel: the reference's fields, its model id. */

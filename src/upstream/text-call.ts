@@ -1,8 +1,9 @@
 // What a text attempt hands an upstream adapter (the call, in the channel's protocol) and the
 // settings every adapter reads (simulator seed and timing, default timeout, routing policy).
+
+import type { Secret } from "../base/types.ts";
 import type { RoutingConfig } from "../config/channels.ts";
 import type { Timing } from "../sim/text/pace.ts";
-import type { Secret } from "../types.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 
 export interface TextCall {

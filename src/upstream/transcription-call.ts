@@ -1,5 +1,5 @@
 // What a speech-to-text attempt hands a channel's adapter (transcriptions.ts dispatches it).
-import type { Secret } from "../types.ts";
+import type { Secret } from "../base/types.ts";
 import type { AudioFile } from "../wire/audio.ts";
 import type { AudioTask } from "../wire/transcriptions.ts";
 

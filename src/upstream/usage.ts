@@ -2,7 +2,7 @@
 // of the kind that speaks that protocol (openai-responses/, openai-chat/, anthropic/; the simulator
 // speaks all three and is read like them). Both tables are records over the protocols, so a new
 // one must fill its row here. The meter takes the counts in one convention (src/wire/text-usage.ts).
-import type { UsageCounts } from "../billing/meter.ts";
+import type { UsageCounts } from "../billing/contract.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 import { asObject } from "../wire/translate/convert.ts";
 import type { Obj } from "../wire/translate/narrow.ts";

@@ -3,7 +3,7 @@
 // skips a line that starts with ":", so no client's stream reading changes). Both carry the
 // settled cost in USD as an exact decimal (nano-USD, trailing zeros trimmed).
 import { formatUsd } from "../base/money.ts";
-import type { Nanos } from "../types.ts";
+import type { Nanos } from "../base/types.ts";
 
 /** The response header of a non-stream answer (and of an error after admission). */
 export const COST_HEADER = "x-modelgate-cost-usd";

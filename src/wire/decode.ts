@@ -5,7 +5,7 @@
 // need more than one field (temperature, top_p, Chat `n`, thinking budgets) run after this step and
 // follow the same rule.
 import * as v from "valibot";
-import { describeIssues, issuePath } from "../validation.ts";
+import { describeIssues, issuePath } from "../base/validation.ts";
 import { GatewayError } from "./errors.ts";
 
 /** Issue types that mean "a number outside its range". */

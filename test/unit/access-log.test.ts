@@ -4,16 +4,16 @@
 // reaches an edge end).
 import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import type { Principal } from "../../src/auth/keys.ts";
+import { setLogFormat } from "../../src/base/log.ts";
 import { nanos } from "../../src/base/money.ts";
+import type { KeyId } from "../../src/base/types.ts";
+import { type Admission, type Meter, NO_USAGE, type Settlement } from "../../src/billing/contract.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
-import { type Admission, type Meter, NO_USAGE, type Settlement } from "../../src/billing/meter.ts";
 import { findModel } from "../../src/catalog/models.ts";
 import type { Gateway } from "../../src/gateway.ts";
 import { loggedMeter, pathOf, pendingLines, requestEnded } from "../../src/http/access-log.ts";
 import type { RequestContext } from "../../src/http/context.ts";
-import { setLogFormat } from "../../src/log.ts";
 import { TrafficMetrics } from "../../src/metrics/traffic.ts";
-import type { KeyId } from "../../src/types.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 
 const written: Record<string, unknown>[] = [];

@@ -8,10 +8,10 @@ import { auditView, requestView, usageView } from "../../src/admin/api-usage.ts"
 import { eventRecord } from "../../src/admin/events.ts";
 import { keyView } from "../../src/admin/keys.ts";
 import { nanos } from "../../src/base/money.ts";
+import type { KeyId } from "../../src/base/types.ts";
 import type { UsageEvent } from "../../src/billing/feed.ts";
 import type { KeyRecord } from "../../src/store/store.ts";
-import type { UsageRecord } from "../../src/store/usage.ts";
-import type { KeyId } from "../../src/types.ts";
+import type { UsageRecord } from "../../src/store/usage/record.ts";
 
 const T1 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const T1_ISO = "2026-01-02T03:04:05.678Z";

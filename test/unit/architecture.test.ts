@@ -82,7 +82,7 @@ describe("the walk of one request", () => {
 
   test("the pipelines reach billing/ through the one layer entry only", () => {
     const targets = runtimeEdges("pipeline/", "billing/").map((edge) => edge.split(" -> ")[1]);
-    expect(new Set(targets)).toEqual(new Set(["billing/metered.ts"]));
+    expect(new Set(targets)).toEqual(new Set(["billing/layer.ts"]));
   });
 
   test("in pipeline/, only the route and call stages (and the image and media runs, which route and call) enter upstream/", () => {

@@ -9,14 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as v from "valibot";
 import { createKey } from "../../src/admin/keys.ts";
+import type { Nanos } from "../../src/base/types.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Journal } from "../../src/billing/journal.ts";
-import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
+import { LedgerMeter } from "../../src/billing/ledger.ts";
 import { StoreThread } from "../../src/billing/store-thread.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
-import { openSqliteStore } from "../../src/store/sqlite.ts";
-import type { UsageRecord } from "../../src/store/usage.ts";
-import type { Nanos } from "../../src/types.ts";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
+import type { UsageRecord } from "../../src/store/usage/record.ts";
 import { usd } from "./billing-fixture.ts";
 
 const dirs: string[] = [];

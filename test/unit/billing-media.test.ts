@@ -4,8 +4,8 @@
 // worst case never below the settlement of the same units; configured prices override defaults.
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
+import { type AudioUnits, NO_AUDIO, NO_USAGE } from "../../src/billing/contract.ts";
 import { audioCost, audioUnitsOf, Pricer } from "../../src/billing/cost.ts";
-import { type AudioUnits, NO_AUDIO, NO_USAGE } from "../../src/billing/meter.ts";
 import { buildPriceTable } from "../../src/billing/prices.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { model } from "./billing-fixture.ts";

@@ -1,7 +1,7 @@
 // The meter against its API: atomic admission races (daily cap, balance, concurrency), settlement
 // that is first-call-wins and durable before it resolves, the live feed, and balance reloads.
 import { afterEach, describe, expect, test } from "bun:test";
-import { NO_USAGE } from "../../src/billing/meter.ts";
+import { NO_USAGE } from "../../src/billing/contract.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput, type Fixture, fixture, usage, usd } from "./billing-fixture.ts";
 

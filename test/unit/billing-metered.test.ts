@@ -1,4 +1,4 @@
-// The billing layer (src/billing/metered.ts) around a request's work: admitted before the work
+// The billing layer (src/billing/layer.ts) around a request's work: admitted before the work
 // runs, settled exactly once however the work ends — a complete answer before it is returned, a
 // thrown error as a failure with the channels tried and the x-ratelimit headers on the error, a
 // stream when it reports its end (which waits until the record is durable) — and the headers on
@@ -8,8 +8,9 @@ import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { Handoff } from "../../src/base/handoff.ts";
 import { nanos } from "../../src/base/money.ts";
-import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/meter.ts";
-import { type Ending, metered, NO_USAGE } from "../../src/billing/metered.ts";
+import type { KeyId, Nanos } from "../../src/base/types.ts";
+import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/contract.ts";
+import { type Ending, metered, NO_USAGE } from "../../src/billing/layer.ts";
 import { ResponseCache } from "../../src/cache/cache.ts";
 import { AliasTable } from "../../src/catalog/aliases.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
@@ -17,7 +18,6 @@ import { ConfigSchema } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/gateway.ts";
 import { createChatCompletion } from "../../src/handlers/chat.ts";
 import type { RequestContext } from "../../src/http/context.ts";
-import type { KeyId, Nanos } from "../../src/types.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput } from "./billing-fixture.ts";

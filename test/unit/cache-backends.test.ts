@@ -4,7 +4,7 @@
 // total is over the bound, and purged by scope or all at once.
 import { afterAll, describe, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
-import { NO_USAGE } from "../../src/billing/meter.ts";
+import { NO_USAGE } from "../../src/billing/contract.ts";
 import type { CacheBackend, CachedAnswer } from "../../src/cache/entry.ts";
 import { requestKey } from "../../src/cache/entry.ts";
 import { RedisCache } from "../../src/cache/redis.ts";

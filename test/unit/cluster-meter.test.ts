@@ -4,7 +4,7 @@
 // released with no charge.
 import { afterEach, describe, expect, test } from "bun:test";
 import * as v from "valibot";
-import { NO_USAGE } from "../../src/billing/meter.ts";
+import { NO_USAGE } from "../../src/billing/contract.ts";
 import { WorkerHost } from "../../src/cluster/host.ts";
 import { PrimaryLink } from "../../src/cluster/link.ts";
 import { RemoteMeter } from "../../src/cluster/remote-meter.ts";

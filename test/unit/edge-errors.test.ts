@@ -2,9 +2,9 @@
 // level the error table gives the kind, with the cause kept; the kind is counted; and the
 // WebSocket error frame is rendered from the same table as the HTTP answer.
 import { afterEach, expect, spyOn, test } from "bun:test";
+import { setLogFormat, setLogLevel } from "../../src/base/log.ts";
 import type { Gateway } from "../../src/gateway.ts";
 import { failureOf, report } from "../../src/http/edge.ts";
-import { setLogFormat, setLogLevel } from "../../src/log.ts";
 import { type ErrorKind, errorFrame, errorResponse, GatewayError } from "../../src/wire/errors.ts";
 
 afterEach(() => setLogLevel("info"));

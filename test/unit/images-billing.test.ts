@@ -4,7 +4,7 @@ import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { nanos } from "../../src/base/money.ts";
-import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/meter.ts";
+import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/contract.ts";
 import { findModel } from "../../src/catalog/models.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/gateway.ts";

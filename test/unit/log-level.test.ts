@@ -1,8 +1,8 @@
 // The log level is settable (`server.log_level`, MODELGATE_LOG_LEVEL, --log-level): the config
 // carries it, a bad value is refused naming the field, and lines below it are not written.
 import { afterEach, expect, spyOn, test } from "bun:test";
+import { log, setLogFormat, setLogLevel } from "../../src/base/log.ts";
 import { ConfigError, loadConfig } from "../../src/config/load.ts";
-import { log, setLogFormat, setLogLevel } from "../../src/log.ts";
 
 afterEach(() => setLogLevel("info"));
 

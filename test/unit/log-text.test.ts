@@ -1,7 +1,7 @@
 // The text log format (`server.log_format = "text"`): values that would break the line or drive
 // the operator's terminal (an upstream's error text with escape sequences) are quoted and escaped.
 import { expect, test } from "bun:test";
-import { textFields } from "../../src/log.ts";
+import { textFields } from "../../src/base/log.ts";
 
 test("plain values stay bare, values with spaces, quotes or = are JSON-quoted, absent ones skipped", () => {
   expect(textFields({ status: 200, path: "/v1/models", code: undefined })).toBe(

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import * as v from "valibot";
 import { createKey } from "../../src/admin/keys.ts";
+import type { Nanos } from "../../src/base/types.ts";
 import { AdminConfigSchema, type NotificationsConfig } from "../../src/config/admin.ts";
-import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite.ts";
-import type { Nanos } from "../../src/types.ts";
+import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.ts";
 
 export interface Received {
   headers: Headers;

@@ -4,11 +4,11 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { KeyCache } from "../../src/auth/keys.ts";
 import { parseAddress } from "../../src/base/ip.ts";
+import type { Nanos } from "../../src/base/types.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Notifier } from "../../src/notify/notifier.ts";
 import type { EventKind } from "../../src/notify/payloads.ts";
 import { verify } from "../../src/notify/webhook.ts";
-import type { Nanos } from "../../src/types.ts";
 import {
   addKey,
   addUsage,

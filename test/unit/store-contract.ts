@@ -1,10 +1,10 @@
 // The Store contract: every implementation (SQLite now, PostgreSQL later) must pass these tests.
 import { describe, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
+import type { KeyId } from "../../src/base/types.ts";
 import type { NewKey, Store } from "../../src/store/store.ts";
 import { StoreError } from "../../src/store/store.ts";
-import type { UsageRecord } from "../../src/store/usage.ts";
-import type { KeyId } from "../../src/types.ts";
+import type { UsageRecord } from "../../src/store/usage/record.ts";
 
 let counter = 0;
 function newKey(overrides: Partial<NewKey> = {}): NewKey {

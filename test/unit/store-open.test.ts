@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isPostgresUrl, postgresDatabaseOf, storeLabel, usageJournalPath } from "../../src/store/open.ts";
+import { journalSeqName } from "../../src/store/pg/usage.ts";
 import { StoreError } from "../../src/store/store.ts";
-import { journalSeqName } from "../../src/store/usage-pg.ts";
 
 describe("database URLs", () => {
   test("postgres:// and postgresql:// name a PostgreSQL store and its database", () => {

@@ -1,4 +1,4 @@
-// The PostgreSQL ledger as the Redis limiter reads it (src/store/pg-limiter-ledger.ts): one id per
+// The PostgreSQL ledger as the Redis limiter reads it (src/store/pg/limiter-ledger.ts): one id per
 // database, an epoch that only moves forward (past what Redis was seen holding), the nodes alive
 // by PostgreSQL's clock, and the figures of one snapshot: balances, journal positions, spending.
 import { afterAll, expect, test } from "bun:test";

@@ -4,8 +4,8 @@
 // that rolled back; watching stops cleanly.
 import { afterAll, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
+import type { KeyId } from "../../src/base/types.ts";
 import { openStore } from "../../src/store/open.ts";
-import type { KeyId } from "../../src/types.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);

@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { SQL } from "bun";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { openStore } from "../../src/store/open.ts";
-import * as schema from "../../src/store/schema.ts";
+import * as schema from "../../src/store/sqlite/schema.ts";
 import { storeContract } from "./store-contract.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 

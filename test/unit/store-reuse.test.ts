@@ -2,7 +2,7 @@
 // for any number of earlier uses the search lands on the first free N, in about 2·log2 lookups.
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { firstFreeReuse } from "../../src/store/usage-rows.ts";
+import { firstFreeReuse } from "../../src/store/usage/rows.ts";
 
 /** Drives the search against `uses` stored ids (`id~2` … `id~(uses+1)`); returns N and the lookups made. */
 function search(uses: number): { n: number; lookups: number } {

@@ -1,4 +1,4 @@
-// The two dialect schemas side by side (src/store/schema.ts for SQLite, src/store/schema-pg.ts for
+// The two dialect schemas side by side (src/store/sqlite/schema.ts for SQLite, src/store/pg/schema.ts for
 // PostgreSQL) describe the same tables: the same exports, table, column, unique, index and
 // foreign-key names, nullability and defaults, and (checked by tsc below) the same row types, so
 // the queries written once over the dialect read and write either. A column added to one schema
@@ -7,8 +7,8 @@ import { expect, test } from "bun:test";
 import { getTableName } from "drizzle-orm";
 import { PgTable, getTableConfig as pgConfig } from "drizzle-orm/pg-core";
 import { SQLiteTable, getTableConfig as sqliteConfig } from "drizzle-orm/sqlite-core";
-import * as sqlite from "../../src/store/schema.ts";
-import * as pg from "../../src/store/schema-pg.ts";
+import * as pg from "../../src/store/pg/schema.ts";
+import * as sqlite from "../../src/store/sqlite/schema.ts";
 
 type TableName = keyof typeof pg;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nanos } from "../../src/base/money.ts";
+import type { KeyId } from "../../src/base/types.ts";
 import { openStore } from "../../src/store/open.ts";
-import type { KeyId } from "../../src/types.ts";
 
 const dirs: string[] = [];
 afterEach(() => {

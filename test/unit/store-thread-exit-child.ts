@@ -5,7 +5,7 @@
 // at the store URL given and prints its request id as JSON.
 import * as v from "valibot";
 import { UsageFeed } from "../../src/billing/feed.ts";
-import { LedgerMeter } from "../../src/billing/ledger-meter.ts";
+import { LedgerMeter } from "../../src/billing/ledger.ts";
 import { StoreThread } from "../../src/billing/store-thread.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openStore } from "../../src/store/open.ts";

@@ -1,4 +1,4 @@
-// A usage batch is stored once however often it is sent (src/store/usage-batches.ts): the writer
+// A usage batch is stored once however often it is sent (src/store/usage/batches.ts): the writer
 // names each batch and sends the name with every try. On SQLite and PostgreSQL alike: a batch sent
 // again under its name — to the same store object (its answer was lost), or to another one on the
 // same database (the store thread restarted, or the main thread retrying) — leaves one row and one
@@ -13,7 +13,7 @@ import { SQL } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
-import { SETTLE_META, SETTLE_ROW_TTL_MS } from "../../src/store/usage-batches.ts";
+import { SETTLE_META, SETTLE_ROW_TTL_MS } from "../../src/store/usage/batches.ts";
 import { usageRecord } from "./store-contract.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 

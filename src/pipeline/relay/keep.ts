@@ -3,9 +3,10 @@
 // only when it is whole: ended by its proper last event, its usage reported by the upstream, not
 // cut by the output cap and not a refusal. A stream's answer is rebuilt from the events the relay
 // already parsed (CollectingTap), through the internal form, as the protocol's non-stream body.
-import type { UsageCounts } from "../../billing/meter.ts";
-import type { UsageSource } from "../../store/usage.ts";
-import type { Nanos } from "../../types.ts";
+
+import type { Nanos } from "../../base/types.ts";
+import type { UsageCounts } from "../../billing/contract.ts";
+import type { UsageSource } from "../../store/usage/record.ts";
 import type { IrEvent, IrReply, IrStop, TextProtocol } from "../../wire/text-form.ts";
 import type { ReplyReader, ReplyWriter } from "../../wire/translate/convert.ts";
 import { replyReader, replyWriter } from "../../wire/translate/index.ts";

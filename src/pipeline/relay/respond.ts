@@ -1,15 +1,15 @@
 // Turns an upstream's 2xx answer into the client's response: JSON passed through (or translated
 // when the channel spoke another protocol), or an SSE stream relayed event by event (translated
 // event by event when needed). It calls no billing: it reports the answer's settlement to the
-// billing layer around it (src/billing/metered.ts) — a complete answer with its response, a
+// billing layer around it (src/billing/layer.ts) — a complete answer with its response, a
 // stream when the relay ends it (and the stream closes once the layer recorded it).
 import { Handoff } from "../../base/handoff.ts";
-import type { Ending, MeteredAnswer } from "../../billing/metered.ts";
+import type { Nanos } from "../../base/types.ts";
+import type { Ending, MeteredAnswer } from "../../billing/layer.ts";
 import type { ModelInfo } from "../../catalog/models.ts";
 import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
-import type { Nanos } from "../../types.ts";
 import { costComment } from "../../wire/cost.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
 import type { TextProtocol, TextView } from "../../wire/text-form.ts";

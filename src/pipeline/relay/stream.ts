@@ -8,7 +8,7 @@
 // slow client's socket is full, and cancels the upstream when the client goes away. The client
 // stream is a Bun direct stream: writes go straight to the response socket, with no JS queue.
 import { createParser } from "eventsource-parser";
-import { log } from "../../log.ts";
+import { log } from "../../base/log.ts";
 import type { BodyReader } from "../../upstream/guard.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../../wire/sse.ts";
 import { failureEvents } from "./failure.ts";

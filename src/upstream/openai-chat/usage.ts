@@ -6,7 +6,7 @@
 // before its usage chunk is billed for). Usage is final on the usage-only chunk, on a finish chunk,
 // or when `[DONE]` follows it; before that (vLLM's running count on every chunk) it is a floor.
 // Whether the stream finished is read from its last two chunks.
-import type { UsageCounts } from "../../billing/meter.ts";
+import type { UsageCounts } from "../../billing/contract.ts";
 import { openaiUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
 import { arr, type Obj, obj, str } from "../../wire/translate/narrow.ts";

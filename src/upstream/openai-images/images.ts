@@ -3,9 +3,9 @@
 // (`image_generation.*` / `image_edit.*`) parsed by valibot into the gateway's ImageEvents.
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import * as v from "valibot";
+import type { Secret } from "../../base/types.ts";
+import { describeIssues } from "../../base/validation.ts";
 import type { ChannelConfig } from "../../config/schema.ts";
-import type { Secret } from "../../types.ts";
-import { describeIssues } from "../../validation.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import { UpstreamEventSchema, UpstreamResultSchema } from "../../wire/images-events.ts";
 import { refusedWith } from "../attempt.ts";

@@ -6,7 +6,7 @@
 // a typed error naming it (`missing_field`), which the relay turns into a 502.
 import * as v from "valibot";
 import { isObject } from "../../base/plain-object.ts";
-import { issuePath } from "../../validation.ts";
+import { issuePath } from "../../base/validation.ts";
 import type { TextProtocol } from "../text-form.ts";
 import type { Converted } from "./convert.ts";
 import { arr, type Obj, obj } from "./narrow.ts";

@@ -1,7 +1,7 @@
 // The usage part of the store: usage records with their ledger debits, written in batches by the
 // billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
-// SQLite (usage-sqlite.ts) and PostgreSQL (usage-pg.ts) implement it; they pass the same tests.
-import type { Nanos } from "../types.ts";
+// SQLite (sqlite/usage.ts) and PostgreSQL (pg/usage.ts) implement it; they pass the same tests.
+import type { Nanos } from "../../base/types.ts";
 
 /** The store_meta row holding the last usage-journal sequence number the store received. */
 export const USAGE_JOURNAL_SEQ = "usage_journal_seq";
@@ -44,7 +44,7 @@ export type PricedTool = (typeof PRICED_TOOLS)[number];
 /** Calls of each priced hosted tool; a tool not called is absent. */
 export type ToolCalls = Partial<Record<PricedTool, number>>;
 
-/** What one request used: settled by billing (src/billing/meter.ts), stored in its usage record. */
+/** What one request used: settled by billing (src/billing/contract.ts), stored in its usage record. */
 export interface UsageCounts {
   /** Input tokens including cached ones (OpenAI convention). */
   inputTokens: number;
@@ -144,7 +144,7 @@ export interface UsageStore {
    * src/billing/journal.ts) is stored in the same transaction, so a replay skips what is stored.
    * `batchId` names the batch (the writer sends the same name with every try of it): a batch
    * whose name is stored is not stored again, and the records' own ids are returned
-   * (usage-batches.ts).
+   * (usage/batches.ts).
    */
   commit(records: readonly UsageRecord[], journalSeq?: number, batchId?: string): Promise<string[]>;
   /** The last usage-journal sequence number committed (0 when none). */

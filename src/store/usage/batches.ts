@@ -4,14 +4,14 @@
 // names the same batch. The batch's transaction first claims the store_meta row `settle:NAME`: a
 // try that finds the row there follows one that committed, and writes nothing. A try whose
 // transaction failed reads the row back: a COMMIT whose answer was lost (a dropped PostgreSQL
-// connection) is then known to be stored. Both stores (usage-sqlite.ts, usage-pg.ts) commit
+// connection) is then known to be stored. Both stores (sqlite/usage.ts, pg/usage.ts) commit
 // through this class with their own statements.
 //
 // Rows of batches this store object knows to be stored are deleted by its next transaction. The
 // rows a store object leaves when it stops (a thread that died, a process that exited, a CLI that
 // replayed a journal) go at the first commit of a later one once a day old: every try of their
 // batch ended long before (the writer gives up on a batch within seconds).
-import type { UsageRecord } from "./usage.ts";
+import type { UsageRecord } from "./record.ts";
 
 /** The store_meta row prefix of a batch's settlement row (`settle:NAME`). */
 export const SETTLE_META = "settle:";

@@ -1,23 +1,24 @@
 // The PostgreSQL store: drizzle-orm over Bun's built-in SQL client (drizzle-orm/bun-sql), the
-// tables of schema-pg.ts (the twin of schema.ts), migrations from migrations/pg/ applied at open
+// tables of pg/schema.ts (the twin of sqlite/schema.ts), migrations from migrations/pg/ applied at open
 // under an advisory lock so several nodes starting at once migrate once.
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import type { LimiterLedger } from "../limits/limiter.ts";
-import type { Nanos } from "../types.ts";
-import { DrizzleStore } from "./drizzle-store.ts";
-import { embeddedMigrations } from "./migrations.ts";
-import { isUniqueViolation, type PgDb } from "./pg-db.ts";
-import { pgDialect } from "./pg-dialect.ts";
-import { PgLimiterLedger } from "./pg-limiter-ledger.ts";
-import { bumpRevision, watchRevision } from "./pg-notify.ts";
-import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema-pg.ts";
-import { newKeyRow, toAccount } from "./shapes.ts";
-import type { Account, Group, KeyRecord, NewKey, Store } from "./store.ts";
-import { StoreError } from "./store.ts";
-import { CREDITED_META, REVISION_META } from "./usage.ts";
-import { PgUsageStore } from "./usage-pg.ts";
+import type { Nanos } from "../../base/types.ts";
+import type { LimiterLedger } from "../../limits/limiter.ts";
+import { toAccount } from "../admin-rows.ts";
+import { DrizzleStore } from "../drizzle-store.ts";
+import { newKeyRow } from "../key-rows.ts";
+import { embeddedMigrations } from "../migrations.ts";
+import type { Account, Group, KeyRecord, NewKey, Store } from "../store.ts";
+import { StoreError } from "../store.ts";
+import { CREDITED_META, REVISION_META } from "../usage/record.ts";
+import { isUniqueViolation, type PgDb } from "./db.ts";
+import { pgDialect } from "./dialect.ts";
+import { PgLimiterLedger } from "./limiter-ledger.ts";
+import { bumpRevision, watchRevision } from "./notify.ts";
+import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
+import { PgUsageStore } from "./usage.ts";
 
 /** The pool of a store opened without a size (the CLI); a serving node's is store.pool_size. */
 const DEFAULT_POOL = 4;

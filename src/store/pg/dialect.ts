@@ -1,10 +1,10 @@
 // The PostgreSQL side of the queries written once for both stores (dialect.ts).
 import { eq, type SQL, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import type { Dialect, DialectSql, ToolCount } from "./dialect.ts";
-import type { PgDb } from "./pg-db.ts";
-import { bumpRevision } from "./pg-notify.ts";
-import * as tables from "./schema-pg.ts";
+import type { Dialect, DialectSql, ToolCount } from "../dialect.ts";
+import type { PgDb } from "./db.ts";
+import { bumpRevision } from "./notify.ts";
+import * as tables from "./schema.ts";
 
 const { accounts, apiKeys, storeMeta } = tables;
 

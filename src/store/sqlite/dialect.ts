@@ -3,9 +3,9 @@
 import { eq, type SQL, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Dialect, DialectSql, ToolCount } from "./dialect.ts";
+import type { Dialect, DialectSql, ToolCount } from "../dialect.ts";
+import { REVISION_META } from "../usage/record.ts";
 import * as tables from "./schema.ts";
-import { REVISION_META } from "./usage.ts";
 
 const { accounts, apiKeys, storeMeta } = tables;
 

@@ -2,9 +2,9 @@
 // (the two dialects' tables infer the same row types: test/unit/store-schemas.test.ts checks it)
 // and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
 // and reused request ids.
-import { nanos } from "../base/money.ts";
-import type { ledger, usageRecords } from "./schema.ts";
-import type { ToolCalls, UsageRecord } from "./usage.ts";
+import { nanos } from "../../base/money.ts";
+import type { ledger, usageRecords } from "../sqlite/schema.ts";
+import type { ToolCalls, UsageRecord } from "./record.ts";
 
 export type UsageRow = typeof usageRecords.$inferSelect;
 export type NewUsageRow = typeof usageRecords.$inferInsert;

@@ -10,7 +10,9 @@
 // - a stream that ends incomplete is charged for what was produced, never zero.
 // Every path releases the concurrency slot and the reservation; settle() is first-call-wins.
 
+import { log } from "../base/log.ts";
 import { nanos } from "../base/money.ts";
+import type { Nanos } from "../base/types.ts";
 import type { BillingConfig } from "../config/prices.ts";
 import { BillingDay } from "../limits/day.ts";
 import {
@@ -23,16 +25,11 @@ import {
 } from "../limits/limiter.ts";
 import { MemoryLimiter } from "../limits/memory.ts";
 import { BUDGET_PERIODS, type BudgetCalendar, calendarOf } from "../limits/periods.ts";
-import { log } from "../log.ts";
 import type { Store } from "../store/store.ts";
-import type { UsageRecord } from "../store/usage.ts";
-import type { Nanos } from "../types.ts";
+import type { UsageRecord } from "../store/usage/record.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { headerFormOf } from "../wire/rate-headers.ts";
 import { BalanceSync } from "./balances.ts";
-import { Pricer } from "./cost.ts";
-import type { UsageFeed } from "./feed.ts";
-import { Journal, replayJournal } from "./journal.ts";
 import type {
   Admission,
   AdmitInput,
@@ -41,7 +38,10 @@ import type {
   Meter,
   MeteredKey,
   Settlement,
-} from "./meter.ts";
+} from "./contract.ts";
+import { Pricer } from "./cost.ts";
+import type { UsageFeed } from "./feed.ts";
+import { Journal, replayJournal } from "./journal.ts";
 import { buildPriceTable } from "./prices.ts";
 import { rateHeaders, refusalError } from "./refusal.ts";
 import type { StoreThread } from "./store-thread.ts";

@@ -9,14 +9,14 @@
 // Admission and settlement are traced (src/telemetry/request.ts).
 import { clientLeft } from "../base/client.ts";
 import type { Handoff } from "../base/handoff.ts";
+import type { Nanos } from "../base/types.ts";
 import { tracedAdmission, tracedSettle } from "../telemetry/request.ts";
 import type { RequestTrace } from "../telemetry/span.ts";
-import type { Nanos } from "../types.ts";
 import { COST_HEADER, costText } from "../wire/cost.ts";
 import { asGatewayError, GatewayError } from "../wire/errors.ts";
-import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./meter.ts";
+import { type AdmitInput, type Meter, NO_USAGE, type Settlement } from "./contract.ts";
 
-export { NO_AUDIO, NO_USAGE } from "./meter.ts";
+export { NO_AUDIO, NO_USAGE } from "./contract.ts";
 
 /** What an answer reports when it ended: its settlement, less the channels (the layer keeps those). */
 export type Ending = Omit<Settlement, "channels">;

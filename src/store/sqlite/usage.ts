@@ -1,23 +1,30 @@
-// The SQLite usage store, on Drizzle like the PostgreSQL one (usage-pg.ts) and sharing its row
-// mapping, debit and replay rules (usage-rows.ts). A batch is one transaction: the usage rows
+// The SQLite usage store, on Drizzle like the PostgreSQL one (pg/usage.ts) and sharing its row
+// mapping, debit and replay rules (usage/rows.ts). A batch is one transaction: the usage rows
 // keyed by request id, the ledger debits, the balance changes and the journal sequence. The batch
 // write runs Drizzle statements prepared once with placeholders, in bun:sqlite's own transaction:
 // it is the one hot write path, and building the queries per batch made a 256-record commit 6×
 // slower than the hand-written SQL it replaces (31 against 5 µs a record); prepared, it costs 8 µs
 // a record and 0.05 ms for a lone record (measured). The SQLite transaction is synchronous, so the
 // two dialects stay separate classes. A batch is stored once however often the writer sends it
-// (its settlement row, usage-batches.ts).
+// (its settlement row, usage/batches.ts).
 
 import type { Database } from "bun:sqlite";
 import { and, eq, getTableColumns, like, lt, type Placeholder, sql } from "drizzle-orm";
 import type { BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { type BatchClaim, SETTLE_META, StoredBatches } from "../usage/batches.ts";
+import { UsageReads } from "../usage/reads.ts";
+import type { UsageRecord, UsageStore } from "../usage/record.ts";
+import { USAGE_JOURNAL_SEQ } from "../usage/record.ts";
+import {
+  coveredBy,
+  debitsOf,
+  firstFreeReuse,
+  type NewUsageRow,
+  reusedIn,
+  toUsageRow,
+} from "../usage/rows.ts";
+import { metaQuery, metaValue, sqliteDialect } from "./dialect.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
-import { metaQuery, metaValue, sqliteDialect } from "./sqlite-dialect.ts";
-import type { UsageRecord, UsageStore } from "./usage.ts";
-import { USAGE_JOURNAL_SEQ } from "./usage.ts";
-import { type BatchClaim, SETTLE_META, StoredBatches } from "./usage-batches.ts";
-import { UsageReads } from "./usage-reads.ts";
-import { coveredBy, debitsOf, firstFreeReuse, type NewUsageRow, reusedIn, toUsageRow } from "./usage-rows.ts";
 
 /** Every usage_records column a settlement writes, as a placeholder of the same name. */
 const RECORD_PLACEHOLDERS = Object.fromEntries(
@@ -125,7 +132,7 @@ export class SqliteUsageStore extends UsageReads implements UsageStore {
     );
   }
 
-  /** The batch's settlement rows (usage-batches.ts); false when an earlier try stored the batch. */
+  /** The batch's settlement rows (usage/batches.ts); false when an earlier try stored the batch. */
   #claim(statements: ReturnType<typeof prepareStatements>, claim: BatchClaim): boolean {
     for (const name of claim.stale) statements.deleteMeta.run({ name });
     if (claim.sweepBefore !== undefined) {

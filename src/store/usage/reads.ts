@@ -2,12 +2,13 @@
 // limiter's seed, spending since a time, one record, and `modelgate usage` totals. The SQLite and
 // PostgreSQL usage stores extend it with their own batch write, which stays per dialect.
 import { eq, getTableColumns, gte, sql } from "drizzle-orm";
-import { nanos } from "../base/money.ts";
-import type { Nanos } from "../types.ts";
-import type { Dialect } from "./dialect.ts";
-import * as shapes from "./shapes.ts";
-import type { SeedFigures, UsageFilter, UsageGroupBy, UsageRecord, UsageTotals } from "./usage.ts";
-import { fromUsageRow } from "./usage-rows.ts";
+import { nanos } from "../../base/money.ts";
+import type { Nanos } from "../../base/types.ts";
+import type { Dialect } from "../dialect.ts";
+import type { SeedFigures, UsageFilter, UsageGroupBy, UsageRecord, UsageTotals } from "./record.ts";
+import { fromUsageRow } from "./rows.ts";
+import { creditedJoin, seedFieldsOf, toSeedFigures } from "./seeds.ts";
+import { toTotals, totalsFields, totalsGroup, totalsWhere } from "./totals.ts";
 
 export class UsageReads {
   readonly #dialect: Dialect;
@@ -25,10 +26,10 @@ export class UsageReads {
   async seedFigures(): Promise<SeedFigures> {
     const { db, tables, credited } = this.#dialect;
     const rows = await db
-      .select(shapes.seedFieldsOf(tables.accounts, tables.storeMeta, credited.value))
+      .select(seedFieldsOf(tables.accounts, tables.storeMeta, credited.value))
       .from(tables.accounts)
-      .leftJoin(credited, shapes.creditedJoin(tables.accounts, credited.name));
-    return shapes.toSeedFigures(rows);
+      .leftJoin(credited, creditedJoin(tables.accounts, credited.name));
+    return toSeedFigures(rows);
   }
 
   async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
@@ -54,12 +55,12 @@ export class UsageReads {
   async totals(filter: UsageFilter, groupBy?: UsageGroupBy, dayOffsetMinutes = 0): Promise<UsageTotals[]> {
     const { db, tables, day, toolCount } = this.#dialect;
     const { usageRecords, accounts } = tables;
-    const group = shapes.totalsGroup(usageRecords, groupBy, dayOffsetMinutes, day);
+    const group = totalsGroup(usageRecords, groupBy, dayOffsetMinutes, day);
     const query = db
-      .select(shapes.totalsFields(usageRecords, group, toolCount))
+      .select(totalsFields(usageRecords, group, toolCount))
       .from(usageRecords)
-      .where(shapes.totalsWhere(usageRecords, accounts, filter));
+      .where(totalsWhere(usageRecords, accounts, filter));
     const rows = groupBy ? await query.groupBy(sql`1`).orderBy(sql`1`) : await query;
-    return rows.map(shapes.toTotals);
+    return rows.map(toTotals);
   }
 }

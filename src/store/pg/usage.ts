@@ -5,7 +5,7 @@
 // - a journaled batch locks this journal's sequence row first and skips the records it covers;
 // - every batch claims its settlement row (store_meta `settle:NAME`, named by the writer and sent
 //   again with each retry) in its transaction: a retry whose row is stored returns at once, and a
-//   COMMIT whose answer was lost is confirmed by reading the row back (usage-batches.ts, shared
+//   COMMIT whose answer was lost is confirmed by reading the row back (usage/batches.ts, shared
 //   with SQLite).
 // A request id already stored is then a different request that reused a client-sent id, stored
 // under `id~N` as in SQLite.
@@ -13,14 +13,14 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { and, eq, inArray, like, lt, sql } from "drizzle-orm";
-import type { PgDb } from "./pg-db.ts";
-import { pgDialect } from "./pg-dialect.ts";
-import { accounts, ledger, storeMeta, usageRecords } from "./schema-pg.ts";
-import type { UsageRecord, UsageStore } from "./usage.ts";
-import { USAGE_JOURNAL_SEQ } from "./usage.ts";
-import { type BatchClaim, SETTLE_META, StoredBatches } from "./usage-batches.ts";
-import { UsageReads } from "./usage-reads.ts";
-import { coveredBy, debitsOf, firstFreeReuse, INSERT_CHUNK, reusedIn, toUsageRow } from "./usage-rows.ts";
+import { type BatchClaim, SETTLE_META, StoredBatches } from "../usage/batches.ts";
+import { UsageReads } from "../usage/reads.ts";
+import type { UsageRecord, UsageStore } from "../usage/record.ts";
+import { USAGE_JOURNAL_SEQ } from "../usage/record.ts";
+import { coveredBy, debitsOf, firstFreeReuse, INSERT_CHUNK, reusedIn, toUsageRow } from "../usage/rows.ts";
+import type { PgDb } from "./db.ts";
+import { pgDialect } from "./dialect.ts";
+import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
 
 /**
  * The store_meta row of one node's journal: several nodes share the database, each its own journal.

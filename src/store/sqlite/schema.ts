@@ -1,12 +1,12 @@
-// Drizzle table definitions of the SQLite store, with their meaning; schema-pg.ts holds the same
+// Drizzle table definitions of the SQLite store, with their meaning; pg/schema.ts holds the same
 // tables for PostgreSQL (test/unit/store-schemas.test.ts checks they agree). drizzle-kit turns
 // changes into migrations/ and migrations/pg/: change both files, then run `drizzle-kit generate`
 // and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { ToolCalls } from "./usage.ts";
+import type { ToolCalls } from "../usage/record.ts";
 
-/** The default of every created_at: now in epoch milliseconds (schema-pg.ts has PostgreSQL's). */
+/** The default of every created_at: now in epoch milliseconds (pg/schema.ts has PostgreSQL's). */
 const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
 /** A time column set when the row is written: epoch milliseconds. */

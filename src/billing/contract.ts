@@ -1,13 +1,13 @@
 // The billing seam every endpoint uses: admit before calling upstream (limits, reservation),
-// settle exactly once on every path afterwards. LedgerMeter (ledger-meter.ts) implements it.
+// settle exactly once on every path afterwards. LedgerMeter (ledger.ts) implements it.
 import type { Principal } from "../auth/keys.ts";
+import type { Nanos } from "../base/types.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { LimiterHealth } from "../limits/limiter.ts";
-import type { PricedTool, UsageCounts, UsageSource } from "../store/usage.ts";
-import type { Nanos } from "../types.ts";
+import type { PricedTool, UsageCounts, UsageSource } from "../store/usage/record.ts";
 
 // A request's counts and their source are the ones its usage record stores: one definition.
-export type { ToolCalls, UsageCounts, UsageSource } from "../store/usage.ts";
+export type { ToolCalls, UsageCounts, UsageSource } from "../store/usage/record.ts";
 
 /** The priced hosted tools a request carries, read from it for the reservation (src/wire/hosted-tools.ts). */
 export interface ToolReserve {

@@ -2,16 +2,17 @@
 import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import type { Nanos } from "../types.ts";
-import { DrizzleStore } from "./drizzle-store.ts";
-import { embeddedMigrations } from "./migrations.ts";
+import type { Nanos } from "../../base/types.ts";
+import { toAccount } from "../admin-rows.ts";
+import { DrizzleStore } from "../drizzle-store.ts";
+import { newKeyRow } from "../key-rows.ts";
+import { embeddedMigrations } from "../migrations.ts";
+import type { Account, Group, KeyRecord, NewKey, Store } from "../store.ts";
+import { StoreError } from "../store.ts";
+import { CREDITED_META, REVISION_META } from "../usage/record.ts";
+import { bumpSqliteRevision, metaQuery, sqliteDialect, WRITE } from "./dialect.ts";
 import { accounts, apiKeys, groups, ledger, storeMeta } from "./schema.ts";
-import { newKeyRow, toAccount } from "./shapes.ts";
-import { bumpSqliteRevision, metaQuery, sqliteDialect, WRITE } from "./sqlite-dialect.ts";
-import type { Account, Group, KeyRecord, NewKey, Store } from "./store.ts";
-import { StoreError } from "./store.ts";
-import { CREDITED_META, REVISION_META } from "./usage.ts";
-import { SqliteUsageStore } from "./usage-sqlite.ts";
+import { SqliteUsageStore } from "./usage.ts";
 
 /** Opens (creating if needed) the SQLite file at `path`; `:memory:` gives a private in-memory store. */
 export function openSqliteStore(path: string): SqliteStore {

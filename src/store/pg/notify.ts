@@ -6,9 +6,9 @@
 // missed).
 import type { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
-import type { PgDb } from "./pg-db.ts";
-import { storeMeta } from "./schema-pg.ts";
-import { REVISION_META } from "./usage.ts";
+import { REVISION_META } from "../usage/record.ts";
+import type { PgDb } from "./db.ts";
+import { storeMeta } from "./schema.ts";
 
 /** The NOTIFY channel of revision changes (channels are per database, so one name serves all). */
 export const REVISION_CHANNEL = "modelgate_revision";

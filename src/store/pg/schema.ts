@@ -1,10 +1,10 @@
-// The PostgreSQL tables, written beside their SQLite twins in schema.ts with the same table,
+// The PostgreSQL tables, written beside their SQLite twins in sqlite/schema.ts with the same table,
 // column, unique, index and foreign-key names and the same TypeScript row types, so the queries
 // written once over the dialect (dialect.ts) read either. Integers are bigint (nanos and epoch
 // milliseconds outgrow 32 bits) read as JS numbers, autoincrement keys bigserial, JSON stays text
 // holding JSON, booleans are booleans, and created_at defaults to PostgreSQL's epoch milliseconds.
 // drizzle-kit reads this file for migrations/pg/; test/unit/store-pg.test.ts checks that a migrated
-// database has exactly schema.ts's tables, columns, nullability and indexes.
+// database has exactly sqlite/schema.ts's tables, columns, nullability and indexes.
 import { sql } from "drizzle-orm";
 import {
   bigint,
@@ -16,8 +16,8 @@ import {
   pgTable,
   text,
 } from "drizzle-orm/pg-core";
-import type { Budgets } from "./schema.ts";
-import type { ToolCalls } from "./usage.ts";
+import type { Budgets } from "../sqlite/schema.ts";
+import type { ToolCalls } from "../usage/record.ts";
 
 /**
  * JSON kept as text, as in SQLite: drizzle-orm/bun-sql sends a jsonb parameter as a JSON string,
@@ -29,7 +29,7 @@ const jsonText = customType<{ data: unknown; driverData: string }>({
   fromDriver: (value) => JSON.parse(value),
 });
 
-/** The default of every created_at: now in epoch milliseconds (schema.ts's nowMs on SQLite). */
+/** The default of every created_at: now in epoch milliseconds (sqlite/schema.ts's nowMs on SQLite). */
 const nowMs = sql`((extract(epoch from clock_timestamp()) * 1000)::bigint)`;
 
 /** An integer column: bigint, read as a JS number. */

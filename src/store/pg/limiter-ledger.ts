@@ -5,12 +5,12 @@
 // from, read in one REPEATABLE READ snapshot: balances, how far each node journal is stored, and
 // each key's spending since a day start.
 import { and, eq, gte, like, lt, sql } from "drizzle-orm";
-import { nanos } from "../base/money.ts";
-import type { LedgerFigures, LimiterLedger } from "../limits/limiter.ts";
-import type { PgDb } from "./pg-db.ts";
-import { bumpRevision } from "./pg-notify.ts";
-import { accounts, storeMeta, usageRecords } from "./schema-pg.ts";
-import { REVISION_META, USAGE_JOURNAL_SEQ } from "./usage.ts";
+import { nanos } from "../../base/money.ts";
+import type { LedgerFigures, LimiterLedger } from "../../limits/limiter.ts";
+import { REVISION_META, USAGE_JOURNAL_SEQ } from "../usage/record.ts";
+import type { PgDb } from "./db.ts";
+import { bumpRevision } from "./notify.ts";
+import { accounts, storeMeta, usageRecords } from "./schema.ts";
 
 const LEDGER_ID = "limiter_ledger";
 const EPOCH = "limiter_epoch";
