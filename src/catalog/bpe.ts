@@ -8,7 +8,9 @@
 // characters): ordinary text never has a piece that long (a word, a run of spaces), so its counts
 // are exactly tiktoken's; a longer run counts within a token or so per chunk of its exact count.
 // Within a chunk the heap makes each merge O(log n), and a candidate pair longer than the longest
-// token is never looked up, so each lookup is bounded too.
+// token is never looked up, so each lookup is bounded too. The chunks of one text are remembered
+// (ChunkMemo, as Hugging Face's tokenizers cache the words they merged): a hostile run repeats its
+// chunk (100,000 `a`s are one 4 KiB chunk 24 times over), which is then merged once.
 import { NONE, rankOf, type Vocabulary } from "./vocabulary.ts";
 
 /** The longest run of bytes merged as one piece; a longer piece is merged in chunks of this size. */
@@ -55,15 +57,50 @@ export function mergePiece(
   from: number,
   to: number,
   emit: (rank: number) => void,
+  memo?: ChunkMemo,
 ): void {
-  while (to - from > MAX_PIECE_BYTES) {
-    let end = from + MAX_PIECE_BYTES;
-    // Back to the start of a character (continuation bytes are 10xxxxxx); a chunk is never empty.
-    while (end > from + 1 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
-    mergeChunk(table, buf, from, end, emit);
+  if (to - from <= MAX_PIECE_BYTES) {
+    mergeChunk(table, buf, from, to, emit);
+    return;
+  }
+  const chunks = memo ?? new ChunkMemo();
+  while (from < to) {
+    let end = to;
+    if (to - from > MAX_PIECE_BYTES) {
+      end = from + MAX_PIECE_BYTES;
+      // Back to the start of a character (continuation bytes are 10xxxxxx); a chunk is never empty.
+      while (end > from + 1 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
+    }
+    chunks.merge(table, buf, from, end, emit);
     from = end;
   }
-  mergeChunk(table, buf, from, to, emit);
+}
+
+/** The most distinct chunks a memo keeps (~8 KiB each): a run with a period of up to 32 bytes repeats within them. */
+const MEMO_CHUNKS = 32;
+
+/**
+ * The tokens of the long pieces' chunks merged so far in one text, by the chunk's bytes: a chunk
+ * seen again is emitted from here, the same tokens its merge gave (so counts stay exact), at the
+ * cost of reading its bytes once. Made per text and dropped with it.
+ */
+export class ChunkMemo {
+  readonly #ranks = new Map<string, Int32Array>();
+
+  merge(table: MergeTable, buf: Uint8Array, from: number, to: number, emit: (rank: number) => void): void {
+    // latin1 maps each byte to one character: equal strings are equal bytes.
+    const key = Buffer.from(buf.buffer, buf.byteOffset + from, to - from).toString("latin1");
+    const known = this.#ranks.get(key);
+    if (known !== undefined) {
+      steps++;
+      for (const rank of known) emit(rank);
+      return;
+    }
+    const ranks: number[] = [];
+    mergeChunk(table, buf, from, to, (rank) => ranks.push(rank));
+    if (this.#ranks.size < MEMO_CHUNKS) this.#ranks.set(key, Int32Array.from(ranks));
+    for (const rank of ranks) emit(rank);
+  }
 }
 
 function mergeChunk(

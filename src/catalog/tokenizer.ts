@@ -4,11 +4,11 @@
 // The vocabulary is tiktoken's o200k_base in a compact binary form (src/catalog/vocabulary.ts) that
 // the build writes and the executable embeds. Encoding is tiktoken's byte-pair merge over the
 // pieces of the o200k split pattern (src/catalog/bpe.ts: linear in the input, a piece merged in
-// bounded chunks); special-token texts are counted as ordinary text (a prompt is user data, never
-// control tokens).
+// bounded chunks, a chunk repeated in one text merged once); special-token texts are counted as
+// ordinary text (a prompt is user data, never control tokens).
 
 import { readFileSync } from "node:fs";
-import { type MergeTable, mergePiece, mergeTable } from "./bpe.ts";
+import { ChunkMemo, MAX_PIECE_BYTES, type MergeTable, mergePiece, mergeTable } from "./bpe.ts";
 // Written by the build (scripts/vocabulary.ts) from tiktoken's o200k_base.json.
 import vocabFile from "./o200k_base.vocab" with { type: "file" };
 import { readVocabulary } from "./vocabulary.ts";
@@ -55,10 +55,12 @@ function bufferFor(piece: string): Uint8Array {
 /** Splits `text` by the o200k pattern and merges each piece's UTF-8 bytes. */
 function encodeText(text: string, emit: (rank: number) => void): void {
   const merge = table();
+  let memo: ChunkMemo | undefined; // made at the text's first long piece, shared by the others
   for (const [piece] of text.matchAll(SPLIT)) {
     const buf = bufferFor(piece);
     const { written } = encoder.encodeInto(piece, buf);
-    mergePiece(merge, buf, 0, written, emit);
+    if (written > MAX_PIECE_BYTES) memo ??= new ChunkMemo();
+    mergePiece(merge, buf, 0, written, emit, memo);
   }
 }
 

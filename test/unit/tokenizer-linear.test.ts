@@ -82,6 +82,34 @@ describe("tokenizer linearity (issue 25 item 7)", () => {
     );
   });
 
+  test("a long piece's repeated chunks give the tokens of merging each chunk on its own", () => {
+    // One piece of lowercase ASCII letters: its chunks are its 4 KiB slices, each a piece alone.
+    fc.assert(
+      fc.property(
+        fc.stringMatching(/^[a-z]{1,40}$/),
+        fc.integer({ min: MAX_PIECE_BYTES + 1, max: 6 * MAX_PIECE_BYTES }),
+        (pattern, size) => {
+          const text = hostile(pattern, size);
+          const chunks: string[] = [];
+          for (let at = 0; at < text.length; at += MAX_PIECE_BYTES)
+            chunks.push(text.slice(at, at + MAX_PIECE_BYTES));
+          expect(encodeTokens(text)).toEqual(chunks.flatMap(encodeTokens));
+        },
+      ),
+      { seed: 250_031, numRuns: 30 },
+    );
+  });
+
+  test("a run of one letter is merged once per distinct chunk (1 MB of `a` costs about two chunks)", () => {
+    const before = mergeSteps();
+    countTokens("a".repeat(MAX_PIECE_BYTES));
+    const chunkSteps = mergeSteps() - before;
+    countTokens("a".repeat(1_000_000));
+    const runSteps = mergeSteps() - before - chunkSteps;
+    // Merging each of its 245 chunks anew took ~245 times a chunk's steps.
+    expect(runSteps).toBeLessThanOrEqual(2 * chunkSteps + 1_000);
+  });
+
   test("time for 200 KB is within 1,000 times that for 2 KB (the best of three, each)", () => {
     const best = (text: string): number => {
       let fastest = Number.POSITIVE_INFINITY;
