@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
 import { PNG } from "pngjs";
 import { writeVocabulary } from "../scripts/vocabulary.ts";
-import { rssBytes } from "./procs.ts";
+import { cpuSeconds, loadAverage, rssBytes } from "./procs.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const { values } = parseArgs({
@@ -229,7 +229,10 @@ try {
   for (const kind of kinds) await kind.send();
   await normalTraffic(gw.url, gw.key, 2, NORMAL_RATE);
   const rssStart = rssBytes(gw.proc.pid);
+  const loadBefore = loadAverage();
+  const cpuStart = cpuSeconds(gw.proc.pid);
   const clean = await normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE);
+  const cpuClean = cpuSeconds(gw.proc.pid) - cpuStart;
   let peak = rssBytes(gw.proc.pid);
   const sampler = setInterval(() => {
     peak = Math.max(peak, rssBytes(gw.proc.pid));
@@ -239,6 +242,8 @@ try {
     hostileTraffic(kinds, PHASE_SECONDS),
   ]);
   clearInterval(sampler);
+  const cpuMixed = cpuSeconds(gw.proc.pid) - cpuStart - cpuClean;
+  const loadAfter = loadAverage();
   await normalTraffic(gw.url, gw.key, 5, NORMAL_RATE); // the gateway settles under normal traffic
   const rssEnd = rssBytes(gw.proc.pid);
   const p99 = (l: number[]) => percentile(l, 0.99).toFixed(1);
@@ -254,6 +259,16 @@ try {
     `p99 ratio ${(percentile(mixed.latencies, 0.99) / percentile(clean.latencies, 0.99)).toFixed(2)}`,
   );
   console.log(`hostile requests by kind and status: ${JSON.stringify(hostile)}`);
+  // The gateway's CPU (all its threads) in each phase: the hostile phase's excess over the clean
+  // one, per hostile request, is what a hostile request costs, a figure other load barely moves.
+  const sent = Object.values(hostile).reduce(
+    (sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0),
+    0,
+  );
+  console.log(
+    `gateway CPU: clean ${cpuClean.toFixed(2)} s, hostile phase ${cpuMixed.toFixed(2)} s, ${(((cpuMixed - cpuClean) / Math.max(sent, 1)) * 1000).toFixed(1)} ms per hostile request`,
+  );
+  console.log(`load average: before ${loadBefore}, after the hostile phase ${loadAfter}`);
   console.log(
     `RSS start ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB, end ${mb()} MB (${(((rssEnd - rssStart) / rssStart) * 100).toFixed(0)} %)`,
   );
