@@ -7,7 +7,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { createParser } from "eventsource-parser";
 import OpenAI from "openai";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
-import { waitForUsage } from "../helpers/usage-rows.ts";
+import { waitForUsage } from "../helpers/usage-records.ts";
 
 let gw: RunningGateway;
 let openai: OpenAI;

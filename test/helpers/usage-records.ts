@@ -1,25 +1,67 @@
-// Reading a gateway's usage records from its SQLite file in a test: the records of one request,
-// waited for (another process, the gateway's writer, stores them).
-import type { Database } from "bun:sqlite";
+// Reading a gateway's usage records from its SQLite file in a test. Another process (the gateway's
+// store thread) writes them shortly after the answer, so the readers below wait for them. A request
+// is found by the gateway's own id or by the id the test sent (kept as `client_request_id`).
+import { Database } from "bun:sqlite";
+import type { RunningGateway } from "./gateway.ts";
+import { waitFor } from "./wait.ts";
 
-/**
- * The usage records of `requestId` once at least one is stored, or none after `ms` (polled: the
- * gateway stores a record before its answer's last byte, but the test reads another process's file).
- * `requestId` is the gateway's own id or the id the test sent (kept as `client_request_id`).
- */
-export async function recordsOf<T>(
+/** The columns of usage_records tests look at, as stored. */
+export interface StoredUsage {
+  request_id: string;
+  model: string;
+  alias: string | null;
+  endpoint: string;
+  stream: number;
+  status: number;
+  cost_nanos: number;
+  input_tokens: number;
+  output_tokens: number;
+  detail: string | null;
+  cache_hit: number;
+  channels: string;
+}
+
+/** How a test names its request: the whole id, or the prefix of the ids a group of requests sent. */
+export type IdMatch = "exact" | "prefix";
+
+/** The records of `requestId` stored so far (`columns`: the SELECT list). */
+export function recordsNow<T = StoredUsage>(
   db: Database,
   requestId: string,
   columns = "*",
-  ms = 15_000,
+  match: IdMatch = "exact",
+): T[] {
+  const where =
+    match === "exact"
+      ? "request_id = ?1 OR client_request_id = ?1"
+      : "request_id LIKE ?1 || '%' OR client_request_id LIKE ?1 || '%'";
+  return db.query(`SELECT ${columns} FROM usage_records WHERE ${where}`).all(requestId) as T[];
+}
+
+/** Every record of `requestId`, once at least one is stored. */
+export function recordsOf<T = StoredUsage>(
+  db: Database,
+  requestId: string,
+  columns = "*",
+  match: IdMatch = "exact",
 ): Promise<T[]> {
-  const query = db.query(
-    `SELECT ${columns} FROM usage_records WHERE request_id = ?1 OR client_request_id = ?1`,
-  );
-  const until = Date.now() + ms;
-  for (;;) {
-    const rows = query.all(requestId) as T[];
-    if (rows.length > 0 || Date.now() > until) return rows;
-    await Bun.sleep(20);
+  return waitFor(`a usage record of ${requestId}`, () => {
+    const rows = recordsNow<T>(db, requestId, columns, match);
+    return rows.length > 0 ? rows : undefined;
+  });
+}
+
+/** The stored usage record of `requestId` in the running gateway's store, or undefined while none is. */
+export function storedUsage(gw: RunningGateway, requestId: string): StoredUsage | undefined {
+  const db = new Database(gw.dbUrl.replace(/^sqlite:\/\//, ""), { readonly: true });
+  try {
+    return recordsNow(db, requestId)[0];
+  } finally {
+    db.close();
   }
+}
+
+/** Waits until the usage record of `requestId` is stored in the running gateway's store. */
+export function waitForUsage(gw: RunningGateway, requestId: string): Promise<StoredUsage> {
+  return waitFor(`the usage record of ${requestId}`, () => storedUsage(gw, requestId));
 }

@@ -8,7 +8,7 @@ import { chatAnswer } from "../helpers/chat-rig.ts";
 import { createKey, type RunningGateway, serveRefuses, startGateway } from "../helpers/gateway.ts";
 import { type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
 import { payloads, readSse } from "../helpers/sse.ts";
-import { waitForUsage } from "../helpers/usage-rows.ts";
+import { waitForUsage } from "../helpers/usage-records.ts";
 import { keyAccepted } from "../helpers/wait.ts";
 
 let gw: RunningGateway;

@@ -3,7 +3,7 @@
 // and the closing comment of a stream name the same cost as the usage record.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
-import { waitForUsage } from "../helpers/usage-rows.ts";
+import { waitForUsage } from "../helpers/usage-records.ts";
 
 let gw: RunningGateway;
 

@@ -8,6 +8,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { byteSlices, type RecordingUpstream, startRecordingUpstream } from "../helpers/recording-upstream.ts";
+import { recordsOf as storedRecords } from "../helpers/usage-records.ts";
 
 const RESPONSES_MODEL = "modelx-5.4";
 const MESSAGES_MODEL = "modelz-sonnet-4-6";
@@ -58,16 +59,9 @@ interface StoredRecord {
   cost_nanos: number;
 }
 
-/** Every usage record of the request, once the gateway's writer has stored one. */
-async function recordsOf(requestId: string): Promise<StoredRecord[]> {
-  // By the gateway's id, or by the prefix of the ids the tests sent (kept as client_request_id).
-  const query = db.query("SELECT * FROM usage_records WHERE request_id LIKE ?1 OR client_request_id LIKE ?1");
-  for (let i = 0; i < 500; i++) {
-    const rows = query.all(`${requestId}%`) as StoredRecord[];
-    if (rows.length > 0) return rows;
-    await Bun.sleep(20);
-  }
-  throw new Error(`no usage record for ${requestId}`);
+/** Every usage record of the request (by the gateway's id, or the prefix of the ids the tests sent). */
+function recordsOf(requestId: string): Promise<StoredRecord[]> {
+  return storedRecords<StoredRecord>(db, requestId, "*", "prefix");
 }
 
 async function post(

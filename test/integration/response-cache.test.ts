@@ -16,7 +16,7 @@ import {
   tempDir,
 } from "../helpers/gateway.ts";
 import { payloads, readSse } from "../helpers/sse.ts";
-import { type StoredUsage, waitForUsage } from "../helpers/usage-rows.ts";
+import { type StoredUsage, waitForUsage } from "../helpers/usage-records.ts";
 import { keyAccepted, waitFor } from "../helpers/wait.ts";
 import { dropPrefix, keysUnder, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
 
