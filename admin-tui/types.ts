@@ -1,10 +1,49 @@
-// What the terminal UI reads from the admin API, as valibot schemas (the API is external input).
+// What the terminal UI reads from the admin API. The views are defined once, by the gateway's view
+// functions (src/admin/); the UI imports their types only — erased, so no gateway code is in the
+// UI at run time — and checks each answer at the boundary with a valibot reader of the fields it
+// shows, which tsc holds to the gateway's view (the API is external input: another version may answer).
 import * as v from "valibot";
+import type { accountView } from "../src/admin/api-accounts.ts";
+import type { KeyBudgetsView, ListedKeyView } from "../src/admin/api-keys.ts";
+import type { usageView } from "../src/admin/api-usage.ts";
+import type { eventRecord } from "../src/admin/events.ts";
+import type { budgetView } from "../src/admin/keys.ts";
 import { formatUsd } from "../src/base/money.ts";
+import type { Brand } from "../src/base/types.ts";
+
+/** A value as its JSON carries it: the gateway's brands (Nanos, KeyId) are plain numbers and strings. */
+type Wire<T> =
+  T extends Brand<number, string>
+    ? number
+    : T extends Brand<string, string>
+      ? string
+      : T extends readonly (infer I)[]
+        ? Wire<I>[]
+        : T extends object
+          ? { [K in keyof T]: Wire<T[K]> }
+          : T;
+
+/** The fields `F` of the gateway's view `V`, as the UI holds them. */
+type Read<V, F extends keyof V> = { [K in F]: Wire<V[K]> };
+
+/** Each entry a field of `V` whose schema accepts what the gateway writes there; `never` marks one that is not. */
+type Checked<V, E extends v.ObjectEntries> = {
+  [K in keyof E]: K extends keyof V ? (Wire<V[K]> extends v.InferInput<E[K]> ? E[K] : never) : never;
+};
+
+/**
+ * The reader of view `V`: a valibot object of the fields the UI shows. tsc refuses a field the
+ * view does not have, or one whose schema would refuse what the gateway writes; what it returns is
+ * typed as the gateway's view (a value the view narrows further, a budget's period, taken as written).
+ */
+function reader<V>() {
+  return <E extends v.ObjectEntries>(entries: E & Checked<V, E>) =>
+    v.object(entries) as unknown as v.GenericSchema<unknown, Read<V, keyof E & keyof V>>;
+}
 
 const nullableString = v.nullable(v.string());
 
-export const KeyView = v.object({
+export const KeyView = reader<ListedKeyView>()({
   id: v.string(),
   prefix: v.string(),
   name: v.string(),
@@ -21,10 +60,11 @@ export const KeyView = v.object({
 });
 export type KeyView = v.InferOutput<typeof KeyView>;
 
-export const CreatedKey = v.object({ ...KeyView.entries, secret: v.string() });
+/** A created key: the listed view and its secret, shown once. */
+export const CreatedKey = v.intersect([KeyView, v.object({ secret: v.string() })]);
 
 /** One budget in its current period (GET /admin/v1/keys/{id}: `budgets`, `account_budgets`). */
-export const BudgetFigure = v.object({
+export const BudgetFigure = reader<ReturnType<typeof budgetView>>()({
   period: v.string(),
   limit_nanos: v.number(),
   spent_nanos: v.number(),
@@ -33,13 +73,14 @@ export const BudgetFigure = v.object({
 });
 export type BudgetFigure = v.InferOutput<typeof BudgetFigure>;
 
-export const KeyBudgets = v.object({
+/** A key's budgets and its account's (absent from a gateway whose meter reads no budgets: none). */
+export const KeyBudgets = reader<KeyBudgetsView>()({
   budgets: v.optional(v.array(BudgetFigure), []),
   account_budgets: v.optional(v.array(BudgetFigure), []),
 });
 export type KeyBudgets = v.InferOutput<typeof KeyBudgets>;
 
-export const AccountView = v.object({
+export const AccountView = reader<ReturnType<typeof accountView>>()({
   id: v.number(),
   name: v.string(),
   balance_nanos: v.number(),
@@ -47,7 +88,7 @@ export const AccountView = v.object({
 });
 export type AccountView = v.InferOutput<typeof AccountView>;
 
-export const UsageRow = v.object({
+export const UsageRow = reader<ReturnType<typeof usageView>>()({
   bucket: v.string(),
   requests: v.number(),
   errors: v.number(),
@@ -61,7 +102,7 @@ export const UsageRow = v.object({
 });
 export type UsageRow = v.InferOutput<typeof UsageRow>;
 
-export const RequestEvent = v.object({
+export const RequestEvent = reader<ReturnType<typeof eventRecord>>()({
   request_id: v.string(),
   at: v.string(),
   method: v.string(),

@@ -62,6 +62,11 @@ async function oneView(call: AdminCall, id: string) {
   };
 }
 
+/** A key as GET /admin/v1/keys lists it (the terminal UI reads this type). */
+export type ListedKeyView = Awaited<ReturnType<typeof views>>[number];
+/** A key as GET /admin/v1/keys/{id} shows it when the meter reads budgets: with its budgets and its account's. */
+export type KeyBudgetsView = Extract<Awaited<ReturnType<typeof oneView>>, { budgets: unknown }>;
+
 export const listKeys = adminRoute(async (call) => {
   const q = readQuery(call.ctx, KeyQuery);
   const rows = (await views(call)).filter(

@@ -22,15 +22,18 @@ function resolved(root: string, file: string, specifier: string): string | undef
   return relative(root, resolve(dirname(resolve(root, file)), specifier));
 }
 
-/** The relative imports of every `.ts` module under `root` (declaration files left out). */
+/** The relative imports of every `.ts` and `.tsx` module under `root` (declaration files left out). */
 export async function readImports(root: string): Promise<ModuleImports[]> {
-  const transpiler = new Bun.Transpiler({ loader: "ts" });
-  const files = [...new Glob("**/*.ts").scanSync(root)].filter((f) => !f.endsWith(".d.ts")).sort();
+  const transpilers = {
+    ts: new Bun.Transpiler({ loader: "ts" }),
+    tsx: new Bun.Transpiler({ loader: "tsx" }),
+  };
+  const files = [...new Glob("**/*.{ts,tsx}").scanSync(root)].filter((f) => !f.endsWith(".d.ts")).sort();
   const modules: ModuleImports[] = [];
   for (const file of files) {
     // A shebang line is not TypeScript; the transpiler refuses it.
     const source = (await Bun.file(resolve(root, file)).text()).replace(/^#!.*/, "");
-    const runtime = transpiler
+    const runtime = transpilers[file.endsWith(".tsx") ? "tsx" : "ts"]
       .scanImports(source)
       .map((i) => resolved(root, file, i.path))
       .filter((p): p is string => p !== undefined);
