@@ -1,5 +1,6 @@
 // Tails GET /admin/v1/events: parses server-sent events, reconnects with backoff when the
 // gateway goes away (or drops this reader), and reports its connection state for the status line.
+import { createParser } from "eventsource-parser";
 import * as v from "valibot";
 import { type RequestEvent, RequestEvent as RequestEventSchema } from "./types.ts";
 
@@ -13,27 +14,20 @@ export interface FeedSource {
   subscribe(onEvent: (e: RequestEvent) => void, onState: (s: FeedState) => void): () => void;
 }
 
-/** Splits an SSE byte stream into `{event, data}` frames. */
+/**
+ * The `{event, data}` messages of an SSE byte stream, read by eventsource-parser as the gateway's
+ * own SSE is: LF or CRLF line endings, events and characters split anywhere across chunks,
+ * comments (the keep-alive) skipped. An event without a name is a `message`.
+ */
 export async function* sseFrames(
   body: ReadableStream<Uint8Array>,
 ): AsyncGenerator<{ event: string; data: string }> {
+  const frames: { event: string; data: string }[] = [];
+  const parser = createParser({ onEvent: (m) => frames.push({ event: m.event ?? "message", data: m.data }) });
   const decoder = new TextDecoder();
-  let buffer = "";
   for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let event = "message";
-      const data: string[] = [];
-      for (const line of block.split("\n")) {
-        if (line.startsWith("event:")) event = line.slice(6).trim();
-        else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
-      }
-      if (data.length > 0) yield { event, data: data.join("\n") };
-      end = buffer.indexOf("\n\n");
-    }
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    yield* frames.splice(0);
   }
 }
 
