@@ -70,8 +70,9 @@ test("HttpFeed reads a CRLF feed sent in small pieces: live, then the request ev
       // The pieces, then the stream stays open as the gateway's does.
       const body = new ReadableStream<Uint8Array>({
         pull(controller) {
-          if (at < bytes.length) controller.enqueue(bytes.slice(at, (at += 3)));
-          else return new Promise<void>(() => {});
+          if (at >= bytes.length) return new Promise<void>(() => {});
+          controller.enqueue(bytes.slice(at, at + 3));
+          at += 3;
         },
       });
       return new Response(body, { headers: { "content-type": "text/event-stream" } });
