@@ -20,15 +20,16 @@ export interface NewKeyInput extends KeyChange {
 /** What the screens need from a gateway; tests give an in-memory one. */
 export interface AdminApi {
   readonly url: string;
-  listKeys(): Promise<KeyView[]>;
+  /** The reads take the signal that cancels them (a screen's poll, when the screen goes). */
+  listKeys(signal?: AbortSignal): Promise<KeyView[]>;
   createKey(input: NewKeyInput): Promise<KeyView & { secret: string }>;
   setKeyStatus(id: string, status: "enabled" | "revoked"): Promise<KeyView>;
   updateKey(id: string, change: KeyChange): Promise<KeyView>;
   /** A key's budgets and its account's in their current periods (absent: the screen shows none). */
-  keyBudgets?(id: string): Promise<KeyBudgets>;
-  listAccounts(): Promise<AccountView[]>;
+  keyBudgets?(id: string, signal?: AbortSignal): Promise<KeyBudgets>;
+  listAccounts(signal?: AbortSignal): Promise<AccountView[]>;
   credit(account: string, amountUsd: string, note: string): Promise<AccountView>;
-  usage(by: "model" | "day", days: number): Promise<UsageRow[]>;
+  usage(by: "model" | "day", days: number, signal?: AbortSignal): Promise<UsageRow[]>;
   announce(title: string, message: string): Promise<number>;
 }
 
@@ -42,14 +43,21 @@ export class HttpAdminApi implements AdminApi {
     private readonly token: string,
   ) {}
 
-  async #call<S extends v.GenericSchema>(schema: S, method: string, path: string, body?: unknown) {
+  async #call<S extends v.GenericSchema>(
+    schema: S,
+    method: string,
+    path: string,
+    body?: unknown,
+    cancel?: AbortSignal,
+  ) {
+    const timeout = AbortSignal.timeout(10_000);
     let response: Response;
     try {
       response = await fetch(`${this.url}/admin/v1${path}`, {
         method,
         headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(10_000),
+        signal: cancel ? AbortSignal.any([cancel, timeout]) : timeout,
       });
     } catch (error) {
       throw new ApiFailure(
@@ -66,8 +74,8 @@ export class HttpAdminApi implements AdminApi {
     return parsed.output as v.InferOutput<S>;
   }
 
-  async listKeys() {
-    return (await this.#call(ListOf(KeyView), "GET", "/keys")).data;
+  async listKeys(signal?: AbortSignal) {
+    return (await this.#call(ListOf(KeyView), "GET", "/keys", undefined, signal)).data;
   }
   createKey(input: NewKeyInput) {
     return this.#call(CreatedKey, "POST", "/keys", input);
@@ -82,11 +90,11 @@ export class HttpAdminApi implements AdminApi {
   updateKey(id: string, change: KeyChange) {
     return this.#call(KeyView, "POST", `/keys/${encodeURIComponent(id)}`, change);
   }
-  keyBudgets(id: string) {
-    return this.#call(KeyBudgets, "GET", `/keys/${encodeURIComponent(id)}`);
+  keyBudgets(id: string, signal?: AbortSignal) {
+    return this.#call(KeyBudgets, "GET", `/keys/${encodeURIComponent(id)}`, undefined, signal);
   }
-  async listAccounts() {
-    return (await this.#call(ListOf(AccountView), "GET", "/accounts")).data;
+  async listAccounts(signal?: AbortSignal) {
+    return (await this.#call(ListOf(AccountView), "GET", "/accounts", undefined, signal)).data;
   }
   credit(account: string, amountUsd: string, note: string) {
     return this.#call(AccountView, "POST", `/accounts/${encodeURIComponent(account)}/credit`, {
@@ -94,8 +102,9 @@ export class HttpAdminApi implements AdminApi {
       note,
     });
   }
-  async usage(by: "model" | "day", days: number) {
-    return (await this.#call(ListOf(UsageRow), "GET", `/usage?by=${by}&days=${days}`)).data;
+  async usage(by: "model" | "day", days: number, signal?: AbortSignal) {
+    return (await this.#call(ListOf(UsageRow), "GET", `/usage?by=${by}&days=${days}`, undefined, signal))
+      .data;
   }
   async announce(title: string, message: string) {
     const sent = await this.#call(v.object({ deliveries: v.array(v.string()) }), "POST", "/announcements", {

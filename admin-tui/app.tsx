@@ -38,7 +38,7 @@ export function App({ api, feed, initial = "keys", columns = 80, rows = 24, prob
   const [feedState, setFeedState] = useState<FeedState>({ kind: "connecting" });
   const onFeedState = useCallback((s: FeedState) => setFeedState(s), []);
   // A cheap probe of the gateway for the status line, independent of the screen shown.
-  const probe = usePoll(async () => (await api.listAccounts()).length, probeMs);
+  const probe = usePoll(async (signal) => (await api.listAccounts(signal)).length, probeMs);
   useInput(
     (input, key) => {
       if (input === "q") exit();

@@ -44,7 +44,7 @@ function rowsOf(accounts: AccountView[], keys: KeyView[]): Row[] {
 }
 
 export function AccountsScreen({ api, onModal, height, width }: Props) {
-  const data = usePoll(async () => rowsOf(await api.listAccounts(), await api.listKeys()));
+  const data = usePoll(async (signal) => rowsOf(await api.listAccounts(signal), await api.listKeys(signal)));
   const [selected, setSelected] = useState(0);
   const [mode, setMode] = useState<"list" | "credit" | "announce">("list");
   const [error, setError] = useState<string>();

@@ -59,7 +59,7 @@ function budgetLine(budgets: KeyBudgets): string | undefined {
 }
 
 export function KeysScreen({ api, onModal, height, width }: Props) {
-  const keys = usePoll(() => api.listKeys());
+  const keys = usePoll((signal) => api.listKeys(signal));
   const [selected, setSelected] = useState(0);
   const [mode, setMode] = useState<"list" | "create" | "edit">("list");
   const [secret, setSecret] = useState<string>();
@@ -75,16 +75,14 @@ export function KeysScreen({ api, onModal, height, width }: Props) {
   useEffect(() => {
     setBudgets(undefined);
     if (currentId === undefined || !api.keyBudgets) return;
-    let live = true;
-    api.keyBudgets(currentId).then(
+    const controller = new AbortController();
+    api.keyBudgets(currentId, controller.signal).then(
       (figures) => {
-        if (live) setBudgets(budgetLine(figures));
+        if (!controller.signal.aborted) setBudgets(budgetLine(figures));
       },
       () => undefined,
     );
-    return () => {
-      live = false;
-    };
+    return () => controller.abort();
   }, [api, currentId]);
 
   const open = (next: "list" | "create" | "edit") => {

@@ -103,7 +103,7 @@ function PerDay({ rows, height, now }: { rows: UsageRow[]; height: number; now: 
 
 export function UsageScreen({ api, height, width, now = Date.now }: Props) {
   const [by, setBy] = useState<"model" | "day">("model");
-  const usage = usePoll(async () => ({ by, rows: await api.usage(by, DAYS) }), 5000);
+  const usage = usePoll(async (signal) => ({ by, rows: await api.usage(by, DAYS, signal) }), 5000);
   const { reload } = usage;
   // A new grouping loads at once rather than at the next poll.
   // biome-ignore lint/correctness/useExhaustiveDependencies: `by` is the trigger, read through the poll's loader
