@@ -1,7 +1,7 @@
 // A small keyboard form: type into the focused field, ↑/↓ or Tab to move, Enter on the last
 // field submits, Esc cancels. Used by every create/edit action of the screens.
 import { Box, Text, useInput } from "ink";
-import { useRef, useState } from "react";
+import { useEffect, useEffectEvent, useReducer } from "react";
 import { colorProp } from "./color.ts";
 
 export interface Field {
@@ -19,55 +19,67 @@ interface Props {
   error?: string | undefined;
 }
 
-export function Form({ title, fields, onSubmit, onCancel, error }: Props) {
-  // State lives in a ref as well: keys typed faster than a render (a paste, a script) must each
-  // see the effect of the previous one.
-  const state = useRef({
-    values: Object.fromEntries(fields.map((f) => [f.name, f.value ?? ""])) as Record<string, string>,
+interface FormState {
+  /** The fields' names, in order. */
+  names: readonly string[];
+  values: Record<string, string>;
+  focus: number;
+  /** The values sent by the last submit: a new object each time, handed to `onSubmit` after it. */
+  submitted: Record<string, string> | undefined;
+}
+
+/** A move of the focus, or text as it arrives in one read (a key, a paste, a burst of keys). */
+type FormAction = { kind: "move"; by: 1 | -1 } | { kind: "text"; text: string };
+
+function start(fields: readonly Field[]): FormState {
+  return {
+    names: fields.map((f) => f.name),
+    values: Object.fromEntries(fields.map((f) => [f.name, f.value ?? ""])),
     focus: 0,
-  });
-  const [, rerender] = useState(0);
-  const update = (values: Record<string, string>, focus: number) => {
-    state.current = { values, focus };
-    rerender((n) => n + 1);
+    submitted: undefined,
   };
+}
+
+/**
+ * The form after `action`. React applies actions in order, each to the state the one before left,
+ * so keys typed faster than a render (a paste, a script) each see the effect of the previous one.
+ * Every key of a text counts, in order — a carriage return acts as Enter (the next field, or a
+ * submit on the last) and a Backspace (DEL or BS) deletes — since a burst reaches the input
+ * handler as one string, not as one key each.
+ */
+export function formReducer(state: FormState, action: FormAction): FormState {
+  const last = state.names.length - 1;
+  if (last < 0) return state;
+  if (action.kind === "move")
+    return { ...state, focus: Math.min(last, Math.max(0, state.focus + action.by)) };
+  let { values, focus } = state;
+  for (const char of action.text.replace(/\r\n/g, "\r")) {
+    const name = state.names[focus];
+    if (name === undefined) break;
+    const value = values[name] ?? "";
+    if (char === "\r" || char === "\n") {
+      if (focus === last) return { ...state, values, focus, submitted: { ...values } };
+      focus += 1;
+    } else if (char === "\x7f" || char === "\b") values = { ...values, [name]: value.slice(0, -1) };
+    else if (char >= " ") values = { ...values, [name]: value + char };
+  }
+  return { ...state, values, focus };
+}
+
+export function Form({ title, fields, onSubmit, onCancel, error }: Props) {
+  const [{ values, focus, submitted }, dispatch] = useReducer(formReducer, fields, start);
+  const submit = useEffectEvent((sent: Record<string, string>) => onSubmit(sent));
+  useEffect(() => {
+    if (submitted) submit(submitted);
+  }, [submitted]);
   useInput((input, key) => {
-    const { values, focus } = state.current;
-    const field = fields[focus];
-    if (!field) return;
     if (key.escape) return onCancel();
-    if (key.upArrow) return update(values, Math.max(0, focus - 1));
-    if (key.downArrow || key.tab) return update(values, Math.min(fields.length - 1, focus + 1));
-    if (key.return) {
-      if (focus === fields.length - 1) return onSubmit(values);
-      return update(values, focus + 1);
-    }
-    if (key.backspace || key.delete) {
-      return update({ ...values, [field.name]: (values[field.name] ?? "").slice(0, -1) }, focus);
-    }
-    if (input && !key.ctrl && !key.meta) typed(input);
+    if (key.upArrow) return dispatch({ kind: "move", by: -1 });
+    if (key.downArrow || key.tab) return dispatch({ kind: "move", by: 1 });
+    if (key.return) return dispatch({ kind: "text", text: "\r" });
+    if (key.backspace || key.delete) return dispatch({ kind: "text", text: "\x7f" });
+    if (input && !key.ctrl && !key.meta) dispatch({ kind: "text", text: input });
   });
-  /**
-   * Text as it arrives in one read: a paste, or keys typed faster than a render. Every key of it
-   * counts, in order — a carriage return acts as Enter and a Backspace (DEL or BS) deletes, since
-   * a burst reaches the handler as one string, not as one key each.
-   */
-  const typed = (input: string) => {
-    const keys = input.replace(/\r\n/g, "\r");
-    for (const char of keys) {
-      const { values, focus } = state.current;
-      const field = fields[focus];
-      if (!field) return;
-      const value = values[field.name] ?? "";
-      if (char === "\r" || char === "\n") {
-        if (focus === fields.length - 1) return onSubmit(values);
-        update(values, focus + 1);
-      } else if (char === "\x7f" || char === "\b")
-        update({ ...values, [field.name]: value.slice(0, -1) }, focus);
-      else if (char >= " ") update({ ...values, [field.name]: value + char }, focus);
-    }
-  };
-  const { values, focus } = state.current;
   return (
     <Box flexDirection="column" borderStyle="round" paddingX={1}>
       <Text bold>{title}</Text>
