@@ -16,6 +16,7 @@ import { vectorFromBase64 } from "../../src/wire/embeddings.ts";
 import { EmbeddingResponseSchema } from "../contract/media-schemas.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { hostPort, parseRaw, type RawResponse } from "../helpers/raw-http.ts";
+import { keyAnswers, waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
 
@@ -84,25 +85,9 @@ function rows(): Row[] {
   }
 }
 
-/** Waits until `check` holds (records are durable before the answer, but read by another process). */
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error("condition not reached in time");
-    await Bun.sleep(25);
-  }
-}
-
-/** A new key, once the gateway serves it (it reads the store's changes every second). */
 async function keyWith(args: string[]): Promise<{ secret: string; id: string }> {
   const key = await createKey(gw, args);
-  await waitFor(async () => {
-    const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
-    await r.arrayBuffer();
-    return r.status === 200 ? true : undefined;
-  });
+  await keyAnswers(gw.url, key.secret, 200);
   return key;
 }
 
@@ -216,7 +201,7 @@ describe("bad input: 4xx naming the field, nothing recorded", () => {
     const good = await embed({ model: "modelx-embed-3-small", input: "fine" }, refused.secret);
     expect(good.status).toBe(200);
     const id = good.headers.get("x-request-id");
-    await waitFor(() => rows().find((r) => r.request_id === id));
+    await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(
       rows()
         .filter((r) => r.key_id === refused.id)
@@ -243,7 +228,7 @@ describe("bad input: 4xx naming the field, nothing recorded", () => {
   test("an upstream error is relayed and nothing is charged", async () => {
     const response = await embed({ model: "modelx-embed-3-small", input: ["sim:error 400"] });
     expect(response.status).toBe(400);
-    const last = await waitFor(() => rows().find((r) => r.status === 400));
+    const last = await waitFor("the usage record", () => rows().find((r) => r.status === 400));
     expect(last.cost_nanos).toBe(0);
     expect(last.input_tokens).toBe(0);
   });
@@ -273,7 +258,9 @@ describe("keys, groups and limits", () => {
     const second = await embed({ model: "modelx-embed-3-small", input: "a" }, key.secret);
     expect(second.status).toBe(429);
     expect(((await second.json()) as { error: { code: string } }).error.code).toBe("rate_limit_exceeded");
-    await waitFor(() => (rows().filter((r) => r.key_id === key.id).length === 1 ? true : undefined));
+    await waitFor("the usage record", () =>
+      rows().filter((r) => r.key_id === key.id).length === 1 ? true : undefined,
+    );
   });
 
   test("an empty balance and a daily cap below the reservation: 429, not recorded", async () => {
@@ -300,7 +287,7 @@ describe("usage", () => {
     const id = response.headers.get("x-request-id");
     const answer = (await response.json()) as Answer;
     expect(answer.usage.prompt_tokens).toBe(4);
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     // modelx-embed-3-small: $0.02 per million input tokens = 20 nano-USD a token.
     expect(row).toMatchObject({
       input_tokens: 4,
@@ -406,7 +393,7 @@ describe("many long inputs are counted off the event loop, each count still know
     const answer = (await response.json()) as Answer;
     expect(answer.data).toHaveLength(40);
     expect(answer.usage.prompt_tokens).toBe(exact);
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(row.input_tokens).toBe(exact);
   });
 });

@@ -14,6 +14,7 @@ import {
   startRecordingUpstream,
 } from "../helpers/recording-upstream.ts";
 import { lastEventData } from "../helpers/sse-last.ts";
+import { keyAnswers, waitFor } from "../helpers/wait.ts";
 
 const running: { stop(): Promise<unknown> }[] = [];
 let gw: RunningGateway;
@@ -61,16 +62,6 @@ function rowsOf(target: RunningGateway): Row[] {
   }
 }
 
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error("condition not reached in time");
-    await Bun.sleep(25);
-  }
-}
-
 function upstream(script: (request: RecordedRequest) => Response | Promise<Response>): RecordingUpstream {
   const server = startRecordingUpstream(script);
   running.push(server);
@@ -106,13 +97,7 @@ describe("bad input: 4xx naming the field, nothing recorded", () => {
   let refused: { secret: string; id: string };
   beforeAll(async () => {
     refused = await createKey(gw, ["--account", "default", "--name", "bad-speech"]);
-    await waitFor(async () => {
-      const r = await fetch(`${gw.url}/v1/models`, {
-        headers: { authorization: `Bearer ${refused.secret}` },
-      });
-      await r.arrayBuffer();
-      return r.status === 200 ? true : undefined;
-    });
+    await keyAnswers(gw.url, refused.secret, 200);
   }, 30_000);
 
   test.each(cases)("%s → %d naming %s", async (_label, body, status, param) => {
@@ -135,7 +120,7 @@ describe("bad input: 4xx naming the field, nothing recorded", () => {
     expect(good.status).toBe(200);
     await good.arrayBuffer();
     const id = good.headers.get("x-request-id");
-    await waitFor(() => rowsOf(gw).find((r) => r.request_id === id));
+    await waitFor("the usage record", () => rowsOf(gw).find((r) => r.request_id === id));
     const mine = rowsOf(gw).filter((r) => r.key_id === refused.id);
     // The opus refusal came from the upstream after admission: recorded at no cost.
     expect(mine.map((r) => [r.status, r.cost_nanos > 0])).toEqual([
@@ -150,7 +135,7 @@ describe("billing", () => {
     const response = await speak(gw, { ...BASE, input: "ünïcödé ✓ 12345" });
     await response.arrayBuffer();
     const id = response.headers.get("x-request-id");
-    const row = await waitFor(() => rowsOf(gw).find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rowsOf(gw).find((r) => r.request_id === id));
     expect(row).toMatchObject({ usage_source: "estimated", cost_nanos: 15 * 15_000, input_tokens: 0 });
     expect(JSON.parse(row.detail)).toMatchObject({ characters: 15, response_format: "mp3", voice: "alloy" });
     const db = new Database(gw.dbUrl.replace(/^sqlite:\/\//, ""), { readonly: true });
@@ -175,7 +160,7 @@ describe("billing", () => {
     const text = await response.text();
     const usage = (JSON.parse(lastEventData(text)) as { usage: Record<string, number> }).usage;
     const id = response.headers.get("x-request-id");
-    const row = await waitFor(() => rowsOf(gw).find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rowsOf(gw).find((r) => r.request_id === id));
     expect(row).toMatchObject({
       usage_source: "reported",
       input_tokens: usage.input_tokens,
@@ -193,7 +178,7 @@ describe("billing", () => {
     });
     await response.arrayBuffer();
     const id = response.headers.get("x-request-id");
-    const row = await waitFor(() => rowsOf(gw).find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rowsOf(gw).find((r) => r.request_id === id));
     expect(row).toMatchObject({
       usage_source: "estimated",
       input_tokens: 6,
@@ -206,11 +191,7 @@ describe("billing", () => {
 describe("keys and limits", () => {
   async function keyWith(args: string[]): Promise<{ secret: string; id: string }> {
     const key = await createKey(gw, args);
-    await waitFor(async () => {
-      const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
-      await r.arrayBuffer();
-      return r.status === 200 ? true : undefined;
-    });
+    await keyAnswers(gw.url, key.secret, 200);
     return key;
   }
 
@@ -224,7 +205,9 @@ describe("keys and limits", () => {
     expect(first.status).toBe(200);
     const second = await speak(gw, BASE, limited.secret);
     expect(second.status).toBe(429);
-    await waitFor(() => (rowsOf(gw).filter((r) => r.key_id === limited.id).length === 1 ? true : undefined));
+    await waitFor("the usage record", () =>
+      rowsOf(gw).filter((r) => r.key_id === limited.id).length === 1 ? true : undefined,
+    );
     expect(rowsOf(gw).filter((r) => r.key_id === denied.id)).toEqual([]);
   });
 });

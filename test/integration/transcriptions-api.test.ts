@@ -9,6 +9,7 @@ import { connect } from "node:net";
 import { mp3File, wavFile } from "../helpers/audio.ts";
 import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { lastEventData } from "../helpers/sse-last.ts";
+import { keyAnswers, waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
 
@@ -66,23 +67,9 @@ function rows(): Row[] {
   }
 }
 
-async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error("condition not reached in time");
-    await Bun.sleep(25);
-  }
-}
-
 async function keyWith(args: string[]): Promise<{ secret: string; id: string }> {
   const key = await createKey(gw, args);
-  await waitFor(async () => {
-    const r = await fetch(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key.secret}` } });
-    await r.arrayBuffer();
-    return r.status === 200 ? true : undefined;
-  });
+  await keyAnswers(gw.url, key.secret, 200);
   return key;
 }
 
@@ -324,7 +311,7 @@ describe("bad input: 4xx naming the field, nothing recorded", () => {
     );
     expect(good.status).toBe(200);
     const id = good.headers.get("x-request-id");
-    await waitFor(() => rows().find((r) => r.request_id === id));
+    await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(
       rows()
         .filter((r) => r.key_id === refused.id)
@@ -343,7 +330,7 @@ describe("billing", () => {
     ]);
     const id = response.headers.get("x-request-id");
     expect(((await response.json()) as { usage: unknown }).usage).toEqual({ type: "duration", seconds: 5 });
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(row).toMatchObject({ usage_source: "reported", cost_nanos: 500_000, input_tokens: 0 });
     expect(JSON.parse(row.detail)).toMatchObject({
       audio_ms: 5000,
@@ -365,7 +352,7 @@ describe("billing", () => {
     ]);
     const id = response.headers.get("x-request-id");
     expect(await response.text()).toContain("-->");
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(row).toMatchObject({ usage_source: "estimated", cost_nanos: 500_000 });
   });
 
@@ -378,7 +365,7 @@ describe("billing", () => {
     const id = response.headers.get("x-request-id");
     const usage = ((await response.json()) as { usage: Record<string, number & Record<string, number>> })
       .usage;
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     const audio = usage.input_token_details?.audio_tokens ?? 0;
     const text = usage.input_token_details?.text_tokens ?? 0;
     expect(audio).toBe(42);
@@ -405,7 +392,7 @@ describe("billing", () => {
     const done = JSON.parse(lastEventData(body)) as {
       usage: { input_tokens: number; output_tokens: number };
     };
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(row).toMatchObject({ usage_source: "reported", stream: 1, input_tokens: done.usage.input_tokens });
     // 4o-mini: $3 a million audio tokens, $5 output (no prompt here).
     expect(row.cost_nanos).toBe(done.usage.input_tokens * 3000 + done.usage.output_tokens * 5000);
@@ -424,7 +411,7 @@ describe("billing", () => {
       );
       const id = response.headers.get("x-request-id");
       await response.arrayBuffer();
-      await waitFor(() => rows().find((r) => r.request_id === id));
+      await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     }
     const usage = await gw.cli(["usage", "--key", key.id, "--group-by", "model", "--json"]);
     const totals = JSON.parse(usage.stdout) as Record<string, unknown>[];
@@ -448,7 +435,7 @@ describe("billing", () => {
     });
     const speechId = speech.headers.get("x-request-id");
     await speech.arrayBuffer();
-    await waitFor(() => rows().find((r) => r.request_id === speechId));
+    await waitFor("the usage record", () => rows().find((r) => r.request_id === speechId));
     const adminToken = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
     const sums = await fetch(`${gw.url}/admin/v1/usage?by=model&days=1&key=${key.id}`, {
       headers: { authorization: `Bearer ${adminToken}` },
@@ -472,7 +459,7 @@ describe("billing", () => {
     ]);
     const id = response.headers.get("x-request-id");
     expect(response.status).toBe(200);
-    const row = await waitFor(() => rows().find((r) => r.request_id === id));
+    const row = await waitFor("the usage record", () => rows().find((r) => r.request_id === id));
     expect(row).toMatchObject({ endpoint: "/v1/audio/translations", cost_nanos: 500_000 });
   });
 });
@@ -512,7 +499,9 @@ describe("keys and limits", () => {
       key.secret,
     );
     expect(second.status).toBe(429);
-    await waitFor(() => (rows().filter((r) => r.key_id === key.id).length === 1 ? true : undefined));
+    await waitFor("the usage record", () =>
+      rows().filter((r) => r.key_id === key.id).length === 1 ? true : undefined,
+    );
   });
 
   test("an empty balance: 429 insufficient_quota, not recorded", async () => {
