@@ -24,7 +24,7 @@ import { percentile } from "./stats.ts";
 type RelayModule = typeof import("../src/pipeline/relay/stream.ts");
 type TapModule = typeof import("../src/pipeline/relay/tap.ts");
 type TranslatedModule = typeof import("../src/pipeline/relay/translated.ts");
-type UsageModule = typeof import("../src/upstream/usage.ts");
+type UsageModule = typeof import("../src/protocols/usage.ts");
 type UsageTap = InstanceType<TapModule["UsageTap"]>;
 
 const { values } = parseArgs({
@@ -53,7 +53,10 @@ const RELAY = existsSync(`${SRC}/pipeline/relay`) ? `${SRC}/pipeline/relay` : `$
 const relay: RelayModule = await import(`${RELAY}/stream.ts`);
 const tapModule: TapModule = await import(`${RELAY}/tap.ts`);
 const translated: TranslatedModule = await import(`${RELAY}/translated.ts`);
-const usage: UsageModule = await import(`${SRC}/upstream/usage.ts`);
+// The usage readers are looked up by protocol in src/protocols/ since the protocol records, in src/upstream/ before.
+const usage: UsageModule = await import(
+  existsSync(`${SRC}/protocols/usage.ts`) ? `${SRC}/protocols/usage.ts` : `${SRC}/upstream/usage.ts`
+);
 /**
  * Since the walk refactor the call stage binds the answer's usage reader and the relay's taps take
  * it (tap.ts exports readUsage); older trees made the reader inside the tap.

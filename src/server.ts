@@ -8,13 +8,12 @@ import { ADMIN_PREFIX, ADMIN_ROUTES } from "./admin/routes.ts";
 import { loadedOnFirstCall } from "./base/lazy.ts";
 import type { Gateway } from "./gateway.ts";
 import { getBalance } from "./handlers/balance.ts";
-import { createChatCompletion } from "./handlers/chat.ts";
 import { createEmbeddings } from "./handlers/embeddings.ts";
-import { countMessageTokens, createMessage } from "./handlers/messages.ts";
+import { countMessageTokens } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
-import { createResponse } from "./handlers/responses.ts";
 import { createSpeech } from "./handlers/speech.ts";
+import { textRow } from "./handlers/text.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import {
   clientRequestIdOf,
@@ -38,6 +37,7 @@ import { RESPONSES_SOCKET_PATH, responsesSocket } from "./http/responses-ws.ts";
 import { routable, routerReadsPath } from "./http/target.ts";
 import { metricsHandler } from "./metrics/access.ts";
 import { Metrics } from "./metrics/metrics.ts";
+import { ALL_PROTOCOLS } from "./protocols/index.ts";
 import { withBody } from "./request/body.ts";
 import { errorResponse, GatewayError } from "./wire/errors.ts";
 
@@ -53,9 +53,8 @@ export const ROUTES: readonly Route[] = [
   ["GET", "/v1/models", listModels],
   ["GET", "/v1/models/:id", getModel],
   ["GET", "/v1/dashboard/billing/balance", getBalance],
-  ["POST", "/v1/responses", withBody(textBodyCap, createResponse)],
-  ["POST", "/v1/chat/completions", withBody(textBodyCap, createChatCompletion)],
-  ["POST", "/v1/messages", withBody(textBodyCap, createMessage)],
+  // One row per text protocol record (src/protocols/index.ts).
+  ...ALL_PROTOCOLS.map((record): Route => ["POST", record.path, withBody(textBodyCap, textRow(record))]),
   ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
   ["POST", "/v1/embeddings", withBody(textBodyCap, createEmbeddings)],
   ["POST", "/v1/audio/speech", withBody(textBodyCap, createSpeech)],

@@ -10,14 +10,15 @@
 // than its key stands: a key revoked, expired or removed closes its open connections (1008) within
 // KEY_CHECK_MS of the gateway's key cache seeing it. Served by Elysia's `ws` on the route table
 // (src/server.ts). It is the edge of each frame (context, access-log line, failure report, as
-// src/http/edge.ts does for HTTP) around the Responses row (src/handlers/responses.ts), so it
+// src/http/edge.ts does for HTTP) around the Responses row (src/handlers/text.ts, its record src/protocols/responses/), so it
 // lives in src/http/ and no row calls back into the edge.
 import type { Context } from "elysia";
 import { createParser } from "eventsource-parser";
 import { log } from "../base/log.ts";
 import type { Gateway } from "../gateway.ts";
-import { createResponse } from "../handlers/responses.ts";
+import { textRow } from "../handlers/text.ts";
 import { authenticate, keyStanding } from "../pipeline/authenticate.ts";
+import { responses } from "../protocols/responses/index.ts";
 import { readBody } from "../request/body.ts";
 import { errorFrame, errorResponse, GatewayError } from "../wire/errors.ts";
 import { MAX_JSON_DEPTH, tooDeep, valueNestsDeeperThan } from "../wire/json.ts";
@@ -28,7 +29,10 @@ import { echoRequest, responseShell } from "../wire/translate/responses-writer.t
 import { buildContext, type RequestContext, refuseEarly } from "./context.ts";
 import { begin, failureOf, finish, peers, received, report } from "./edge.ts";
 
-export const RESPONSES_SOCKET_PATH = "/v1/responses";
+export const RESPONSES_SOCKET_PATH = responses.path;
+
+/** The Responses row each frame runs. */
+const createResponse = textRow(responses);
 
 /** What one connection keeps between frames. */
 interface SocketState {

@@ -11,11 +11,11 @@ import { type Ending, type MeteredAnswer, metered } from "../billing/layer.ts";
 import type { CachedAnswer, CachePlan } from "../cache/cache.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import { readReply, replyWriter } from "../protocols/translate.ts";
 import { costComment } from "../wire/cost.ts";
 import { SSE_HEADERS } from "../wire/sse.ts";
 import type { TextView } from "../wire/text-form.ts";
 import { replyEvents } from "../wire/translate/convert.ts";
-import { readReply, replyWriter } from "../wire/translate/index.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
 import { relayJson } from "./relay/nonstream.ts";
 

@@ -3,12 +3,14 @@
 // run by the one attempt rule of every endpoint (src/upstream/attempt.ts): retries and failover on
 // connect errors, timeouts, 401/403, 429 and 5xx, only until the first byte of a 2xx answer
 // arrived — never once the client got a byte. The winning answer leaves with its usage
-// reading bound (src/upstream/usage.ts), so the relay that follows needs nothing from upstream/.
+// reading bound (src/protocols/usage.ts), so the relay that follows needs nothing from upstream/.
 
 import type { UsageCounts } from "../billing/contract.ts";
 import type { Gateway } from "../gateway.ts";
+import { protocolOf } from "../protocols/index.ts";
+import { answerUsage, streamUsage } from "../protocols/usage.ts";
+import type { StreamUsage } from "../protocols/usage-reader.ts";
 import { type AttemptWatch, watchAttempts } from "../telemetry/attempts.ts";
-import { PROVIDER } from "../telemetry/attributes.ts";
 import { attempt, type Sent } from "../upstream/attempt.ts";
 import type { Channel, Lease } from "../upstream/channels.ts";
 import type { GuardedBody, UpstreamTiming } from "../upstream/guard.ts";
@@ -16,8 +18,6 @@ import { type Attempt, failover } from "../upstream/retry.ts";
 import { callText } from "../upstream/text.ts";
 import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
 import { upstreamError } from "../upstream/text-errors.ts";
-import { answerUsage, streamUsage } from "../upstream/usage.ts";
-import type { StreamUsage } from "../upstream/usage-reader.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 
@@ -161,7 +161,7 @@ export async function callChannels(
     const called = {
       name: lease.channel.name,
       model: lease.channel.upstreamModel(watch.model),
-      provider: PROVIDER[made.protocol],
+      provider: protocolOf(made.protocol).provider,
     };
     return watched(called, (traceHeaders) =>
       attemptText(lease, traceHeaders === undefined ? made : { ...made, traceHeaders }, env),

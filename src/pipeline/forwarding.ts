@@ -1,104 +1,32 @@
 // What a same-protocol upstream receives of the client's body. The rule: every field the client
 // sent is forwarded as sent (unknown fields included, so new upstream features keep working), with
 // the model id mapped and the gateway's own overrides; the gateway validates the fields it meters
-// (model, output limits, sampling ranges, Chat `n`) before that. The exceptions are the fields
-// below, which would make the upstream bill at rates the gateway's price table does not have, or
-// do work the gateway cannot relay or bill: those are refused with 400 naming the field, never
-// silently dropped. A channel speaking another protocol receives only what the translation carries.
+// (model, output limits, sampling ranges, Chat `n`) before that. The exceptions are the fields each
+// protocol's record lists (`forwarding.rules`, src/protocols/<name>/index.ts), which would make the
+// upstream bill at rates the gateway's price table does not have, or do work the gateway cannot
+// relay or bill: those are refused with 400 naming the field, never silently dropped. A channel
+// speaking another protocol receives only what the translation carries.
 //
-// Hosted (server-side) tools in `tools` fall in three classes. Priced per call (web search, file
-// search, web fetch, and the Responses image generation tool, each call priced as the images it
-// makes from the image price table; the Responses code interpreter, per container by its memory):
-// forwarded, their calls counted from the answer (src/upstream/<kind>/usage.ts) and billed at
-// `[billing.tools]` prices, with a reservation returned for admission. Unpriced (Anthropic code
-// execution, billed by container hours): no answer reports what it costs, so it is refused with
-// 400 naming the tool unless
-// the operator sets `[billing.tools] allow_unpriced = true` (then forwarded unbilled, logged at warn
-// once per tool type). Everything else (function, custom, mcp, computer use, shell, apply_patch,
-// tool search, Anthropic bash / text_editor / memory, and types this gateway does not know) is
-// billed in tokens only and passes as before. Like the field rules, this holds whichever channel
-// serves the request; translation toward another protocol still drops hosted tools (not billed).
+// Hosted (server-side) tools in `tools` fall in three classes (the record's
+// `forwarding.classifyTool`). Priced per call (web search, file search, web fetch, and the
+// Responses image generation tool, each call priced as the images it makes from the image price
+// table; the Responses code interpreter, per container by its memory): forwarded, their calls
+// counted from the answer (src/protocols/<name>/usage.ts) and billed at `[billing.tools]` prices,
+// with a reservation returned for admission. Unpriced (Anthropic code execution, billed by
+// container hours): no answer reports what it costs, so it is refused with 400 naming the tool
+// unless the operator sets `[billing.tools] allow_unpriced = true` (then forwarded unbilled,
+// logged at warn once per tool type). Everything else (function, custom, mcp, computer use, shell,
+// apply_patch, tool search, Anthropic bash / text_editor / memory, and types this gateway does not
+// know) is billed in tokens only and passes as before. Like the field rules, this holds whichever
+// channel serves the request; translation toward another protocol still drops hosted tools (not
+// billed).
 
 import { log } from "../base/log.ts";
 import type { ImageToolFacts, ToolReserve } from "../billing/contract.ts";
 import { findModel } from "../catalog/models.ts";
 import type { ToolsConfig } from "../config/prices.ts";
-import type { PricedTool } from "../store/usage/record.ts";
+import { protocolOf, type TextProtocol } from "../protocols/index.ts";
 import { GatewayError } from "../wire/errors.ts";
-import type { TextProtocol } from "../wire/text-form.ts";
-
-interface FieldRule {
-  field: string;
-  /** Why a value is refused, or undefined when it may be forwarded. */
-  refuse(value: unknown): string | undefined;
-}
-
-const TIERS: Record<TextProtocol, readonly string[]> = {
-  chat: ["auto", "default"],
-  responses: ["auto", "default"],
-  messages: ["auto", "standard_only"],
-};
-
-const serviceTier = (protocol: TextProtocol): FieldRule => ({
-  field: "service_tier",
-  refuse: (value) =>
-    value === null || TIERS[protocol].includes(String(value))
-      ? undefined
-      : `service_tier ${JSON.stringify(value)} is billed by the upstream at rates this gateway does not price; send ${TIERS[protocol].map((t) => `"${t}"`).join(" or ")}, or leave it out`,
-});
-
-const RULES: Record<TextProtocol, readonly FieldRule[]> = {
-  chat: [
-    serviceTier("chat"),
-    {
-      field: "modalities",
-      refuse: (value) =>
-        Array.isArray(value) && value.includes("audio")
-          ? 'modalities "audio" produces audio tokens, which this gateway does not price; ask for ["text"]'
-          : undefined,
-    },
-    {
-      field: "audio",
-      refuse: (value) =>
-        value === null ? undefined : "audio output is not priced by this gateway; leave out the audio field",
-    },
-  ],
-  responses: [
-    serviceTier("responses"),
-    {
-      field: "background",
-      refuse: (value) =>
-        value === true
-          ? "background responses run after this request ends, so the gateway cannot relay or bill them; send background: false"
-          : undefined,
-    },
-  ],
-  messages: [serviceTier("messages")],
-};
-
-/** Why an unpriced hosted tool cannot be billed: what the upstream charges it by. */
-type ToolClass = PricedTool | { unpriced: string } | undefined;
-
-const CONTAINER = { unpriced: "container time" };
-
-/** A tool type's class in each protocol (undefined: billed in tokens only). */
-const CLASSIFY: Record<TextProtocol, (type: string) => ToolClass> = {
-  responses: (type) => {
-    if (type.startsWith("web_search")) return "web_search";
-    if (type === "file_search") return "file_search";
-    if (type === "code_interpreter") return "code_interpreter";
-    if (type === "image_generation") return "image_generation";
-    return undefined;
-  },
-  messages: (type) => {
-    if (type.startsWith("web_search_")) return "web_search";
-    if (type.startsWith("web_fetch_")) return "web_fetch";
-    if (type.startsWith("code_execution_")) return CONTAINER;
-    return undefined;
-  },
-  // Chat tools are functions and custom tools, billed in tokens.
-  chat: () => undefined,
-};
 
 /** Hosted tool types forwarded unbilled under allow_unpriced, each warned about once. */
 const warnedUnpriced = new Set<string>();
@@ -153,7 +81,7 @@ function hostedTools(
   tools.forEach((raw, index) => {
     const tool = typeof raw === "object" && raw !== null ? (raw as Record<string, unknown>) : {};
     const type = typeof tool.type === "string" ? tool.type : "";
-    const kind = CLASSIFY[protocol](type);
+    const kind = protocolOf(protocol).forwarding.classifyTool(type);
     if (kind === undefined) return;
     if (kind === "image_generation") {
       priced.push({ tool: kind, maxUses: undefined, image: imageFacts(tool) });
@@ -194,7 +122,7 @@ export function checkForwardable(
   body: Record<string, unknown>,
   tools: ToolsConfig,
 ): ToolReserve | undefined {
-  for (const rule of RULES[protocol]) {
+  for (const rule of protocolOf(protocol).forwarding.rules) {
     const value = body[rule.field];
     if (value === undefined) continue;
     const reason = rule.refuse(value);

@@ -27,9 +27,10 @@
 import type { ModelInfo } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import type { Gateway } from "../gateway.ts";
+import type { BodyTally } from "../protocols/adapter.ts";
+import { protocolOf, type TextProtocol } from "../protocols/index.ts";
 import { GatewayError } from "../wire/errors.ts";
-import type { IrRequest, TextProtocol } from "../wire/text-form.ts";
-import { writeRequest } from "../wire/translate/index.ts";
+import type { IrRequest } from "../wire/text-form.ts";
 import { arr, type Obj, obj, str } from "../wire/translate/narrow.ts";
 import { upstreamProtocol } from "./channels.ts";
 import {
@@ -63,18 +64,19 @@ const TRANSLATION_TEXT = 32;
 /** A default tool schema a translation writes (`{"type":"object","properties":{}}`). */
 const DEFAULT_SCHEMA = 8;
 
-const FORMULA: Record<TextProtocol, VisionFormula> = {
-  chat: "openai",
-  responses: "openai",
-  messages: "anthropic",
-};
+/** The framing tokens the protocols' walks add (src/protocols/<name>/bound.ts). */
+const FRAMES = {
+  message: OVERHEAD.perMessage,
+  name: OVERHEAD.perName,
+  toolPrompt: OVERHEAD.anthropicToolPrompt,
+} as const;
 
 function refuse(param: string, why: string): GatewayError {
   return new GatewayError("invalid_request", `${param}: ${why}`, { param });
 }
 
 /** One walk over a body: fixed tokens, and text to count once at the end. */
-class Tally {
+class Tally implements BodyTally {
   fixed = 0;
   readonly texts: string[] = [];
 
@@ -108,6 +110,26 @@ class Tally {
     const tokens = openaiImageTokens(detail, size);
     if (tokens === undefined) this.unbound(`${param}.detail`);
     else this.fixed += tokens;
+  }
+
+  frame(what: "message" | "name" | "toolPrompt"): void {
+    this.fixed += FRAMES[what];
+  }
+
+  content(param: string, value: unknown): void {
+    content(this, param, value);
+  }
+
+  functionTool(schema: unknown): void {
+    functionTool(this, schema);
+  }
+
+  typedTool(param: string, tool: Obj): void {
+    typedTool(this, param, tool);
+  }
+
+  refuse(param: string, why: string): GatewayError {
+    return refuse(param, why);
   }
 
   /** `param` has no bound of its own: the request is bounded by the context window. */
@@ -237,112 +259,16 @@ function typedTool(tally: Tally, param: string, tool: Obj): void {
   tally.json(tool);
 }
 
-function chat(tally: Tally, body: Obj): void {
-  arr(body.messages).forEach((raw, i) => {
-    const m = obj(raw);
-    tally.fixed += OVERHEAD.perMessage;
-    if (typeof m.name === "string") {
-      tally.fixed += OVERHEAD.perName;
-      tally.extra(m.name);
-    }
-    content(tally, `messages[${i}].content`, m.content);
-    tally.extra(str(m.refusal));
-    if (m.audio !== undefined && m.audio !== null) tally.json(m.audio);
-  });
-  arr(body.tools).forEach((raw, i) => {
-    const tool = obj(raw);
-    if (tool.type === "function") functionTool(tally, obj(tool.function).parameters);
-    else typedTool(tally, `tools[${i}]`, tool);
-  });
-  tally.json(obj(body.response_format).json_schema);
-}
-
-/** Fields of a Responses request that make the upstream read stored items the gateway cannot see. */
-const STORED = ["previous_response_id", "conversation", "prompt"] as const;
-
-function responsesItem(tally: Tally, param: string, item: Obj): void {
-  switch (item.type ?? "message") {
-    case "message":
-      content(tally, `${param}.content`, item.content);
-      return;
-    case "function_call":
-      return;
-    case "function_call_output":
-      content(tally, `${param}.output`, item.output);
-      return;
-    case "reasoning":
-      tally.extra(str(item.encrypted_content));
-      tally.json(item.content);
-      return;
-    case "computer_call_output": {
-      const output = obj(item.output);
-      tally.image(`${param}.output`, str(output.image_url), str(output.detail));
-      return;
-    }
-    case "item_reference":
-      tally.unbound(param);
-      return;
-    default:
-      tally.json(item);
-  }
-}
-
-function responses(tally: Tally, body: Obj): void {
-  for (const field of STORED) {
-    const value = body[field];
-    if (value !== undefined && value !== null) tally.unbound(field);
-  }
-  // Instructions are a message of their own to the model.
-  if (typeof body.instructions === "string") tally.fixed += OVERHEAD.perMessage;
-  if (typeof body.input === "string") tally.fixed += OVERHEAD.perMessage;
-  arr(body.input).forEach((raw, i) => {
-    tally.fixed += OVERHEAD.perMessage;
-    responsesItem(tally, `input[${i}]`, obj(raw));
-  });
-  arr(body.tools).forEach((raw, i) => {
-    const tool = obj(raw);
-    if (tool.type !== "function") typedTool(tally, `tools[${i}]`, tool);
-    else if (tool.function !== undefined) functionTool(tally, obj(tool.function).parameters);
-    else functionTool(tally, tool.parameters);
-  });
-  tally.json(obj(body.text).format);
-  tally.json(obj(body.response_format).json_schema);
-}
-
-function messages(tally: Tally, body: Obj): void {
-  if (body.mcp_servers !== undefined && arr(body.mcp_servers).length > 0) {
-    throw refuse(
-      "mcp_servers",
-      "an MCP server's tool definitions are read by the upstream and billed as input this gateway cannot count; define the tools in tools instead",
-    );
-  }
-  if (body.system !== undefined) tally.fixed += OVERHEAD.perMessage;
-  content(tally, "system", body.system);
-  arr(body.messages).forEach((raw, i) => {
-    tally.fixed += OVERHEAD.perMessage;
-    content(tally, `messages[${i}].content`, obj(raw).content);
-  });
-  const tools = arr(body.tools);
-  if (tools.length > 0) tally.fixed += OVERHEAD.anthropicToolPrompt;
-  tools.forEach((raw, i) => {
-    const tool = obj(raw);
-    if (tool.type === undefined || tool.type === "custom") functionTool(tally, tool.input_schema);
-    else typedTool(tally, `tools[${i}]`, tool);
-  });
-  tally.json(obj(body.output_config).format);
-}
-
-const WALKS: Record<TextProtocol, (tally: Tally, body: Obj) => void> = { chat, responses, messages };
-
 /**
  * The tokens `body` (in `protocol`) can be billed for beyond its prompt text, by `protocol`'s
  * formulas. Infinite when only the context window bounds it;
  * refuses (400 naming the field) what has no bound at all.
  */
 export function boundOf(protocol: TextProtocol, body: Obj, model: string): number {
-  const tally = new Tally(FORMULA[protocol], model);
+  const { bound } = protocolOf(protocol);
+  const tally = new Tally(bound.formula, model);
   tally.fixed += OVERHEAD.reply;
-  WALKS[protocol](tally, body);
+  bound.walk(tally, body);
   return tally.total();
 }
 
@@ -374,7 +300,7 @@ export function reservedInputTokens(gateway: Gateway, request: BoundRequest): nu
   const ir = request.ir();
   const format = ir.format?.kind === "json_schema" ? countTokens(JSON.stringify(ir.format.schema)) : 0;
   for (const target of targets) {
-    const written = writeRequest(target, ir, model.id, model.maxOutputTokens);
+    const written = protocolOf(target).translate.writeRequest(ir, model.id, model.maxOutputTokens);
     const added = TRANSLATION_TEXT + format + DEFAULT_SCHEMA * arr(written.tools).length;
     most = Math.max(most, request.promptTokens + added + boundOf(target, written, model.id));
   }

@@ -11,14 +11,15 @@ import type { ModelInfo } from "../catalog/models.ts";
 import { countPromptTokens } from "../catalog/token-thread.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
+import type { DecodedText, TextAdapter } from "../protocols/adapter.ts";
+import { protocolOf, type TextProtocol } from "../protocols/index.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest } from "../telemetry/request.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text-call.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJsonBody } from "../wire/json.ts";
-import { type IrRequest, TEXT_PATHS, type TextProtocol, type TextView } from "../wire/text-form.ts";
-import { writeRequest } from "../wire/translate/index.ts";
+import type { TextView } from "../wire/text-form.ts";
 import { MIN_OUTPUT_TOKENS } from "../wire/translate/responses-request.ts";
 import { admitInput } from "./admit.ts";
 import { authenticate } from "./authenticate.ts";
@@ -35,25 +36,8 @@ const TEXT_FAMILIES = ["text", "messages"] as const;
 
 import { respond } from "./relay/respond.ts";
 
-/** A decoded request: the neutral view plus what is needed to forward it unchanged. */
-export interface DecodedText {
-  view: TextView;
-  /** The parsed body (unknown fields kept), for re-serializing when something must change. */
-  body: Record<string, unknown>;
-  /** How many answers the request asks for (Chat `n`); admission reserves output for each. */
-  choices?: number;
-  /** Extra fields to set on the forwarded body (e.g. Chat `stream_options.include_usage`). */
-  overrides?: Record<string, unknown>;
-  anthropicVersion?: string;
-  anthropicBeta?: string;
-  /** The request in the internal form, for a channel that speaks another protocol. */
-  ir(): IrRequest;
-}
-
-export interface TextEndpoint {
-  path: string;
-  decode(json: unknown, headers: Headers): DecodedText;
-}
+/** A text endpoint: its protocol's record (src/protocols/), of which the run reads its path and decode. */
+export type TextEndpoint = Pick<TextAdapter, "path" | "decode">;
 
 /**
  * The model must exist, be allowed to the key (400/403), be a text model, and be served on this
@@ -65,17 +49,14 @@ export function requireTextModel(
   id: string,
   protocol: TextProtocol,
 ): ModelInfo {
-  const model = requireFamily(
-    requireModel(principal, id, gateway.aliases),
-    TEXT_FAMILIES,
-    TEXT_PATHS[protocol],
-  );
+  const { path } = protocolOf(protocol);
+  const model = requireFamily(requireModel(principal, id, gateway.aliases), TEXT_FAMILIES, path);
   const allowed = gateway.config.endpoints.models[model.id];
   if (allowed !== undefined && !allowed.includes(protocol)) {
-    const where = allowed.map((p) => TEXT_PATHS[p]).join(" or ");
+    const where = allowed.map((p) => protocolOf(p).path).join(" or ");
     throw new GatewayError(
       "invalid_request",
-      `The model \`${model.id}\` is not served on ${TEXT_PATHS[protocol]} by this gateway: call ${where}.`,
+      `The model \`${model.id}\` is not served on ${path} by this gateway: call ${where}.`,
       { param: "model" },
     );
   }
@@ -93,7 +74,7 @@ function checkModel(principal: Principal, gateway: Gateway, view: TextView, toke
   }
   const max = view.maxOutputTokens;
   if (max !== undefined && max > model.maxOutputTokens) {
-    const field = view.protocol === "responses" ? "max_output_tokens" : "max_tokens";
+    const field = protocolOf(view.protocol).outputCapField;
     throw new GatewayError(
       "invalid_request",
       `${field} is ${max}, above the ${model.maxOutputTokens} \`${model.id}\` allows.`,
@@ -126,7 +107,7 @@ function bodyFor(channel: Channel, target: TextProtocol, request: Admitted): Pic
   // The catalog id, not the client's name: an alias is sent upstream as its target.
   const mapped = channel.upstreamModel(model.id);
   if (target !== decoded.view.protocol) {
-    const json = writeRequest(target, decoded.ir(), mapped, model.maxOutputTokens);
+    const json = protocolOf(target).translate.writeRequest(decoded.ir(), mapped, model.maxOutputTokens);
     return { body: JSON.stringify(json), json };
   }
   if (mapped === decoded.view.model && decoded.overrides === undefined && !request.duplicateKeys)

@@ -76,7 +76,7 @@ export async function simEmbeddings(request: Request, seed: number): Promise<Res
     const inputs = readInputs(body.input);
     const status = askedError(inputs);
     if (status !== undefined)
-      return simError("chat", status, `simulator: error ${status} requested by sim:error`);
+      return simError("openai", status, `simulator: error ${status} requested by sim:error`);
     const full = findModel(body.model)?.embedding?.dimensions ?? DEFAULT_DIMENSIONS;
     const dimensions = body.dimensions ?? full;
     const tokens = await tokensOf(inputs);
@@ -95,9 +95,9 @@ export async function simEmbeddings(request: Request, seed: number): Promise<Res
     };
   } catch (thrown) {
     if (thrown instanceof GatewayError)
-      return simError("chat", thrown.status, `simulator: ${thrown.message}`);
+      return simError("openai", thrown.status, `simulator: ${thrown.message}`);
     if (thrown instanceof SyntaxError)
-      return simError("chat", 400, `simulator: malformed JSON body: ${thrown.message}`);
+      return simError("openai", 400, `simulator: malformed JSON body: ${thrown.message}`);
     throw thrown;
   }
   return Response.json(answer);

@@ -104,7 +104,7 @@ export class FaultInjector {
   async call(
     request: Request,
     answer: (shape: AnswerShape) => Promise<Response>,
-    errorShape: (status: number, message: string) => Response = (s, m) => simError("responses", s, m),
+    errorShape: (status: number, message: string) => Response = (s, m) => simError("openai", s, m),
   ): Promise<Response> {
     const s = this.#stats;
     const p = this.#profile;

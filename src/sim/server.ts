@@ -68,7 +68,6 @@ export function simCall(
   request: Request,
   options: SimServerOptions,
 ): Promise<Response> {
-  const protocol = route.path === "/v1/messages" ? "messages" : "responses";
   return injector.call(
     request,
     async (shape) =>
@@ -77,7 +76,7 @@ export function simCall(
         timing: shape.timing ?? options.timing,
         dropAfter: shape.dropAfter,
       }),
-    (status, message) => simError(protocol, status, message),
+    (status, message) => simError(route.errorShape ?? "openai", status, message),
   );
 }
 

@@ -120,13 +120,13 @@ export async function simSpeech(request: Request, seed: number): Promise<Respons
     body = decodeSpeechBody(await request.json());
   } catch (thrown) {
     if (thrown instanceof GatewayError)
-      return simError("chat", thrown.status, `simulator: ${thrown.message}`);
-    return simError("chat", 400, `simulator: malformed JSON body: ${String(thrown)}`);
+      return simError("openai", thrown.status, `simulator: ${thrown.message}`);
+    return simError("openai", 400, `simulator: malformed JSON body: ${String(thrown)}`);
   }
   const format = body.response_format;
   if (!(PRODUCED as readonly string[]).includes(format)) {
     return simError(
-      "chat",
+      "openai",
       400,
       `simulator: response_format ${format} is not produced by the simulator; it produces ${PRODUCED.join(", ")}`,
     );
@@ -135,7 +135,7 @@ export async function simSpeech(request: Request, seed: number): Promise<Respons
   if (body.stream_format === "sse") {
     const model = findModel(body.model)?.speech;
     if (model !== undefined && !model.sse)
-      return simError("chat", 400, `simulator: ${body.model} does not stream sse`);
+      return simError("openai", 400, `simulator: ${body.model} does not stream sse`);
     const seconds = speechSamples(characterCount(body.input), body.speed) / SIM_SPEECH_RATE;
     const input = countTokens(body.input) + countTokens(body.instructions ?? "");
     const output = Math.ceil(seconds * SIM_AUDIO_TOKENS_PER_SECOND);

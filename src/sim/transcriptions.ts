@@ -184,7 +184,7 @@ export async function simTranscription(request: Request, seed: number, task: Aud
       else if (name === "file") bytes = new Uint8Array(await value.arrayBuffer());
     }
     const fields = decodeTranscriptionFields(raw, task);
-    if (bytes === undefined) return simError("chat", 400, "simulator: file is required");
+    if (bytes === undefined) return simError("openai", 400, "simulator: file is required");
     const audio = await readAudio(bytes);
     const seconds = audio.durationMs / 1000;
     const words = simWords(bytes, seed, seconds);
@@ -217,9 +217,9 @@ export async function simTranscription(request: Request, seed: number, task: Aud
     return new Response(body, { headers: { "content-type": formatContentType(fields.responseFormat) } });
   } catch (thrown) {
     if (thrown instanceof GatewayError)
-      return simError("chat", thrown.status, `simulator: ${thrown.message}`);
+      return simError("openai", thrown.status, `simulator: ${thrown.message}`);
     if (thrown instanceof TypeError)
-      return simError("chat", 400, `simulator: malformed multipart body: ${thrown.message}`);
+      return simError("openai", 400, `simulator: malformed multipart body: ${thrown.message}`);
     throw thrown;
   }
 }

@@ -5,17 +5,11 @@
 import { isObject } from "../base/plain-object.ts";
 import type { UsageCounts } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
-import type { TextProtocol, TextView } from "../wire/text-form.ts";
+import { protocolOf, type TextProtocol } from "../protocols/index.ts";
+import type { TextView } from "../wire/text-form.ts";
 import type { AttrValue, SpanHandle } from "./span.ts";
 
 type Attrs = Record<string, AttrValue>;
-
-/** `gen_ai.provider.name` of an upstream protocol. */
-export const PROVIDER: Record<TextProtocol, string> = {
-  responses: "openai",
-  chat: "openai",
-  messages: "anthropic",
-};
 
 /** What the client asked for: operation, model, output cap, streaming; the prompt only if captured. */
 export function requestAttributes(view: TextView, captureContent: boolean): Attrs {
@@ -59,31 +53,9 @@ export function setAll(span: SpanHandle, attrs: Attrs): void {
   for (const [name, value] of Object.entries(attrs)) span.set(name, value);
 }
 
-/**
- * `gen_ai.response.finish_reasons` of a complete answer in `protocol`: Chat's choices'
- * `finish_reason`, Messages' `stop_reason`, Responses' `status` (with the incomplete reason).
- */
+/** `gen_ai.response.finish_reasons` of a complete answer in `protocol`, as its record reads them. */
 export function finishReasons(protocol: TextProtocol, json: unknown): string[] {
-  if (!isObject(json)) return [];
-  switch (protocol) {
-    case "chat": {
-      const choices = Array.isArray(json.choices) ? json.choices : [];
-      return choices.flatMap((c) =>
-        isObject(c) && typeof c.finish_reason === "string" ? [c.finish_reason] : [],
-      );
-    }
-    case "messages":
-      return typeof json.stop_reason === "string" ? [json.stop_reason] : [];
-    case "responses": {
-      const details = isObject(json.incomplete_details) ? json.incomplete_details.reason : undefined;
-      if (typeof details === "string") return [details];
-      return typeof json.status === "string" ? [json.status] : [];
-    }
-    default: {
-      const never: never = protocol;
-      throw new Error(`unknown protocol ${String(never)}`);
-    }
-  }
+  return isObject(json) ? protocolOf(protocol).finishReasons(json) : [];
 }
 
 /** The response's own model id (`gen_ai.response.model`), when the answer names one. */

@@ -22,7 +22,7 @@ export function callEmbeddings(channel: Channel, call: EmbeddingCall): Promise<R
     return injectorOf(channel, call.simSeed).call(
       request,
       () => simEmbeddings(request, call.simSeed),
-      (status, message) => simError("chat", status, message),
+      (status, message) => simError("openai", status, message),
     );
   }
   if (transport === undefined || config.kind === "sim") {

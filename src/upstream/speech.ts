@@ -22,7 +22,7 @@ export function callSpeech(channel: Channel, call: SpeechCall): Promise<Response
     return injectorOf(channel, call.simSeed).call(
       request,
       () => simSpeech(request, call.simSeed),
-      (status, message) => simError("chat", status, message),
+      (status, message) => simError("openai", status, message),
     );
   }
   if (transport === undefined || config.kind === "sim") {

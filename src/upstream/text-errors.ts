@@ -1,20 +1,10 @@
 // Maps an upstream's error answer to a GatewayError the client sees in its own protocol: the
-// upstream's message (read by the kind folder of the protocol it speaks, <kind>/errors.ts) is
-// kept, the status chosen for the client's point of view.
+// upstream's message (read by the record of the protocol it speaks, src/protocols/<name>/errors.ts)
+// is kept, the status chosen for the client's point of view.
 // Whether the failure is worth another attempt follows from the kind (the error table,
 // src/wire/errors.ts): 401/403, 429 and 5xx are; the request's own faults (other 4xx) are not.
+import { protocolOf, type TextProtocol } from "../protocols/index.ts";
 import { GatewayError } from "../wire/errors.ts";
-import type { TextProtocol } from "../wire/text-form.ts";
-import { messagesErrorMessage } from "./anthropic/errors.ts";
-import { chatErrorMessage } from "./openai-chat/errors.ts";
-import { openaiErrorMessage } from "./openai-responses/errors.ts";
-
-/** The message inside an error body, read by the kind folder of the protocol the channel speaks. */
-const MESSAGE_READERS: Record<TextProtocol, (body: unknown) => string | undefined> = {
-  responses: openaiErrorMessage,
-  chat: chatErrorMessage,
-  messages: messagesErrorMessage,
-};
 
 function messageOf(protocol: TextProtocol, text: string): string {
   let body: unknown;
@@ -23,7 +13,8 @@ function messageOf(protocol: TextProtocol, text: string): string {
   } catch {
     // Not JSON: the raw text, shortened.
   }
-  const message = body === undefined ? undefined : MESSAGE_READERS[protocol](body);
+  // The message inside an error body, read by the record of the protocol the channel speaks.
+  const message = body === undefined ? undefined : protocolOf(protocol).errorMessage(body);
   return message || text.slice(0, 300) || "(empty body)";
 }
 

@@ -3,7 +3,7 @@
 // switch is exhaustive over the channel-kind union, so a new kind must decide here. The adapter
 // returns the upstream's raw Response; relaying happens in src/pipeline/relay, error reading in
 // text-errors.ts.
-import { TEXT_PATHS } from "../wire/text-form.ts";
+import { protocolOf } from "../protocols/index.ts";
 import { sendMessages } from "./anthropic/text.ts";
 import type { Channel } from "./channels.ts";
 import { sendChat } from "./openai-chat/text.ts";
@@ -17,7 +17,7 @@ export function callText(channel: Channel, call: TextCall, env: UpstreamEnv): Pr
   switch (config.kind) {
     case "sim": {
       // In-process: the same handler `modelgate sim` serves, without a socket.
-      const request = new Request(`http://sim.internal${TEXT_PATHS[call.protocol]}`, {
+      const request = new Request(`http://sim.internal${protocolOf(call.protocol).path}`, {
         method: "POST",
         // The beta list decides what a Messages request may ask (an interleaved thinking budget).
         headers: call.anthropicBeta ? { "anthropic-beta": call.anthropicBeta } : {},

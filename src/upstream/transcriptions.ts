@@ -23,7 +23,7 @@ export function callTranscription(channel: Channel, call: TranscriptionCall): Pr
     return injectorOf(channel, call.simSeed).call(
       request,
       () => simTranscription(request, call.simSeed, call.task),
-      (status, message) => simError("chat", status, message),
+      (status, message) => simError("openai", status, message),
     );
   }
   if (transport === undefined || config.kind === "sim") {

@@ -11,15 +11,10 @@
 // - thinking keeps its signature (Anthropic `signature`, OpenAI `encrypted_content`), so a thinking
 //   block or reasoning item sent back by a client reaches the upstream as it came from there.
 
-/** The three client protocols of the text endpoints. */
-export type TextProtocol = "responses" | "chat" | "messages";
+import type { TextProtocol } from "../protocols/index.ts";
 
-/** The endpoint path of each text protocol. */
-export const TEXT_PATHS: Readonly<Record<TextProtocol, string>> = {
-  responses: "/v1/responses",
-  chat: "/v1/chat/completions",
-  messages: "/v1/messages",
-};
+/** The client protocols of the text endpoints: one record each in src/protocols/. */
+export type { TextProtocol };
 
 /** A JSON Schema object as sent by clients; only the keywords the simulator reads are typed. */
 export type JsonSchema = { readonly [key: string]: unknown };

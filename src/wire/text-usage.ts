@@ -3,8 +3,8 @@
 // and cache writes; writes are split by cache lifetime (the default 5 minutes, or 1 hour) and priced
 // apart. OpenAI-style usage may report writes too (`cache_write_tokens`, part of input). Anthropic
 // usage also counts the server tools it ran (`server_tool_use`); OpenAI usage has no such count, the
-// Responses reader counts hosted tool calls from the output items (src/upstream/openai-responses/usage.ts).
-// Where an upstream puts its usage in answers and events is read per kind (src/upstream/usage.ts).
+// Responses reader counts hosted tool calls from the output items (src/protocols/responses/usage.ts).
+// Where an upstream puts its usage in answers and events is read per kind (src/protocols/usage.ts).
 import * as v from "valibot";
 import type { ToolCalls, UsageCounts } from "../billing/contract.ts";
 

@@ -5,9 +5,9 @@
 import { expect, test } from "bun:test";
 import { createParser } from "eventsource-parser";
 import fc from "fast-check";
+import { replyReader, replyWriter } from "../../src/protocols/translate.ts";
 import type { IrEvent, IrReply, IrReplyPart, TextProtocol } from "../../src/wire/text-form.ts";
 import { eventsOf, replyEvents } from "../../src/wire/translate/convert.ts";
-import { replyReader, replyWriter } from "../../src/wire/translate/index.ts";
 import { ANSWER_SCHEMAS, type ClientEvent, problems, streamProblems } from "./client-schemas.ts";
 
 type Obj = Record<string, unknown>;

@@ -4,9 +4,9 @@
 // meets a length cut. Every emitted event is checked against the official-shape schemas too.
 import { describe, expect, test } from "bun:test";
 import { createParser } from "eventsource-parser";
+import { replyReader, replyWriter, translateAnswer } from "../../src/protocols/translate.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
 import { eventsOf } from "../../src/wire/translate/convert.ts";
-import { replyReader, replyWriter, translateAnswer } from "../../src/wire/translate/index.ts";
 import {
   type ClientEvent,
   chatCompletion,

@@ -3,8 +3,8 @@
 // adapters to a recording upstream. Every request the upstream receives must pass the strict
 // contract of its endpoint (the oracle); the simulator only produces the replies.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { PROTOCOLS as RECORDS } from "../../src/protocols/index.ts";
 import { simTextAnswer } from "../../src/sim/text/routes.ts";
-import { TEXT_PATHS as PATHS } from "../../src/wire/text-form.ts";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import {
   type RecordedRequest,
@@ -61,7 +61,7 @@ async function sendThrough(
   body: Obj,
 ): Promise<{ status: number; sent: RecordedRequest }> {
   upstream.clear();
-  const response = await fetch(`${gw.url}${PATHS[client]}`, {
+  const response = await fetch(`${gw.url}${RECORDS[client].path}`, {
     method: "POST",
     headers: {
       authorization: `Bearer ${gw.key}`,

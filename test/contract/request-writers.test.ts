@@ -5,9 +5,9 @@
 // each upstream protocol passes that protocol's contract. Plus the schema and system-merge helpers.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { writeRequest } from "../../src/protocols/translate.ts";
 import { systemOverrides } from "../../src/wire/messages.ts";
 import type { IrFormat, IrMessage, IrPart, IrRequest } from "../../src/wire/text-form.ts";
-import { writeRequest } from "../../src/wire/translate/index.ts";
 import { anthropicSchema, isStrictCompatible } from "../../src/wire/translate/json-schema.ts";
 import { ChatRequestContract } from "./chat-request.ts";
 import { problems } from "./client-schemas.ts";

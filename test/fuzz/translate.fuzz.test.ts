@@ -7,6 +7,16 @@
 import { describe, expect, test } from "bun:test";
 import { createParser } from "eventsource-parser";
 import fc from "fast-check";
+import {
+  readChatRequest,
+  readMessagesRequest,
+  readReply,
+  readResponsesRequest,
+  replyReader,
+  replyWriter,
+  translateAnswer,
+  writeRequest,
+} from "../../src/protocols/translate.ts";
 import { decodeChatRequest } from "../../src/wire/chat.ts";
 import { decodeMessagesRequest } from "../../src/wire/messages.ts";
 import { decodeResponsesRequest } from "../../src/wire/responses.ts";
@@ -19,16 +29,6 @@ import type {
   TextProtocol,
 } from "../../src/wire/text-form.ts";
 import { eventsOf, replyEvents } from "../../src/wire/translate/convert.ts";
-import {
-  readChatRequest,
-  readMessagesRequest,
-  readReply,
-  readResponsesRequest,
-  replyReader,
-  replyWriter,
-  translateAnswer,
-  writeRequest,
-} from "../../src/wire/translate/index.ts";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 170_017);
 const RUNS = 150;

@@ -121,3 +121,83 @@ describe("the walk of one request", () => {
     expect([...entering]).toEqual(["pipeline/authenticate.ts"]);
   });
 });
+
+// One record per text protocol (src/protocols/<name>/index.ts, registered in src/protocols/index.ts):
+// what a protocol means is decided in its record, and everything else looks the record up by name.
+// A switch on the protocol, a table keyed by it, or a comparison with one protocol's name outside
+// src/protocols/ is a second place a new protocol would have to be added, which tsc cannot list.
+const PROTOCOL_NAME = `["'](?:responses|chat|messages)["']`;
+const PER_PROTOCOL: readonly [string, RegExp][] = [
+  ["a table keyed by protocol", /Record<\s*TextProtocol\b/],
+  ["a switch on a protocol", /\bswitch\s*\(\s*[\w.]*\b(?:protocol|from|to)\s*\)/],
+  [
+    "a comparison with a protocol's name",
+    new RegExp(String.raw`\b(?:protocol|from|to)\s*[!=]==?\s*${PROTOCOL_NAME}`),
+  ],
+  [
+    "a comparison with a protocol's name",
+    new RegExp(String.raw`${PROTOCOL_NAME}\s*[!=]==?\s*[\w.]*\b(?:protocol|from|to)\b`),
+  ],
+  ["a case per protocol", /\bcase\s+["'](?:responses|chat)["']\s*:/],
+];
+
+/** The per-protocol dispatches in `source` (comments left out), as "line: what". */
+function perProtocolDispatch(source: string): string[] {
+  const found: string[] = [];
+  source.split("\n").forEach((line, i) => {
+    const code = line.replace(/\/\/.*$/, "");
+    for (const [what, pattern] of PER_PROTOCOL) if (pattern.test(code)) found.push(`${i + 1}: ${what}`);
+  });
+  // An object literal with a key per protocol is a table too.
+  const keys = new Set([...source.matchAll(/^\s*(responses|chat|messages)\s*:/gm)].map((m) => m[1]));
+  if (keys.size === 3) found.push("a table with a key per protocol");
+  return found;
+}
+
+describe("one record per text protocol", () => {
+  test("the check finds each kind of per-protocol dispatch", () => {
+    const samples = [
+      "const T: Record<TextProtocol, string> = x;",
+      "switch (view.protocol) {",
+      'if (t.to === "responses") x();',
+      'const f = "messages" === protocol;',
+      '    case "chat":',
+      "const T = {\n  responses: 1,\n  chat: 2,\n  messages: 3,\n};",
+    ];
+    for (const sample of samples) expect(perProtocolDispatch(sample)).not.toEqual([]);
+    expect(
+      perProtocolDispatch('const r = protocolOf(protocol).path;\nif (family === "messages") x();'),
+    ).toEqual([]);
+  });
+
+  test("outside src/protocols/, nothing switches on the protocol", async () => {
+    const found: string[] = [];
+    for (const m of modules) {
+      if (m.file.startsWith("protocols/")) continue;
+      const source = await Bun.file(resolve(SRC, m.file)).text();
+      for (const hit of perProtocolDispatch(source)) found.push(`${m.file}:${hit}`);
+    }
+    expect(found).toEqual([]);
+  });
+
+  test("the records call no stage: at run time src/protocols/ imports only wire/ and base/", () => {
+    const outside = modules.flatMap((m) =>
+      m.file.startsWith("protocols/")
+        ? m.runtime
+            .filter((t) => !["protocols", "wire", "base"].includes(folderOf(t)))
+            .map((t) => `${m.file} -> ${t}`)
+        : [],
+    );
+    expect(outside).toEqual([]);
+  });
+
+  test("each registered protocol has its own folder, filed under its name, and its simulator route", async () => {
+    const { PROTOCOLS } = await import("../../src/protocols/index.ts");
+    const { SIM_TEXT_ROUTES } = await import("../../src/sim/text/routes.ts");
+    for (const [name, record] of Object.entries(PROTOCOLS)) {
+      expect<string>(record.name).toBe(name);
+      expect(modules.some((m) => m.file === `protocols/${name}/index.ts`)).toBe(true);
+      expect(SIM_TEXT_ROUTES.some((r) => r.path === record.path)).toBe(true);
+    }
+  });
+});

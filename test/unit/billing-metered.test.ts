@@ -16,11 +16,14 @@ import { AliasTable } from "../../src/catalog/aliases.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { ConfigSchema } from "../../src/config/schema.ts";
 import type { Gateway } from "../../src/gateway.ts";
-import { createChatCompletion } from "../../src/handlers/chat.ts";
+import { textRow } from "../../src/handlers/text.ts";
 import type { RequestContext } from "../../src/http/context.ts";
+import { PROTOCOLS } from "../../src/protocols/index.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { admitInput } from "./billing-fixture.ts";
+
+const createChatCompletion = textRow(PROTOCOLS.chat);
 
 const RATE = { "x-ratelimit-remaining-requests": "9" };
 

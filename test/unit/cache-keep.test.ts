@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { CollectingTap, endOf, storable } from "../../src/pipeline/relay/keep.ts";
 import type { StreamTap } from "../../src/pipeline/relay/tap.ts";
-import { readReply } from "../../src/wire/translate/index.ts";
+import { readReply } from "../../src/protocols/translate.ts";
 
 /** A tap that only counts, standing for the relay's usage tap. */
 function innerTap(): StreamTap {

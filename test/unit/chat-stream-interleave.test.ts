@@ -4,10 +4,10 @@
 // well-behaved single-call stream reads into exactly the events it always did.
 import { describe, expect, test } from "bun:test";
 import { translateStream } from "../../src/pipeline/relay/translated.ts";
-import { streamUsage } from "../../src/upstream/usage.ts";
+import { replyReader, translateAnswer } from "../../src/protocols/translate.ts";
+import { streamUsage } from "../../src/protocols/usage.ts";
 import { ZERO_USAGE } from "../../src/wire/text-form.ts";
 import { eventsOf } from "../../src/wire/translate/convert.ts";
-import { replyReader, translateAnswer } from "../../src/wire/translate/index.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 // Hosted (server-side) tools: which a request may carry (src/pipeline/forwarding.ts), how their
-// calls are counted from each protocol's answers and events (src/upstream/<kind>/usage.ts), and
+// calls are counted from each protocol's answers and events (src/protocols/<name>/usage.ts), and
 // what they cost and reserve (src/billing/cost.ts rule 7), against hand-computed figures.
 import { describe, expect, test } from "bun:test";
 import * as v from "valibot";
@@ -8,7 +8,7 @@ import { buildPriceTable } from "../../src/billing/prices.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { checkForwardable } from "../../src/pipeline/forwarding.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
-import { answerUsage, streamUsage } from "../../src/upstream/usage.ts";
+import { answerUsage, streamUsage } from "../../src/protocols/usage.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
 import { model, usage } from "./billing-fixture.ts";
 

@@ -4,8 +4,8 @@ import { describe, expect, test } from "bun:test";
 import { csvField, toCsv } from "../../src/cli/usage-groups.ts";
 import { BoundedLabel, OTHER } from "../../src/metrics/labels.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
+import { streamUsage } from "../../src/protocols/usage.ts";
 import { finishReasons, requestAttributes, responseModel } from "../../src/telemetry/attributes.ts";
-import { streamUsage } from "../../src/upstream/usage.ts";
 import type { TextView } from "../../src/wire/text-form.ts";
 
 const view: TextView = {

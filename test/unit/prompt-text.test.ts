@@ -1,8 +1,8 @@
 // The prompt text of a request's head: every piece of text the model reads, joined by newlines with
 // empty pieces skipped (the sizing and the simulator count it), from every kind of Chat message.
 import { describe, expect, test } from "bun:test";
+import { viewOfChat } from "../../src/protocols/translate.ts";
 import { decodeChatRequest } from "../../src/wire/chat.ts";
-import { viewOfChat } from "../../src/wire/translate/index.ts";
 import { joinText, toolsText } from "../../src/wire/translate/prompt-text.ts";
 
 describe("prompt text", () => {

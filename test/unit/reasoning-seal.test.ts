@@ -3,7 +3,7 @@
 // item again with that id and its encrypted content, as the API requires; an Anthropic upstream
 // never receives the seal (it is no Anthropic signature).
 import { describe, expect, test } from "bun:test";
-import { readMessagesRequest, translateAnswer, writeRequest } from "../../src/wire/translate/index.ts";
+import { readMessagesRequest, translateAnswer, writeRequest } from "../../src/protocols/translate.ts";
 import type { Obj } from "../../src/wire/translate/narrow.ts";
 import { openReasoning, sealReasoning } from "../../src/wire/translate/reasoning-seal.ts";
 

@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateStream } from "../../src/pipeline/relay/translated.ts";
-import { streamUsage } from "../../src/upstream/usage.ts";
+import { streamUsage } from "../../src/protocols/usage.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
 import {

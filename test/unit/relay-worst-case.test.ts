@@ -4,8 +4,8 @@
 import { expect, test } from "bun:test";
 import { findModel } from "../../src/catalog/models.ts";
 import { worstOutputTokens } from "../../src/pipeline/text.ts";
+import { readMessagesRequest, writeRequest } from "../../src/protocols/translate.ts";
 import { decodeMessagesRequest } from "../../src/wire/messages.ts";
-import { readMessagesRequest, writeRequest } from "../../src/wire/translate/index.ts";
 
 test("the reservation covers the output cap a Responses upstream is actually sent", () => {
   const model = findModel("modelx-5.4");

@@ -2,8 +2,8 @@
 // tool call (its id and name): one lacking them is a typed error naming the field — the relay's 502
 // — not a call whose id reads "undefined". Other fields stay optional and unknown ones are kept.
 import { describe, expect, test } from "bun:test";
+import { readReply, tryTranslateAnswer } from "../../src/protocols/translate.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
-import { readReply, tryTranslateAnswer } from "../../src/wire/translate/index.ts";
 
 const chatAnswer = (call: Record<string, unknown>) => ({
   id: "chatcmpl-1",

@@ -2,11 +2,6 @@
 // signatures across a round trip, the documented drop rules, stop reasons and usage conventions,
 // and stream translation event by event.
 import { describe, expect, test } from "bun:test";
-import { decodeChatRequest } from "../../src/wire/chat.ts";
-import { decodeMessagesRequest } from "../../src/wire/messages.ts";
-import { decodeResponsesRequest } from "../../src/wire/responses.ts";
-import { eventsOf } from "../../src/wire/translate/convert.ts";
-import { usageFromAnthropic, usageToAnthropic } from "../../src/wire/translate/finish.ts";
 import {
   readChatRequest,
   readMessagesRequest,
@@ -15,7 +10,12 @@ import {
   replyWriter,
   translateAnswer,
   writeRequest,
-} from "../../src/wire/translate/index.ts";
+} from "../../src/protocols/translate.ts";
+import { decodeChatRequest } from "../../src/wire/chat.ts";
+import { decodeMessagesRequest } from "../../src/wire/messages.ts";
+import { decodeResponsesRequest } from "../../src/wire/responses.ts";
+import { eventsOf } from "../../src/wire/translate/convert.ts";
+import { usageFromAnthropic, usageToAnthropic } from "../../src/wire/translate/finish.ts";
 
 type Obj = Record<string, unknown>;
 

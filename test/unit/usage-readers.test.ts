@@ -1,4 +1,4 @@
-// The stream usage readers of every protocol (src/upstream/<kind>/usage.ts) and the tap's reading
+// The stream usage readers of every protocol (src/protocols/<name>/usage.ts) and the tap's reading
 // of them (src/pipeline/relay/tap.ts): a figure an upstream sends before its final usage is a floor,
 // the final usage is billed as it is, a stream cut before it is billed its delivered text counted by
 // the tokenizer (capped by the reservation), and the deltas kept for that count are read in
@@ -6,8 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { countTokens } from "../../src/catalog/tokenizer.ts";
 import { readUsage } from "../../src/pipeline/relay/tap.ts";
-import { streamUsage } from "../../src/upstream/usage.ts";
-import { KEPT_CHARS } from "../../src/upstream/usage-reader.ts";
+import { streamUsage } from "../../src/protocols/usage.ts";
+import { KEPT_CHARS } from "../../src/protocols/usage-reader.ts";
 import { type Protocol, type Script, scriptedEvents } from "../helpers/scripted-streams.ts";
 
 /** Feeds a script's events to a fresh reader of `protocol`, as the relay's SSE parse hands them over. */

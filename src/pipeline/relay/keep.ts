@@ -6,10 +6,10 @@
 
 import type { Nanos } from "../../base/types.ts";
 import type { UsageCounts } from "../../billing/contract.ts";
+import { replyReader, replyWriter } from "../../protocols/translate.ts";
 import type { UsageSource } from "../../store/usage/record.ts";
 import type { IrEvent, IrReply, IrStop, TextProtocol } from "../../wire/text-form.ts";
 import type { ReplyReader, ReplyWriter } from "../../wire/translate/convert.ts";
-import { replyReader, replyWriter } from "../../wire/translate/index.ts";
 import type { Obj } from "../../wire/translate/narrow.ts";
 import type { StreamTap, TappedUsage } from "./tap.ts";
 

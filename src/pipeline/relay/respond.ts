@@ -9,12 +9,12 @@ import type { Ending, MeteredAnswer } from "../../billing/layer.ts";
 import type { ModelInfo } from "../../catalog/models.ts";
 import type { Gateway } from "../../gateway.ts";
 import type { RequestContext } from "../../http/context.ts";
+import { readReply } from "../../protocols/translate.ts";
 import { describeAnswer } from "../../telemetry/request.ts";
 import { costComment } from "../../wire/cost.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
 import type { TextProtocol, TextView } from "../../wire/text-form.ts";
 import { asObject } from "../../wire/translate/convert.ts";
-import { readReply } from "../../wire/translate/index.ts";
 import type { Answered } from "../call.ts";
 import { CollectingTap, endOf, type Keep, storable } from "./keep.ts";
 import { relayJson } from "./nonstream.ts";
@@ -100,7 +100,8 @@ export function respond(input: RespondInput): MeteredAnswer {
     tap,
     abort: answered.abort,
     keepaliveMs: input.gateway.config.text.keepalive_seconds * 1000,
-    dropUsageChunk: view.protocol === "chat" && !view.includeUsage,
+    // Only Chat clients may not ask for the usage chunk (the other heads always include usage).
+    dropUsageChunk: !view.includeUsage,
     // A translated stream is written with the client's id already.
     clientModel:
       translated === undefined && answered.channel.upstreamModel(input.model.id) !== view.model

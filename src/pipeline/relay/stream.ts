@@ -9,9 +9,9 @@
 // stream is a Bun direct stream: writes go straight to the response socket, with no JS queue.
 import { createParser } from "eventsource-parser";
 import { log } from "../../base/log.ts";
+import { protocolOf } from "../../protocols/index.ts";
 import type { BodyReader } from "../../upstream/guard.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../../wire/sse.ts";
-import { failureEvents } from "./failure.ts";
 import type { StreamTap } from "./tap.ts";
 
 export type StreamOutcome = "complete" | "broken" | "cancelled";
@@ -217,7 +217,9 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
 
   const finish = async (outcome: StreamOutcome, reason: string) => {
     if (finished) return;
-    if (outcome === "broken") for (const bytes of failureEvents(o.tap, reason)) write(bytes);
+    // A broken stream ends with its protocol's error event(s), never a made-up normal finish.
+    if (outcome === "broken")
+      for (const bytes of protocolOf(o.tap.protocol).failureEvents(o.tap, reason)) write(bytes);
     finished = true;
     clearInterval(timer);
     wake();

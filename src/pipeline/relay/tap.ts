@@ -1,15 +1,15 @@
 // The usage tap of a relayed stream: what the relay learns from the events it already parsed as
 // SSE. A native stream's tap hands them to the usage reader the call stage bound to the answer
-// (the answering kind's, src/upstream/<kind>/usage.ts), which parses JSON only for events that can
+// (the record's of the protocol the upstream spoke, src/protocols/<name>/usage.ts), which parses JSON only for events that can
 // carry usage or end the stream; a translated stream has its own tap (translated.ts). The tap adds
 // what the relay needs around the reader: the event count, and the count of what was delivered
 // when the stream ended before the upstream's final usage.
 import type { ToolCalls, UsageCounts } from "../../billing/contract.ts";
 import { countTokens } from "../../catalog/tokenizer.ts";
-import type { StreamUsage } from "../../upstream/usage-reader.ts";
+import type { StreamUsage } from "../../protocols/usage-reader.ts";
 import type { TextProtocol } from "../../wire/text-form.ts";
 
-/** What the stream relay (stream.ts, failure.ts) and the settlement read from a relayed stream. */
+/** What the stream relay (stream.ts, its failure events) and the settlement read from a relayed stream. */
 export interface StreamTap {
   /** The client's protocol (the broken stream's last event is written in it). */
   readonly protocol: TextProtocol;

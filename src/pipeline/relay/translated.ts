@@ -5,12 +5,13 @@
 // client's side itself: its tap knows what the writer wrote (its end, the Responses `created`),
 // while its usage stays the upstream's own, read by the answer's reader from the upstream's events.
 import { createParser } from "eventsource-parser";
-import type { StreamUsage } from "../../upstream/usage-reader.ts";
+import { protocolOf } from "../../protocols/index.ts";
+import { replyReader, replyWriter, tryTranslateAnswer } from "../../protocols/translate.ts";
+import type { StreamUsage } from "../../protocols/usage-reader.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import { SseFeed } from "../../wire/sse.ts";
 import type { IrEvent, TextProtocol } from "../../wire/text-form.ts";
 import { eventsOf } from "../../wire/translate/convert.ts";
-import { replyReader, replyWriter, tryTranslateAnswer } from "../../wire/translate/index.ts";
 import type { Obj } from "../../wire/translate/narrow.ts";
 import { MAX_EVENT_BYTES } from "./stream.ts";
 import { readUsage, type StreamTap, type TappedUsage } from "./tap.ts";
@@ -98,6 +99,7 @@ export function translateStream(
   const tap = new TranslatedTap(t.to, reader);
   const ir = replyReader(t.from);
   const writer = replyWriter(t.to, t.model, t.inputEstimate, t.request, t.includeUsage ?? true);
+  const startCarriesAnswer = protocolOf(t.to).translate.startCarriesAnswer;
   const decoder = new TextDecoder();
   let out: TransformStreamDefaultController<Uint8Array> | undefined;
   /** Bytes fed since the last event was dispatched: what the parser may be holding. */
@@ -105,8 +107,8 @@ export function translateStream(
   const write = (event: IrEvent, controller: TransformStreamDefaultController<Uint8Array> | undefined) => {
     for (const bytes of writer.push(event)) controller?.enqueue(bytes);
     if (event.type === "finish" || event.type === "error") tap.ended = true;
-    // The Responses writer's `response.created` carries its answer as it stands at the start.
-    else if (event.type === "start" && t.to === "responses") tap.created = writer.answer();
+    // The start event carries the answer as it stands (Responses `response.created`).
+    else if (event.type === "start" && startCarriesAnswer) tap.created = writer.answer();
   };
   const sse = new SseFeed(
     createParser({

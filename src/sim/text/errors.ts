@@ -1,6 +1,6 @@
 // Error answers of the simulator in each provider's own shape (OpenAI or Anthropic), so adapters
 // map real-looking upstream failures.
-import type { TextProtocol } from "../../wire/text-form.ts";
+import type { ErrorProtocol } from "../../wire/errors.ts";
 
 const OPENAI: Readonly<Record<number, [type: string, code: string | null]>> = {
   400: ["invalid_request_error", null],
@@ -24,12 +24,12 @@ const ANTHROPIC: Readonly<Record<number, string>> = {
   529: "overloaded_error",
 };
 
-/** An error response with `status` in the protocol's shape. */
-export function simError(protocol: TextProtocol, status: number, message: string): Response {
+/** An error response with `status` in one provider's shape (a text protocol's record names its own). */
+export function simError(shape: ErrorProtocol, status: number, message: string): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (status === 429 || status === 503) headers["retry-after"] = "1";
   const body =
-    protocol === "messages"
+    shape === "anthropic"
       ? { type: "error", error: { type: ANTHROPIC[status] ?? "api_error", message } }
       : {
           error: {

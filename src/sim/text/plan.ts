@@ -53,12 +53,6 @@ export interface SimPlan {
   directives: Directives;
 }
 
-/** The protocol's name for why an answer ended: at the output cap, at a tool call, or by itself. */
-export function endReason(plan: SimPlan, names: { length: string; toolCall: string; end: string }): string {
-  if (plan.stop === "length") return names.length;
-  return plan.toolCall ? names.toolCall : names.end;
-}
-
 /** Exactly `count` tokens of deterministic prose. */
 function prose(seed: number, key: string, count: number): string[] {
   const pieces: string[] = [];

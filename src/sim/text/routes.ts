@@ -1,22 +1,18 @@
-// The simulator's text endpoints (/v1/responses, /v1/chat/completions, /v1/messages): decode the
-// request like the real API, plan a deterministic answer, and render it in the protocol's JSON or
-// paced SSE. Used over HTTP (`modelgate sim`) and in-process by the `sim` channel kind.
+// The simulator's text endpoints (one per protocol record, src/protocols/): decode the request
+// like the real API, plan a deterministic answer, and render it in the protocol's JSON or paced
+// SSE (the record's `sim` renderers). Used over HTTP (`modelgate sim`) and in-process by the
+// `sim` channel kind.
 // Test directives (errors, drops, timing) are described in directives.ts; the tool-call rule in plan.ts.
 import { countPromptTokens } from "../../catalog/token-thread.ts";
-import { decodeChatRequest } from "../../wire/chat.ts";
+import type { SimRendered } from "../../protocols/adapter.ts";
+import { ALL_PROTOCOLS, protocolOf } from "../../protocols/index.ts";
 import { GatewayError } from "../../wire/errors.ts";
-import { decodeMessagesRequest } from "../../wire/messages.ts";
-import { decodeResponsesRequest } from "../../wire/responses.ts";
 import { SSE_HEADERS } from "../../wire/sse.ts";
-import type { TextProtocol, TextView } from "../../wire/text-form.ts";
-import { viewOfChat, viewOfMessages, viewOfResponses } from "../../wire/translate/index.ts";
+import type { TextProtocol } from "../../wire/text-form.ts";
 import type { SimRoute } from "../routes.ts";
-import { chatCompletion, chatEvents } from "./chat.ts";
 import { simError } from "./errors.ts";
-import { messageObject, messagesEvents } from "./messages.ts";
-import { brokenBody, pacedStream, type SimEvent, type Timing } from "./pace.ts";
-import { planAnswer, type SimPlan } from "./plan.ts";
-import { responseObject, responsesEvents } from "./responses.ts";
+import { brokenBody, pacedStream, type Timing } from "./pace.ts";
+import { planAnswer } from "./plan.ts";
 
 export interface SimTextOptions {
   seed: number;
@@ -26,65 +22,31 @@ export interface SimTextOptions {
   dropAfter?: number | undefined;
 }
 
-interface Rendered {
-  view: TextView;
-  json(plan: SimPlan): unknown;
-  events(plan: SimPlan): SimEvent[];
-}
-
-function render(protocol: TextProtocol, body: unknown, headers: Headers): Rendered {
-  const now = Math.floor(Date.now() / 1000);
-  switch (protocol) {
-    case "responses": {
-      const req = decodeResponsesRequest(body);
-      return {
-        view: viewOfResponses(req),
-        json: (plan) => responseObject(req, plan, now, true),
-        events: (plan) => responsesEvents(req, plan, now),
-      };
-    }
-    case "chat": {
-      const req = decodeChatRequest(body);
-      return {
-        view: viewOfChat(req),
-        json: (plan) => chatCompletion(req, plan, now),
-        events: (plan) => chatEvents(req, plan, now),
-      };
-    }
-    case "messages": {
-      const req = decodeMessagesRequest(body, headers.get("anthropic-beta"));
-      return {
-        view: viewOfMessages(req),
-        json: (plan) => messageObject(req, plan),
-        events: (plan) => messagesEvents(req, plan),
-      };
-    }
-    default: {
-      const never: never = protocol;
-      throw new Error(`unknown protocol ${String(never)}`);
-    }
-  }
-}
-
 /** Answers one simulated text request in `protocol`. */
 export async function simTextAnswer(
   protocol: TextProtocol,
   request: Request,
   options: SimTextOptions,
 ): Promise<Response> {
-  let rendered: Rendered;
+  const record = protocolOf(protocol);
+  let rendered: SimRendered;
   try {
-    rendered = render(protocol, JSON.parse(await request.text()), request.headers);
+    const now = Math.floor(Date.now() / 1000);
+    rendered = record.sim.render(JSON.parse(await request.text()), request.headers, now);
   } catch (thrown) {
     const message =
       thrown instanceof GatewayError ? thrown.message : `malformed JSON body: ${String(thrown)}`;
     const status = thrown instanceof GatewayError ? thrown.status : 400;
-    return simError(protocol, status, `simulator: ${message}`);
+    return simError(record.errorShape, status, `simulator: ${message}`);
   }
   const plan = planAnswer(rendered.view, options.seed, await countPromptTokens(rendered.view.promptText));
   const d = plan.directives;
   if (d.errorStatus !== undefined) {
-    return simError(protocol, d.errorStatus, `simulator: error ${d.errorStatus} requested by sim:error`);
+    return simError(
+      record.errorShape,
+      d.errorStatus,
+      `simulator: error ${d.errorStatus} requested by sim:error`,
+    );
   }
   const dropAfter = d.dropAfter ?? options.dropAfter;
   const timing: Timing = {
@@ -100,9 +62,10 @@ export async function simTextAnswer(
   return new Response(pacedStream(rendered.events(plan), timing, dropAfter), { headers: SSE_HEADERS });
 }
 
-/** The simulator HTTP routes for the three text endpoints. */
-export const SIM_TEXT_ROUTES: readonly SimRoute[] = [
-  { method: "POST", path: "/v1/responses", handle: (r, o) => simTextAnswer("responses", r, o) },
-  { method: "POST", path: "/v1/chat/completions", handle: (r, o) => simTextAnswer("chat", r, o) },
-  { method: "POST", path: "/v1/messages", handle: (r, o) => simTextAnswer("messages", r, o) },
-];
+/** The simulator HTTP routes of the text endpoints: one per protocol record. */
+export const SIM_TEXT_ROUTES: readonly SimRoute[] = ALL_PROTOCOLS.map((record) => ({
+  method: "POST",
+  path: record.path,
+  errorShape: record.errorShape,
+  handle: (r, o) => simTextAnswer(record.name, r, o),
+}));

@@ -1,6 +1,7 @@
 // The in-process simulator as a channel (kind "sim"): the same handlers `modelgate sim` serves,
 // without a socket, behind the channel's own fault injector (its `profile`, injectors.ts).
 
+import { protocolOf } from "../../protocols/index.ts";
 import { simError } from "../../sim/text/errors.ts";
 import type { Timing } from "../../sim/text/pace.ts";
 import { simTextAnswer } from "../../sim/text/routes.ts";
@@ -23,6 +24,6 @@ export function simChannelText(
         timing: shape.timing ?? options.timing,
         dropAfter: shape.dropAfter,
       }),
-    (status, message) => simError(protocol, status, message),
+    (status, message) => simError(protocolOf(protocol).errorShape, status, message),
   );
 }

@@ -5,50 +5,19 @@
 // answer is optional in every protocol and read loosely (narrow.ts); a missing required field is
 // a typed error naming it (`missing_field`), which the relay turns into a 502.
 import * as v from "valibot";
-import { isObject } from "../../base/plain-object.ts";
 import { issuePath } from "../../base/validation.ts";
-import type { TextProtocol } from "../text-form.ts";
 import type { Converted } from "./convert.ts";
-import { arr, type Obj, obj } from "./narrow.ts";
+import type { Obj } from "./narrow.ts";
 
-/** A Chat `message.tool_calls[]` entry. */
-const ChatToolCall = v.looseObject({ id: v.string(), function: v.looseObject({ name: v.string() }) });
-/** A Messages `tool_use` content block. */
-const MessagesToolUse = v.looseObject({ id: v.string(), name: v.string() });
-/** A Responses `function_call` output item. */
-const ResponsesFunctionCall = v.looseObject({ call_id: v.string(), name: v.string() });
+/** A schema a tool call must meet (loose: unknown fields kept). */
+export type Checked = v.GenericSchema<unknown, Obj>;
 
-type Checked = v.GenericSchema<unknown, Obj>;
-
-/** The tool calls of an answer in one protocol: where each is, and the schema it must meet. */
-type ToolCalls = (json: Obj) => { path: string; item: unknown; schema: Checked }[];
-
-const TOOL_CALLS: Record<TextProtocol, ToolCalls> = {
-  chat: (json) =>
-    arr(json.choices).flatMap((choice, c) =>
-      arr(obj(obj(choice).message).tool_calls).map((item, i) => ({
-        path: `choices[${c}].message.tool_calls[${i}]`,
-        item,
-        schema: ChatToolCall,
-      })),
-    ),
-  messages: (json) =>
-    arr(json.content).flatMap((block, i) =>
-      isObject(block) && block.type === "tool_use"
-        ? [{ path: `content[${i}]`, item: block, schema: MessagesToolUse }]
-        : [],
-    ),
-  responses: (json) =>
-    arr(json.output).flatMap((item, i) =>
-      isObject(item) && item.type === "function_call"
-        ? [{ path: `output[${i}]`, item, schema: ResponsesFunctionCall }]
-        : [],
-    ),
-};
+/** The tool calls of an answer in one protocol (its record's): where each is, and the schema it must meet. */
+export type ReplyToolCalls = (json: Obj) => { path: string; item: unknown; schema: Checked }[];
 
 /** The answer as it came, or the first required field it lacks, named by its path. */
-export function checkReply(from: TextProtocol, json: Obj): Converted<Obj> {
-  for (const { path, item, schema } of TOOL_CALLS[from](json)) {
+export function checkReply(toolCalls: ReplyToolCalls, json: Obj): Converted<Obj> {
+  for (const { path, item, schema } of toolCalls(json)) {
     const parsed = v.safeParse(schema, item);
     if (parsed.success) continue;
     const message = parsed.issues

@@ -1,8 +1,9 @@
 // The simulator's Responses answers: the full response object and the exact SSE event sequence
 // of the Responses API (created, in_progress, items with their parts and deltas, completed/incomplete).
+
+import type { SimEvent } from "../../sim/text/pace.ts";
+import type { SimPlan } from "../../sim/text/plan.ts";
 import type { ResponsesRequest } from "../../wire/responses.ts";
-import type { SimEvent } from "./pace.ts";
-import type { SimPlan } from "./plan.ts";
 
 type Item = Record<string, unknown>;
 

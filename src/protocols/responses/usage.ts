@@ -3,7 +3,7 @@
 // `.incomplete`, `.failed`, `error`), the only events parsed; deltas are kept unparsed (what a
 // stream that ends without a terminal usage is billed for: an `error` event carries none). The
 // usage of a terminal `response` is final. The `response` of `response.created` is kept
-// so a broken stream can end with a `response.failed` (src/pipeline/relay/failure.ts).
+// so a broken stream can end with a `response.failed` (its record's `failureEvents`).
 // Hosted tool calls the upstream bills per call (OpenAI's usage has no count of them) are counted
 // from the output items: `web_search_call`, `file_search_call` and `image_generation_call`, and
 // the distinct containers of `code_interpreter_call` items (billed per container), in the complete answer's

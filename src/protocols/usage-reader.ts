@@ -1,5 +1,5 @@
-// What every kind's stream usage reader offers the relay's tap (the readers: src/upstream/<kind>/usage.ts,
-// chosen in usage.ts). A leaf, so the kind folders and the dispatch need not import each other.
+// What every protocol's stream usage reader offers the relay's tap (the readers:
+// src/protocols/<name>/usage.ts, each its record's `usage.stream`). A leaf the records share.
 //
 // Besides the usage the upstream reports, a reader keeps what the upstream delivered — the raw data of
 // each content delta (text, reasoning, tool arguments) — so a stream that ends before the upstream's

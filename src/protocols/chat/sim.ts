@@ -1,8 +1,10 @@
 // The simulator's Chat Completions answers: the completion object and the chunk stream of
 // the Chat Completions stream (role chunk, content or tool-call chunks, finish chunk, usage chunk, [DONE]).
+
+import type { SimEvent } from "../../sim/text/pace.ts";
+import type { SimPlan } from "../../sim/text/plan.ts";
 import type { ChatRequest } from "../../wire/chat.ts";
-import type { SimEvent } from "./pace.ts";
-import { endReason, type SimPlan } from "./plan.ts";
+import { endReason } from "../sim-end.ts";
 
 type Obj = Record<string, unknown>;
 

@@ -1,8 +1,10 @@
 // The simulator's Messages answers: the message object and the event sequence of the Messages API
 // (message_start, content blocks with their deltas, message_delta with usage, message_stop).
+
+import type { SimEvent } from "../../sim/text/pace.ts";
+import type { SimPlan } from "../../sim/text/plan.ts";
 import type { MessagesRequest } from "../../wire/messages.ts";
-import type { SimEvent } from "./pace.ts";
-import { endReason, type SimPlan } from "./plan.ts";
+import { endReason } from "../sim-end.ts";
 
 type Obj = Record<string, unknown>;
 

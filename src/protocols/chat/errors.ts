@@ -2,7 +2,7 @@
 // OpenAI-compatible servers use instead (`{"error": "text"}`, vLLM's `{"object": "error",
 // "message"}`, a bare `{"message"}`).
 import * as v from "valibot";
-import { openaiErrorMessage } from "../openai-responses/errors.ts";
+import { openaiErrorMessage } from "../responses/errors.ts";
 
 const CompatibleError = v.union([
   v.looseObject({ error: v.string() }),
