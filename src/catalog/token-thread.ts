@@ -5,7 +5,7 @@
 // the first long count; idle, it never holds a process open; if it dies, what it was counting
 // fails and the next long count starts another.
 import { RequestThread } from "../base/thread.ts";
-import { countTokens } from "./tokenizer.ts";
+import { countTokensUpTo } from "./tokenizer.ts";
 
 /**
  * Texts up to this many UTF-16 units in all are counted on the calling thread. The worst text of
@@ -17,6 +17,8 @@ export const INLINE_COUNT_CHARS = 8 * 1024;
 export interface CountRequest {
   id: number;
   texts: readonly string[];
+  /** Counting a text stops once it passes this (countTokensUpTo's `atMost`). */
+  atMost?: number | undefined;
 }
 export type CountReply = { id: number; counts: number[] } | { id: number; error: string };
 
@@ -47,9 +49,10 @@ function rememberedCounts(texts: readonly string[]): number[] | undefined {
  * The number of tokens in each of `texts`, in order: counted in place when they are short in all,
  * else by the token thread (one message for the lot, so the count of each is still known).
  */
-export function countEachTokens(texts: readonly string[]): Promise<number[]> {
+export function countEachTokens(texts: readonly string[], atMost?: number): Promise<number[]> {
   const chars = charsOf(texts);
-  if (chars <= INLINE_COUNT_CHARS) return Promise.resolve(texts.map(countTokens));
+  const limit = atMost ?? Number.POSITIVE_INFINITY;
+  if (chars <= INLINE_COUNT_CHARS) return Promise.resolve(texts.map((text) => countTokensUpTo(text, limit)));
   const known = rememberedCounts(texts);
   if (known) return Promise.resolve(known);
   return new Promise<number[]>((resolve, reject) => {
@@ -60,17 +63,22 @@ export function countEachTokens(texts: readonly string[]): Promise<number[]> {
           reject(new Error(`the token thread failed: ${reply.error}`));
           return;
         }
-        if (chars <= REMEMBERED_CHARS) remembered = { texts, counts: reply.counts };
+        // Only exact counts: one stopped at `atMost` is not the text's count.
+        const exact = atMost === undefined || reply.counts.every((count) => count <= atMost);
+        if (exact && chars <= REMEMBERED_CHARS) remembered = { texts, counts: reply.counts };
         resolve(reply.counts);
       },
       stopped: reject,
     });
-    thread.post({ id, texts });
+    thread.post({ id, texts, atMost });
   });
 }
 
-/** The number of tokens in `text`, counted off the event loop when it is long. */
-export async function countPromptTokens(text: string): Promise<number> {
-  const [count] = await countEachTokens([text]);
+/**
+ * The number of tokens in `text`, counted off the event loop when it is long; with `atMost`
+ * (a model's context), some number above it as soon as the count passes it.
+ */
+export async function countPromptTokens(text: string, atMost?: number): Promise<number> {
+  const [count] = await countEachTokens([text], atMost);
   return count ?? 0;
 }

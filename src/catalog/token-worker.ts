@@ -1,16 +1,32 @@
 // The token thread's body (a Worker started by token-thread.ts): counts the texts of each message
 // it is sent, one after another, with its own copy of the vocabulary, and answers each message
 // with their counts in order.
+import os from "node:os";
 import type { CountReply, CountRequest } from "./token-thread.ts";
-import { countTokens } from "./tokenizer.ts";
+import { countTokensUpTo } from "./tokenizer.ts";
 
 declare const self: Worker;
 
+/** How much nicer than the process the token thread runs on Linux (the event loop keeps the process's). */
+const TOKEN_THREAD_NICER = 10;
+
+// Below the event loop's priority: when the cores are busy, requests being answered get the CPU
+// before long prompts being counted (hostile ones among them), which wait. Only on Linux, where a
+// nice value belongs to the thread that sets it; elsewhere it would slow the whole process.
+if (process.platform === "linux") {
+  try {
+    os.setPriority(Math.min(19, os.getPriority() + TOKEN_THREAD_NICER));
+  } catch {
+    // Not permitted (a sandbox): the thread counts at the process's priority.
+  }
+}
+
 self.addEventListener("message", (event: MessageEvent<CountRequest>) => {
-  const { id, texts } = event.data;
+  const { id, texts, atMost } = event.data;
   let reply: CountReply;
   try {
-    reply = { id, counts: texts.map(countTokens) };
+    const limit = atMost ?? Number.POSITIVE_INFINITY;
+    reply = { id, counts: texts.map((text) => countTokensUpTo(text, limit)) };
   } catch (error) {
     reply = { id, error: error instanceof Error ? error.message : String(error) };
   }

@@ -63,13 +63,16 @@ export function requireTextModel(
   return model;
 }
 
-/** The model checks of a text request; `tokens` is its prompt's token count, counted once by the caller. */
-function checkModel(principal: Principal, gateway: Gateway, view: TextView, tokens: number): ModelInfo {
-  const model = requireTextModel(principal, gateway, view.model, view.protocol);
+/**
+ * The model checks of a text request; `tokens` is its prompt's token count, counted once by the
+ * caller up to the model's context (past it, only that it is past).
+ */
+function checkModel(model: ModelInfo, view: TextView, tokens: number): ModelInfo {
   if (tokens > model.contextTokens) {
     throw new GatewayError(
       "too_large",
-      `The input is ${tokens} tokens, more than the ${model.contextTokens}-token context of \`${model.id}\`. Shorten the input.`,
+      `The input is more than the ${model.contextTokens}-token context of \`${model.id}\`. Shorten the input.`,
+      { param: view.protocol === "responses" ? "input" : "messages" },
     );
   }
   const max = view.maxOutputTokens;
@@ -127,8 +130,9 @@ export async function serveText(
   const decoded = endpoint.decode(parsed.json, ctx.request.headers);
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
-  const inputTokens = await countPromptTokens(view.promptText);
-  const model = checkModel(principal, gateway, view, inputTokens);
+  const textModel = requireTextModel(principal, gateway, view.model, view.protocol);
+  const inputTokens = await countPromptTokens(view.promptText, textModel.contextTokens);
+  const model = checkModel(textModel, view, inputTokens);
   const reserved = reservedInputTokens(gateway, {
     protocol: view.protocol,
     model,

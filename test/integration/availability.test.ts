@@ -4,7 +4,9 @@
 // of its own, within a pixel budget), and a body over the cap is refused by its declared length
 // before it is read, or at the cap while it streams, the connection then closed.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
+import os from "node:os";
 import { brotliCompressSync, deflateSync, gzipSync, zstdCompressSync } from "node:zlib";
 import { PNG } from "pngjs";
 import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
@@ -26,6 +28,20 @@ afterAll(async () => {
 
 const letters = (n: number): string => "a".repeat(n);
 
+/**
+ * `n` letters in one unbroken piece that does not repeat (runs of `a` of seeded lengths, each ended
+ * by `b`): the tokenizer merges every chunk of it, where a run of one letter is one chunk repeated.
+ */
+function unrepeatedLetters(n: number): string {
+  let seed = 25;
+  let text = "";
+  while (text.length < n) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    text += `${"a".repeat(1 + (seed >>> 28))}b`;
+  }
+  return text.slice(0, n);
+}
+
 /** Resolves with the order in which the promises settled, by label. */
 function settleOrder(entries: [string, Promise<unknown>][]): Promise<string[]> {
   const order: string[] = [];
@@ -39,7 +55,7 @@ describe("one long unbroken prompt does not stall the gateway (issue 25 item 7)"
       headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
       body: JSON.stringify({
         model: "modelx-5.5",
-        messages: [{ role: "user", content: letters(1_000_000) }],
+        messages: [{ role: "user", content: unrepeatedLetters(1_000_000) }],
       }),
     }).then(async (r) => ({ status: r.status, json: (await r.json()) as { input_tokens?: number } }));
     // Before the fix the count held the event loop for hours: /healthz waited behind it.
@@ -56,6 +72,44 @@ describe("one long unbroken prompt does not stall the gateway (issue 25 item 7)"
     expect(json.input_tokens).toBeGreaterThan(1_000_000 / 128);
     expect(json.input_tokens).toBeLessThan(1_000_000 / 2);
   }, 20_000);
+
+  test("the token thread counts at a lower priority than the event loop (Linux: nice +10)", async () => {
+    if (process.platform !== "linux") return;
+    const r = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+      method: "POST",
+      headers: { "x-api-key": key, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: "modelx-5.5", messages: [{ role: "user", content: letters(50_000) }] }),
+    });
+    expect(r.status).toBe(200);
+    // The nice value of each of the gateway's threads (field 19 of /proc/PID/task/TID/stat).
+    const nice = (tid: string): number => {
+      const stat = readFileSync(`/proc/${gw.proc.pid}/task/${tid}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
+    };
+    const main = nice(String(gw.proc.pid));
+    const others = readdirSync(`/proc/${gw.proc.pid}/task`)
+      .filter((tid) => tid !== String(gw.proc.pid))
+      .map(nice);
+    // Before, every thread ran at the process's priority: a hostile count took CPU from requests.
+    expect(main).toBe(os.getPriority());
+    expect(others).toContain(Math.min(19, main + 10));
+  });
+
+  test("a prompt past the model's context is 413 naming the field, counted only up to the context", async () => {
+    // ~400,000 tokens against modelx-5.3-c-spark's 128,000: counting stops at the context.
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "modelx-5.3-c-spark",
+        messages: [{ role: "user", content: unrepeatedLetters(1_500_000) }],
+      }),
+    });
+    expect(r.status).toBe(413);
+    const { error } = (await r.json()) as { error: { message: string; param: string | null } };
+    expect(error.param).toBe("messages");
+    expect(error.message).toContain("more than the 128000-token context of `modelx-5.3-c-spark`");
+  });
 
   test("a chat of 200,000 letters is answered and billed on its count", async () => {
     const r = await fetch(`${gw.url}/v1/chat/completions`, {

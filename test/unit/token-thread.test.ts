@@ -27,3 +27,12 @@ test("a short batch, an empty one and a single long prompt", async () => {
   const long = texts[2] ?? "";
   expect(await countPromptTokens(long)).toBe(countTokens(long));
 });
+
+test("a count limited to a context stops past it, and is not remembered as the text's count", async () => {
+  const long = texts[3] ?? "";
+  const exact = countTokens(long);
+  expect(await countPromptTokens(long, 100)).toBeGreaterThan(100);
+  expect(await countPromptTokens(long, exact)).toBe(exact);
+  expect(await countPromptTokens(`${long} `, 100)).toBeGreaterThan(100);
+  expect(await countPromptTokens(`${long} `)).toBe(countTokens(`${long} `));
+});

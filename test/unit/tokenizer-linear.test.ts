@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
 import { MAX_PIECE_BYTES, mergeSteps } from "../../src/catalog/bpe.ts";
-import { countTokens, encodeTokens } from "../../src/catalog/tokenizer.ts";
+import { countTokens, countTokensUpTo, encodeTokens } from "../../src/catalog/tokenizer.ts";
 
 const ORDINARY = { disallowedSpecial: new Set<string>() };
 
@@ -108,6 +108,28 @@ describe("tokenizer linearity (issue 25 item 7)", () => {
     const runSteps = mergeSteps() - before - chunkSteps;
     // Merging each of its 245 chunks anew took ~245 times a chunk's steps.
     expect(runSteps).toBeLessThanOrEqual(2 * chunkSteps + 1_000);
+  });
+
+  test("a count with a limit stops soon after passing it, and is exact up to it", () => {
+    let seed = 7;
+    let text = ""; // letters that never repeat a chunk: each one is merged
+    while (text.length < 1_000_000) {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      text += `${"a".repeat(1 + (seed >>> 28))}b`;
+    }
+    const before = mergeSteps();
+    const exact = countTokens(text);
+    const wholeSteps = mergeSteps() - before;
+    expect(countTokensUpTo(`${text}.`, exact)).toBe(exact + 1);
+    const limited = mergeSteps();
+    const past = countTokensUpTo(`${text}!`, 1_000);
+    // Counting stops within the chunk that passes the limit, not at the end of the text.
+    expect(past).toBeGreaterThan(1_000);
+    expect(mergeSteps() - limited).toBeLessThan(wholeSteps / 50);
+    // Bytes beyond what the longest token times the limit can hold are refused without a merge.
+    const lowerBound = mergeSteps();
+    expect(countTokensUpTo(text, 100)).toBeGreaterThan(100);
+    expect(mergeSteps() - lowerBound).toBe(0);
   });
 
   test("time for 200 KB is within 1,000 times that for 2 KB (the best of three, each)", () => {
