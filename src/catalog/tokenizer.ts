@@ -8,7 +8,7 @@
 // ordinary text (a prompt is user data, never control tokens).
 
 import { readFileSync } from "node:fs";
-import { ChunkMemo, MAX_PIECE_BYTES, type MergeTable, mergePiece, mergeTable } from "./bpe.ts";
+import { ChunkMemo, MAX_PIECE_BYTES, type MergeTable, mergeChunks, mergePiece, mergeTable } from "./bpe.ts";
 // Written by the build (scripts/vocabulary.ts) from tiktoken's o200k_base.json.
 import vocabFile from "./o200k_base.vocab" with { type: "file" };
 import { readVocabulary } from "./vocabulary.ts";
@@ -39,28 +39,35 @@ function table(): MergeTable {
 }
 
 const encoder = new TextEncoder();
-// Reused for pieces up to 64 KiB of UTF-8; a longer piece (a hostile run of one letter) gets a buffer
-// of its own, so none is held after its request.
-const SCRATCH_MAX = 64 * 1024;
-let scratch = new Uint8Array(256);
-
-function bufferFor(piece: string): Uint8Array {
-  const size = piece.length * 3;
-  if (size <= scratch.length) return scratch;
-  if (size > SCRATCH_MAX) return new Uint8Array(size);
-  scratch = new Uint8Array(size);
-  return scratch;
-}
+// Pieces are encoded into this buffer: a short one whole, a longer one a buffer at a time, its
+// chunks merged as they fill it (a hostile run of 200,000 letters once took a 600 KB buffer of
+// its own, garbage the token thread's heap held until it collected).
+const scratch = new Uint8Array(64 * 1024);
 
 /** Splits `text` by the o200k pattern and merges each piece's UTF-8 bytes. */
 function encodeText(text: string, emit: (rank: number) => void): void {
   const merge = table();
   let memo: ChunkMemo | undefined; // made at the text's first long piece, shared by the others
   for (const [piece] of text.matchAll(SPLIT)) {
-    const buf = bufferFor(piece);
-    const { written } = encoder.encodeInto(piece, buf);
-    if (written > MAX_PIECE_BYTES) memo ??= new ChunkMemo();
-    mergePiece(merge, buf, 0, written, emit, memo);
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    if (piece.length * 3 <= MAX_PIECE_BYTES) {
+      const { written } = encoder.encodeInto(piece, scratch);
+      mergePiece(merge, scratch, 0, written, emit);
+      continue;
+    }
+    memo ??= new ChunkMemo();
+    let rest = piece;
+    let held = 0; // bytes of the piece encoded but not merged yet, at the buffer's start
+    for (;;) {
+      const { read, written } = encoder.encodeInto(rest, scratch.subarray(held));
+      rest = rest.slice(read);
+      const end = held + written;
+      const last = rest.length === 0;
+      const from = mergeChunks(merge, scratch, 0, end, last, emit, memo);
+      if (last) break;
+      scratch.copyWithin(0, from, end);
+      held = end - from;
+    }
   }
 }
 
