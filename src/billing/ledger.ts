@@ -73,20 +73,30 @@ export interface LedgerMeterOptions {
 }
 
 /**
- * Most journal records stored per transaction (at start and while serving): ~0.7 ms of SQLite work
- * at a time (on the store thread while serving, on the event loop at start and without one); the
+ * Most journal records stored per transaction at start (the replay), by the CLI's catch-up and
+ * while serving without a store thread: ~0.7 ms of SQLite work at a time on the event loop; the
  * per-record cost is within 2 % of a batch of 256.
  */
 export const STORE_BATCH = 128;
 
 /**
  * How long journalled records wait for company before their commit to the store, in ms. Each commit
- * has a fixed cost on the store thread (waking it, the batch's settlement row, the journal
- * sequence, the transaction) of ~0.5 ms beside ~30 µs a record: at 1,000 req/s a 20 ms wait spent
- * ~59 µs of CPU per request on that thread, 100 ms ~38 (bench A/B, issue 31). The records are
- * durable in the journal meanwhile; another process reading the store sees them this much later.
+ * has a fixed cost on the store thread beside ~5 µs a record: ~0.5 ms of SQLite (the batch's
+ * settlement row, the journal sequence, the first write of each page in the transaction, the
+ * commit) and ~0.3 ms of waking the thread and its message. At 1,000 req/s the thread spent ~14.5
+ * µs of CPU a request with 100 ms, ~10.5 with 250 and ~9 with 500 (bench/README.md, issue 31).
+ * The records are durable in the journal meanwhile; another process reading the store sees them
+ * this much later (the admin API flushes first).
  */
-export const STORE_DELAY_MS = 100;
+export const STORE_DELAY_MS = 500;
+
+/**
+ * Most journal records per store commit while serving with a store thread: at least what arrives
+ * within STORE_DELAY_MS at 1,000 req/s, so the delay, not the size, sets the commits' pace there.
+ * A transaction of this many is ~3 ms on the thread; without one (or before it is ready) commits
+ * keep to STORE_BATCH.
+ */
+export const STORE_THREAD_BATCH = 512;
 
 export class LedgerMeter implements Meter {
   readonly #store: Store;
@@ -141,7 +151,7 @@ export class LedgerMeter implements Meter {
     this.#writer = new GroupCommitWriter(commit, {
       windowMs: options.billing.commit_window_ms,
       log: this.#journal,
-      storeBatch: STORE_BATCH,
+      storeBatch: thread ? STORE_THREAD_BATCH : STORE_BATCH,
       storeDelayMs: STORE_DELAY_MS,
       onStored: (upTo) => limiter.stored?.(upTo),
     });

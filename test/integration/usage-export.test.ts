@@ -64,7 +64,7 @@ beforeAll(async () => {
   await chat(keys.b.secret, "modelx-5.4-mini");
   await chat(keys.b.secret, "modelx-5.4-mini");
   await chat(keys.b.secret, "modelx-5.5");
-  // The store thread commits journalled records in batches (every 100 ms): the CLI, another
+  // The store thread commits journalled records in batches (every 500 ms): the CLI, another
   // process, reads the store once all five are in.
   await waitFor("the five usage records in the store", async () => (await json([]))[0]?.requests === 5);
 });
