@@ -8,42 +8,26 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createReadStream, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { mp3File, wavFile } from "../helpers/audio.ts";
-import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import { tempDir } from "../helpers/gateway.ts";
+import { sdkRig } from "../helpers/sdk-rig.ts";
 
-let gw: RunningGateway;
-let sim: SimServer;
-let client: OpenAI;
 const dir = tempDir("modelgate-audio-sdk-");
 const WAV = join(dir, "speech.wav");
 const MP3 = join(dir, "speech.mp3");
 
-beforeAll(async () => {
+const rig = sdkRig({
+  inProcess: ["modelx-transcribe-1", "modelx-transcribe-4o"],
+  overHttp: ["modelx-transcribe-4o-mini"],
+  kind: "openai-chat",
+});
+beforeAll(() => {
   writeFileSync(WAV, wavFile(7.25));
   writeFileSync(MP3, mp3File(3));
-  sim = startSimServer({ hostname: "127.0.0.1", port: 0, seed: 5 });
-  gw = await startGateway({
-    config: `
-[[channels]]
-kind = "sim"
-name = "in-process"
-models = ["modelx-transcribe-1", "modelx-transcribe-4o"]
-
-[[channels]]
-kind = "openai-chat"
-name = "over-http"
-base_url = "${sim.url}/v1"
-models = ["modelx-transcribe-4o-mini"]
-`,
-  });
-  client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-}, 30_000);
-afterAll(async () => {
-  await gw.dispose();
-  await sim.stop();
+});
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+});
 
 const clock = (s: string) => {
   const [h, m, rest] = s.replace(",", ".").split(":");
@@ -52,7 +36,7 @@ const clock = (s: string) => {
 
 describe("openai SDK speech to text", () => {
   test("json: text and duration usage", async () => {
-    const result = await client.audio.transcriptions.create({
+    const result = await rig.client.audio.transcriptions.create({
       model: "modelx-transcribe-1",
       file: createReadStream(WAV),
     });
@@ -61,21 +45,21 @@ describe("openai SDK speech to text", () => {
   });
 
   test("text, srt and vtt: the last cue ends at the file's duration", async () => {
-    const text = await client.audio.transcriptions.create({
+    const text = await rig.client.audio.transcriptions.create({
       model: "modelx-transcribe-1",
       file: createReadStream(WAV),
       response_format: "text",
     });
     expect(typeof text).toBe("string");
     expect(text.trim().split(" ")).toHaveLength(18);
-    const srt = await client.audio.transcriptions.create({
+    const srt = await rig.client.audio.transcriptions.create({
       model: "modelx-transcribe-1",
       file: createReadStream(WAV),
       response_format: "srt",
     });
     const srtEnds = [...srt.matchAll(/--> (\d\d:\d\d:\d\d,\d\d\d)/g)].map((m) => clock(m[1] ?? ""));
     expect(srtEnds.at(-1)).toBeCloseTo(7.25, 3);
-    const vtt = await client.audio.transcriptions.create({
+    const vtt = await rig.client.audio.transcriptions.create({
       model: "modelx-transcribe-1",
       file: createReadStream(WAV),
       response_format: "vtt",
@@ -86,7 +70,7 @@ describe("openai SDK speech to text", () => {
   });
 
   test("verbose_json with word and segment timestamps", async () => {
-    const result = await client.audio.transcriptions.create({
+    const result = await rig.client.audio.transcriptions.create({
       model: "modelx-transcribe-1",
       file: createReadStream(WAV),
       response_format: "verbose_json",
@@ -104,7 +88,7 @@ describe("openai SDK speech to text", () => {
     ["sim channel", "modelx-transcribe-4o"],
     ["openai-kind channel", "modelx-transcribe-4o-mini"],
   ])("%s: stream: true yields deltas then done with token usage", async (_label, model) => {
-    const stream = await client.audio.transcriptions.create({
+    const stream = await rig.client.audio.transcriptions.create({
       model,
       file: createReadStream(MP3),
       stream: true,
@@ -122,7 +106,7 @@ describe("openai SDK speech to text", () => {
   });
 
   test("openai-kind channel: json from a token model", async () => {
-    const result = await client.audio.transcriptions.create({
+    const result = await rig.client.audio.transcriptions.create({
       model: "modelx-transcribe-4o-mini",
       file: createReadStream(MP3),
     });
@@ -131,7 +115,7 @@ describe("openai SDK speech to text", () => {
   });
 
   test("translations", async () => {
-    const result = await client.audio.translations.create({
+    const result = await rig.client.audio.translations.create({
       model: "modelx-transcribe-1",
       file: createReadStream(MP3),
       response_format: "verbose_json",
@@ -142,7 +126,7 @@ describe("openai SDK speech to text", () => {
   });
 
   test("a bad request is an SDK BadRequestError naming the field", async () => {
-    const error = await client.audio.transcriptions
+    const error = await rig.client.audio.transcriptions
       .create({ model: "modelx-transcribe-1", file: createReadStream(MP3), stream: true })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);

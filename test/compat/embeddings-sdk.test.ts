@@ -3,37 +3,15 @@
 // and decodes it) and explicit float, and `dimensions` — through the in-process simulator
 // (modelx-embed-3-small) and through an OpenAI-kind channel to the simulator over HTTP
 // (modelx-embed-3-large).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { type SimServer, startSimServer } from "../../src/sim/server.ts";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { sdkRig } from "../helpers/sdk-rig.ts";
 
-let gw: RunningGateway;
-let sim: SimServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  sim = startSimServer({ hostname: "127.0.0.1", port: 0, seed: 5 });
-  gw = await startGateway({
-    config: `
-[[channels]]
-kind = "sim"
-name = "in-process"
-models = ["modelx-embed-3-small"]
-
-[[channels]]
-kind = "openai-chat"
-name = "over-http"
-base_url = "${sim.url}/v1"
-models = ["modelx-embed-3-large"]
-`,
-  });
-  client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-}, 30_000);
-afterAll(async () => {
-  await gw.dispose();
-  await sim.stop();
-}, 30_000);
+const rig = sdkRig({
+  inProcess: ["modelx-embed-3-small"],
+  overHttp: ["modelx-embed-3-large"],
+  kind: "openai-chat",
+});
 
 const norm = (x: number[]) => Math.sqrt(x.reduce((s, a) => s + a * a, 0));
 
@@ -42,7 +20,7 @@ describe.each([
   { label: "openai-kind channel", model: "modelx-embed-3-large", size: 3072 },
 ])("openai SDK embeddings, $label", ({ model, size }) => {
   test("a string, default encoding (base64 on the wire, decoded by the SDK)", async () => {
-    const result = await client.embeddings.create({ model, input: "The food was delicious" });
+    const result = await rig.client.embeddings.create({ model, input: "The food was delicious" });
     expect(result.object).toBe("list");
     expect(result.model).toBe(model);
     const vector = result.data[0]?.embedding ?? [];
@@ -52,36 +30,36 @@ describe.each([
   });
 
   test("explicit float equals the default's decoded vector", async () => {
-    const float = await client.embeddings.create({ model, input: "same text", encoding_format: "float" });
-    const base64 = await client.embeddings.create({ model, input: "same text" });
+    const float = await rig.client.embeddings.create({ model, input: "same text", encoding_format: "float" });
+    const base64 = await rig.client.embeddings.create({ model, input: "same text" });
     expect(float.data[0]?.embedding).toEqual(base64.data[0]?.embedding ?? []);
   });
 
   test("an array of strings, in order", async () => {
-    const result = await client.embeddings.create({ model, input: ["a", "b", "a"] });
+    const result = await rig.client.embeddings.create({ model, input: ["a", "b", "a"] });
     expect(result.data.map((d) => d.index)).toEqual([0, 1, 2]);
     expect(result.data[0]?.embedding).toEqual(result.data[2]?.embedding ?? []);
     expect(result.data[0]?.embedding).not.toEqual(result.data[1]?.embedding ?? []);
   });
 
   test("token ids and token-id arrays", async () => {
-    const one = await client.embeddings.create({ model, input: [1212, 318, 257] });
+    const one = await rig.client.embeddings.create({ model, input: [1212, 318, 257] });
     expect(one.data).toHaveLength(1);
     expect(one.usage.prompt_tokens).toBe(3);
-    const many = await client.embeddings.create({ model, input: [[1212, 318], [257]] });
+    const many = await rig.client.embeddings.create({ model, input: [[1212, 318], [257]] });
     expect(many.data).toHaveLength(2);
     expect(many.usage.prompt_tokens).toBe(3);
   });
 
   test("dimensions", async () => {
-    const result = await client.embeddings.create({ model, input: "short", dimensions: 64 });
+    const result = await rig.client.embeddings.create({ model, input: "short", dimensions: 64 });
     const vector = result.data[0]?.embedding ?? [];
     expect(vector).toHaveLength(64);
     expect(norm(vector)).toBeCloseTo(1, 5);
   });
 
   test("a bad request is an SDK BadRequestError naming the field", async () => {
-    const error = await client.embeddings.create({ model, input: ["fine", ""] }).catch((e: unknown) => e);
+    const error = await rig.client.embeddings.create({ model, input: ["fine", ""] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe("input[1]");
   });

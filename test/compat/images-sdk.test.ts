@@ -4,38 +4,16 @@
 // `partial_image_index`, and a completed event whose top-level `b64_json` is the final image,
 // through the in-process simulator (modelx-image-2) and through an `openai-images` channel to
 // the simulator over HTTP (modelx-image-1.5).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import OpenAI, { toFile } from "openai";
-import { type SimServer, startSimServer } from "../../src/sim/server.ts";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { describe, expect, test } from "bun:test";
+import { toFile } from "openai";
+import { sdkRig } from "../helpers/sdk-rig.ts";
 import { decodeB64, flatPng, halfMask } from "../unit/images-fixtures.ts";
 
-let gw: RunningGateway;
-let sim: SimServer;
-let client: OpenAI;
-
-beforeAll(async () => {
-  sim = startSimServer({ hostname: "127.0.0.1", port: 0, seed: 5 });
-  gw = await startGateway({
-    config: `
-[[channels]]
-kind = "sim"
-name = "in-process"
-models = ["modelx-image-2"]
-
-[[channels]]
-kind = "openai-images"
-name = "over-http"
-base_url = "${sim.url}/v1"
-models = ["modelx-image-1.5"]
-`,
-  });
-  client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-}, 30_000);
-afterAll(async () => {
-  await gw.dispose();
-  await sim.stop();
-}, 30_000);
+const rig = sdkRig({
+  inProcess: ["modelx-image-2"],
+  overHttp: ["modelx-image-1.5"],
+  kind: "openai-images",
+});
 
 const CHANNELS = [
   { label: "sim channel", model: "modelx-image-2" },
@@ -44,7 +22,7 @@ const CHANNELS = [
 
 describe("openai SDK images", () => {
   test("images.generate returns b64_json images", async () => {
-    const result = await client.images.generate({
+    const result = await rig.client.images.generate({
       model: "modelx-image-2",
       prompt: "a paper boat",
       size: "1024x1024",
@@ -61,7 +39,7 @@ describe("openai SDK images", () => {
   test.each(CHANNELS)(
     "$label: images.generate streamed yields 2 partials then the final image at the top level",
     async ({ model }) => {
-      const stream = await client.images.generate({
+      const stream = await rig.client.images.generate({
         model,
         prompt: "a paper boat",
         size: "1024x1536",
@@ -98,7 +76,7 @@ describe("openai SDK images", () => {
   test.each(CHANNELS)(
     "$label: images.edit streamed yields the partials and the edited image",
     async ({ model }) => {
-      const stream = await client.images.edit({
+      const stream = await rig.client.images.edit({
         model,
         prompt: "add a moon on the left",
         image: await toFile(flatPng(64, 64), "photo.png", { type: "image/png" }),
@@ -122,14 +100,14 @@ describe("openai SDK images", () => {
   );
 
   test("images.edit without and with a mask", async () => {
-    const plain = await client.images.edit({
+    const plain = await rig.client.images.edit({
       model: "modelx-image-2",
       prompt: "make it a sunset",
       image: await toFile(flatPng(64, 64), "photo.png", { type: "image/png" }),
     });
     expect((await decodeB64(plain.data?.[0]?.b64_json ?? "")).info).toMatchObject({ width: 64, height: 64 });
 
-    const masked = await client.images.edit({
+    const masked = await rig.client.images.edit({
       model: "modelx-image-2",
       prompt: "add a moon on the left",
       image: [await toFile(flatPng(64, 64), "photo.png", { type: "image/png" })],
@@ -142,7 +120,7 @@ describe("openai SDK images", () => {
   }, 60_000);
 
   test("SDK errors carry the gateway's status for a bad mask and an empty prompt", async () => {
-    const badMask = client.images.edit({
+    const badMask = rig.client.images.edit({
       model: "modelx-image-2",
       prompt: "x",
       image: await toFile(flatPng(64, 64), "a.png"),
@@ -154,6 +132,6 @@ describe("openai SDK images", () => {
         (e: { status?: number }) => e.status,
       );
     expect(await statusOf(badMask)).toBe(400);
-    expect(await statusOf(client.images.generate({ model: "modelx-image-2", prompt: "" }))).toBe(400);
+    expect(await statusOf(rig.client.images.generate({ model: "modelx-image-2", prompt: "" }))).toBe(400);
   }, 60_000);
 });

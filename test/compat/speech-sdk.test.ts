@@ -3,7 +3,7 @@
 // speech.audio.delta / speech.audio.done), every format the simulator produces decodable (mp3 and
 // wav read back by music-metadata with the expected duration, pcm of the expected length),
 // through the in-process simulator and through an OpenAI-kind channel to the simulator over HTTP.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { createWriteStream, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -11,37 +11,19 @@ import { finished } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { parseBuffer } from "music-metadata";
 import OpenAI from "openai";
-import { type SimServer, startSimServer } from "../../src/sim/server.ts";
-import { type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import { tempDir } from "../helpers/gateway.ts";
+import { sdkRig } from "../helpers/sdk-rig.ts";
 
-let gw: RunningGateway;
-let sim: SimServer;
-let client: OpenAI;
 const dir = tempDir("modelgate-speech-sdk-");
 
-beforeAll(async () => {
-  sim = startSimServer({ hostname: "127.0.0.1", port: 0, seed: 5 });
-  gw = await startGateway({
-    config: `
-[[channels]]
-kind = "sim"
-name = "in-process"
-models = ["modelx-tts-1", "modelx-tts-4o-mini"]
-
-[[channels]]
-kind = "openai-chat"
-name = "over-http"
-base_url = "${sim.url}/v1"
-models = ["modelx-tts-1-hd"]
-`,
-  });
-  client = new OpenAI({ apiKey: gw.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-}, 30_000);
-afterAll(async () => {
-  await gw.dispose();
-  await sim.stop();
+const rig = sdkRig({
+  inProcess: ["modelx-tts-1", "modelx-tts-4o-mini"],
+  overHttp: ["modelx-tts-1-hd"],
+  kind: "openai-chat",
+});
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
-}, 30_000);
+});
 
 // 60 characters: 4 s of speech at 15 characters a second, 2 s at speed 2.
 const INPUT = "The quick brown fox jumps over the lazy dog by the riverbank";
@@ -62,7 +44,7 @@ describe.each([
   ["openai-kind channel", "modelx-tts-1-hd"],
 ])("openai SDK speech, %s", (_label, model) => {
   test("mp3 (the default) streamed to a file decodes to the expected duration", async () => {
-    const response = await client.audio.speech.create({ model, input: INPUT, voice: "alloy" });
+    const response = await rig.client.audio.speech.create({ model, input: INPUT, voice: "alloy" });
     expect(response.headers.get("content-type")).toBe("audio/mpeg");
     const bytes = await toFile(response, `${model}.mp3`);
     const metadata = await parseBuffer(bytes, { size: bytes.byteLength });
@@ -73,7 +55,7 @@ describe.each([
 
   test("wav at speed 2 and pcm: real 24 kHz 16-bit mono audio", async () => {
     const wav = await toFile(
-      await client.audio.speech.create({
+      await rig.client.audio.speech.create({
         model,
         input: INPUT,
         voice: "nova",
@@ -89,7 +71,7 @@ describe.each([
       2,
     ]);
     const pcm = await toFile(
-      await client.audio.speech.create({ model, input: INPUT, voice: "nova", response_format: "pcm" }),
+      await rig.client.audio.speech.create({ model, input: INPUT, voice: "nova", response_format: "pcm" }),
       `${model}.pcm`,
     );
     expect(pcm.byteLength).toBe(4 * 24_000 * 2);
@@ -98,7 +80,7 @@ describe.each([
 
 describe("SSE", () => {
   test("stream_format sse: deltas that join into decodable audio, then done with usage", async () => {
-    const response = await client.audio.speech.create({
+    const response = await rig.client.audio.speech.create({
       model: "modelx-tts-4o-mini",
       input: INPUT,
       voice: "marin",
@@ -124,7 +106,7 @@ describe("SSE", () => {
   });
 
   test("a bad request is an SDK error naming the field", async () => {
-    const error = await client.audio.speech
+    const error = await rig.client.audio.speech
       .create({ model: "modelx-tts-1", input: INPUT, voice: "alloy", speed: 5 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.UnprocessableEntityError);
