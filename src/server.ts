@@ -6,6 +6,10 @@
 import { Elysia } from "elysia";
 import { ADMIN_PREFIX, ADMIN_ROUTES } from "./admin/routes.ts";
 import { loadedOnFirstCall } from "./base/lazy.ts";
+import { speechToText } from "./endpoints/audio/index.ts";
+import { embeddings } from "./endpoints/embeddings/index.ts";
+import { images } from "./endpoints/images/index.ts";
+import { speech } from "./endpoints/speech/index.ts";
 import type { Gateway } from "./gateway.ts";
 import { getBalance } from "./handlers/balance.ts";
 import { createEmbeddings } from "./handlers/embeddings.ts";
@@ -44,7 +48,10 @@ import { errorResponse, GatewayError } from "./wire/errors.ts";
 /** A text request's body is read under `[text] max_body_bytes`. */
 const textBodyCap = (gateway: Gateway): number => gateway.config.text.max_body_bytes;
 
-/** The API routes; each path's error shape follows from it (src/http/paths.ts `protocolOfPath`). */
+/**
+ * The API routes; each path's error shape follows from it (src/http/paths.ts `protocolOfPath`).
+ * Every endpoint family's paths are its record's (src/endpoints/), the text rows one per protocol.
+ */
 export const ROUTES: readonly Route[] = [
   ["GET", "/", root],
   ["HEAD", "/", root],
@@ -56,28 +63,28 @@ export const ROUTES: readonly Route[] = [
   // One row per text protocol record (src/protocols/index.ts).
   ...ALL_PROTOCOLS.map((record): Route => ["POST", record.path, withBody(textBodyCap, textRow(record))]),
   ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
-  ["POST", "/v1/embeddings", withBody(textBodyCap, createEmbeddings)],
-  ["POST", "/v1/audio/speech", withBody(textBodyCap, createSpeech)],
+  ["POST", embeddings.paths.embeddings, withBody(textBodyCap, createEmbeddings)],
+  ["POST", speech.paths.speech, withBody(textBodyCap, createSpeech)],
   // Imported at their first request (with the multipart reader and the image checks).
   [
     "POST",
-    "/v1/images/generations",
+    images.paths.generations,
     loadedOnFirstCall(async () => (await import("./handlers/images.ts")).createImage),
   ],
   [
     "POST",
-    "/v1/images/edits",
+    images.paths.edits,
     loadedOnFirstCall(async () => (await import("./handlers/images-edits.ts")).editImage),
   ],
   // Read their multipart bodies themselves, under the 25 MB file cap (src/handlers/audio-upload.ts).
   [
     "POST",
-    "/v1/audio/transcriptions",
+    speechToText.paths.transcription,
     loadedOnFirstCall(async () => (await import("./handlers/transcriptions.ts")).createTranscription),
   ],
   [
     "POST",
-    "/v1/audio/translations",
+    speechToText.paths.translation,
     loadedOnFirstCall(async () => (await import("./handlers/transcriptions.ts")).createTranslation),
   ],
 ];

@@ -10,16 +10,6 @@ import type { ModelId } from "../base/types.ts";
  */
 export type Family = "text" | "image" | "messages" | "embedding" | "transcription" | "speech";
 
-/** The endpoints a family is served on, as a refusal names them ("call POST …"). */
-export const FAMILY_ENDPOINTS: Readonly<Record<Family, string>> = {
-  text: "POST /v1/responses or /v1/chat/completions",
-  messages: "POST /v1/messages or /v1/chat/completions",
-  image: "POST /v1/images/generations or /v1/images/edits",
-  embedding: "POST /v1/embeddings",
-  transcription: "POST /v1/audio/transcriptions (or /v1/audio/translations)",
-  speech: "POST /v1/audio/speech",
-};
-
 /** The audio formats of OpenAI's speech endpoint. */
 export const SPEECH_FORMATS = ["mp3", "opus", "aac", "flac", "wav", "pcm"] as const;
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];

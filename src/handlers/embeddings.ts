@@ -4,10 +4,11 @@
 // token thread, off the event loop), then the embeddings run (src/pipeline/embeddings.ts).
 import type { ModelInfo } from "../catalog/models.ts";
 import { countEachTokens } from "../catalog/token-thread.ts";
+import { embeddings } from "../endpoints/embeddings/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
-import { EMBEDDINGS_PATH, runEmbeddings } from "../pipeline/embeddings.ts";
+import { runEmbeddings } from "../pipeline/embeddings.ts";
 import { requireFamily, requireModel } from "../pipeline/model.ts";
 import {
   decodeEmbeddingBody,
@@ -83,7 +84,7 @@ export async function createEmbeddings(
   const model = requireFamily(
     requireModel(principal, body.model, gateway.aliases),
     ["embedding"],
-    EMBEDDINGS_PATH,
+    embeddings.paths.embeddings,
   );
   checkDimensions(model, body);
   const inputs = readInputs(body.input);

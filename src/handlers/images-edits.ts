@@ -1,6 +1,7 @@
 // POST /v1/images/edits as a table row: its codec streams the multipart body in with per-file
 // caps and validates fields and files (mask: PNG with alpha, same size as the image); its job is
 // an edit. Served by the image rows' shared run (src/handlers/images.ts `serveImages`).
+import { images } from "../endpoints/images/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
@@ -40,7 +41,7 @@ function parseEditFields(upload: ImageUpload) {
 }
 
 const EDITS: ImageEndpoint<EditBody> = {
-  path: "/v1/images/edits",
+  path: images.paths.edits,
   decode: async (request) => {
     const upload = await readImageUpload(request);
     const fields = parseEditFields(upload);

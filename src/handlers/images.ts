@@ -4,6 +4,7 @@
 // (src/pipeline/images.ts, which calls the image upstreams).
 
 import type { ModelInfo } from "../catalog/models.ts";
+import { images } from "../endpoints/images/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
@@ -56,7 +57,7 @@ export async function serveImages<Body extends { model: string }>(
 }
 
 const GENERATIONS: ImageEndpoint<ReturnType<typeof parseGeneration>> = {
-  path: "/v1/images/generations",
+  path: images.paths.generations,
   decode: async (request) => parseGeneration(await readJsonBody(request)),
   job: (body) => ({
     kind: "generation",

@@ -3,11 +3,12 @@
 // asked (the voice, instructions, SSE), the input counted, then the speech run
 // (src/pipeline/speech.ts).
 import { countTokens } from "../catalog/tokenizer.ts";
+import { speech } from "../endpoints/speech/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
 import { requireFamily, requireModel } from "../pipeline/model.ts";
-import { runSpeech, SPEECH_PATH } from "../pipeline/speech.ts";
+import { runSpeech } from "../pipeline/speech.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
 import { characterCount, decodeSpeechBody } from "../wire/speech.ts";
@@ -20,7 +21,11 @@ function bad(message: string, param: string): GatewayError {
 export function createSpeech(ctx: RequestContext, gateway: Gateway, raw: Uint8Array): Promise<Response> {
   const principal = authenticate(ctx, gateway);
   const body = decodeSpeechBody(parseJson(raw));
-  const model = requireFamily(requireModel(principal, body.model, gateway.aliases), ["speech"], SPEECH_PATH);
+  const model = requireFamily(
+    requireModel(principal, body.model, gateway.aliases),
+    ["speech"],
+    speech.paths.speech,
+  );
   const facts = model.speech;
   if (facts === undefined) throw new Error(`speech model ${model.id} has no facts`);
   if (typeof body.voice === "string" && !facts.voices.includes(body.voice)) {

@@ -2,6 +2,7 @@
 // read with its 25 MB cap (audio-upload.ts), the fields decoded (src/wire/transcriptions.ts), the
 // model a transcription model the key may use that does what is asked (translates, answers the
 // format, streams), then the speech-to-text run (src/pipeline/transcriptions.ts).
+import { speechToText } from "../endpoints/audio/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import { authenticate } from "../pipeline/authenticate.ts";
@@ -12,20 +13,15 @@ import { GatewayError } from "../wire/errors.ts";
 import { type AudioTask, decodeTranscriptionFields } from "../wire/transcriptions.ts";
 import { readAudioUpload } from "./audio-upload.ts";
 
-const PATHS: Readonly<Record<AudioTask, string>> = {
-  transcription: "/v1/audio/transcriptions",
-  translation: "/v1/audio/translations",
-};
-
 function bad(message: string, param: string): GatewayError {
   return new GatewayError("invalid_request", message, { param });
 }
 
 async function serve(ctx: RequestContext, gateway: Gateway, task: AudioTask): Promise<Response> {
-  const path = PATHS[task];
+  const path = speechToText.paths[task];
   const principal = authenticate(ctx, gateway);
   const upload = await readAudioUpload(ctx.request, path);
-  const fields = decodeTranscriptionFields(upload.fields, task);
+  const fields = decodeTranscriptionFields(upload.fields, task, path);
   const model = requireFamily(
     requireModel(principal, fields.model, gateway.aliases),
     ["transcription"],

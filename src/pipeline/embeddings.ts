@@ -10,6 +10,7 @@ import type { Principal } from "../auth/keys.ts";
 import { describeIssues } from "../base/validation.ts";
 import { type MeteredAnswer, metered, NO_USAGE } from "../billing/layer.ts";
 import type { ModelInfo } from "../catalog/models.ts";
+import { embeddings } from "../endpoints/embeddings/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Channel } from "../upstream/channels.ts";
@@ -25,8 +26,6 @@ import { GatewayError } from "../wire/errors.ts";
 import { admitInput } from "./admit.ts";
 import { noMediaChannel } from "./channels.ts";
 import { callMedia, type MediaAnswer } from "./media-call.ts";
-
-export const EMBEDDINGS_PATH = "/v1/embeddings";
 
 /** A decoded, checked embeddings request. */
 export interface EmbeddingRequest {
@@ -50,7 +49,7 @@ export function runEmbeddings(
     principal: request.principal,
     model: request.model,
     alias: request.alias,
-    endpoint: EMBEDDINGS_PATH,
+    endpoint: embeddings.paths.embeddings,
     stream: false,
     endUser: request.body.user,
     worstCase: { kind: "text", inputTokens: request.inputTokens, maxOutputTokens: 0 },

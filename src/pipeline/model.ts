@@ -4,13 +4,8 @@
 // auth/ once, to authenticate.
 import type { Principal } from "../auth/keys.ts";
 import type { AliasTable } from "../catalog/aliases.ts";
-import {
-  FAMILY_ENDPOINTS,
-  type Family,
-  findModel,
-  type ModelInfo,
-  modelNotFoundMessage,
-} from "../catalog/models.ts";
+import { type Family, findModel, type ModelInfo, modelNotFoundMessage } from "../catalog/models.ts";
+import { endpointOf } from "../endpoints/index.ts";
 import { GatewayError } from "../wire/errors.ts";
 
 /**
@@ -44,15 +39,6 @@ export function requireModel(
   return model;
 }
 
-const FAMILY_NAMES: Readonly<Record<Family, string>> = {
-  text: "a text model",
-  messages: "a text model",
-  image: "an image model",
-  embedding: "an embedding model",
-  transcription: "a transcription model",
-  speech: "a speech model",
-};
-
 /**
  * The model when its family is one `endpoint` serves; otherwise a 400 naming the endpoints that
  * serve it (an embedding model sent to chat, a text model sent to embeddings, …).
@@ -61,7 +47,7 @@ export function requireFamily(model: ModelInfo, families: readonly Family[], end
   if (families.includes(model.family)) return model;
   throw new GatewayError(
     "invalid_request",
-    `The model \`${model.id}\` is ${FAMILY_NAMES[model.family]} and is not served on POST ${endpoint}: call ${FAMILY_ENDPOINTS[model.family]}.`,
+    `The model \`${model.id}\` is ${endpointOf(model.family).modelNoun} and is not served on POST ${endpoint}: call ${endpointOf(model.family).servedOn}.`,
     { param: "model" },
   );
 }

@@ -13,6 +13,7 @@ import type { Nanos } from "../base/types.ts";
 import type { AudioUnits } from "../billing/contract.ts";
 import { type Ending, type MeteredAnswer, metered, NO_AUDIO, NO_USAGE } from "../billing/layer.ts";
 import type { ModelInfo } from "../catalog/models.ts";
+import { speech } from "../endpoints/speech/index.ts";
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Channel } from "../upstream/channels.ts";
@@ -26,7 +27,6 @@ import { noMediaChannel } from "./channels.ts";
 import { callMediaStream } from "./media-call.ts";
 import { relayBody, sideEvents } from "./media-relay.ts";
 
-export const SPEECH_PATH = "/v1/audio/speech";
 /** Characters a second the reservation assumes at speed 1 (slow speech: the bound is generous). */
 const SLOWEST_CHARACTERS_PER_SECOND = 5;
 /** Characters a second a settlement without reported usage assumes at speed 1. */
@@ -103,7 +103,7 @@ export function runSpeech(ctx: RequestContext, gateway: Gateway, request: Speech
     principal: request.principal,
     model: request.model,
     alias: request.alias,
-    endpoint: SPEECH_PATH,
+    endpoint: speech.paths.speech,
     stream: true,
     endUser: undefined,
     worstCase: { kind: "audio", units: worstUnits(request) },

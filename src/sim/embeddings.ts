@@ -6,8 +6,10 @@
 // token thread). An input
 // `sim:error NNN` answers that status (tests of failover and of uncharged failures). Served over
 // HTTP (`modelgate sim`) and in process by the `sim` channel kind.
+
 import { findModel } from "../catalog/models.ts";
 import { countEachTokens } from "../catalog/token-thread.ts";
+import { embeddings } from "../endpoints/embeddings/index.ts";
 import {
   decodeEmbeddingBody,
   type EmbeddingAnswer,
@@ -107,7 +109,7 @@ export async function simEmbeddings(request: Request, seed: number): Promise<Res
 export const SIM_EMBEDDING_ROUTES: readonly SimRoute[] = [
   {
     method: "POST",
-    path: "/v1/embeddings",
+    path: embeddings.paths.embeddings,
     handle: (r: Request, o: SimServerOptions) => simEmbeddings(r, o.seed),
   },
 ];

@@ -16,7 +16,8 @@ import { simError } from "./text/errors.ts";
 import { SIM_TEXT_ROUTES } from "./text/routes.ts";
 import { SIM_TRANSCRIPTION_ROUTES } from "./transcriptions.ts";
 
-const ROUTES: readonly SimRoute[] = [
+/** Every route of the simulator (a test checks it serves every endpoint family's paths). */
+export const SIM_ROUTES: readonly SimRoute[] = [
   { method: "GET", path: "/healthz", handle: (_r, o) => Response.json({ status: "ok", seed: o.seed }) },
   { method: "GET", path: "/v1/models", handle: () => Response.json(openaiModelList(MODELS)) },
   ...SIM_IMAGE_ROUTES,
@@ -90,7 +91,7 @@ export function startSimServer(options: SimServerOptions): SimServer {
     fetch(request, srv) {
       const { pathname } = new URL(request.url);
       if (pathname.startsWith("/sim/")) return control(request, pathname, injector);
-      const route = ROUTES.find((r) => r.method === request.method && r.path === pathname);
+      const route = SIM_ROUTES.find((r) => r.method === request.method && r.path === pathname);
       if (route === undefined) return notFound(request, pathname);
       if (route.method === "GET") return route.handle(request, options);
       const peer = srv.requestIP(request);

@@ -6,9 +6,11 @@
 // "audio"`) or `speech.audio.delta` events and a `speech.audio.done` with usage (`"sse"`). Formats
 // it does not encode (opus, aac, flac) are refused with a 400 naming the three it does. Served over
 // HTTP (`modelgate sim`) and in process by the `sim` channel kind.
+
 import { Mp3Encoder } from "@breezystack/lamejs";
 import { findModel } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
+import { speech } from "../endpoints/speech/index.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { characterCount, decodeSpeechBody, SPEECH_CONTENT_TYPES, type SpeechBody } from "../wire/speech.ts";
 import { hashString } from "./random.ts";
@@ -161,5 +163,5 @@ export async function simSpeech(request: Request, seed: number): Promise<Respons
 
 /** The simulator's HTTP route for speech. */
 export const SIM_SPEECH_ROUTES: readonly SimRoute[] = [
-  { method: "POST", path: "/v1/audio/speech", handle: (r, o) => simSpeech(r, o.seed) },
+  { method: "POST", path: speech.paths.speech, handle: (r, o) => simSpeech(r, o.seed) },
 ];

@@ -7,8 +7,10 @@
 // reference reports it: `{type: "duration", seconds}` for per-minute models, tokens for the others
 // (10 audio tokens a second, the prompt's and the transcript's tokens counted). Served over HTTP
 // (`modelgate sim`) and in process by the `sim` channel kind.
+
 import { findModel, type TranscriptFormat } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
+import { speechToText } from "../endpoints/audio/index.ts";
 import { readAudio } from "../wire/audio.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { type AudioTask, decodeTranscriptionFields, formatContentType } from "../wire/transcriptions.ts";
@@ -183,7 +185,7 @@ export async function simTranscription(request: Request, seed: number, task: Aud
       if (typeof value === "string") raw[name] = [...(raw[name] ?? []), value];
       else if (name === "file") bytes = new Uint8Array(await value.arrayBuffer());
     }
-    const fields = decodeTranscriptionFields(raw, task);
+    const fields = decodeTranscriptionFields(raw, task, speechToText.paths[task]);
     if (bytes === undefined) return simError("openai", 400, "simulator: file is required");
     const audio = await readAudio(bytes);
     const seconds = audio.durationMs / 1000;
@@ -228,12 +230,12 @@ export async function simTranscription(request: Request, seed: number, task: Aud
 export const SIM_TRANSCRIPTION_ROUTES: readonly SimRoute[] = [
   {
     method: "POST",
-    path: "/v1/audio/transcriptions",
+    path: speechToText.paths.transcription,
     handle: (r, o) => simTranscription(r, o.seed, "transcription"),
   },
   {
     method: "POST",
-    path: "/v1/audio/translations",
+    path: speechToText.paths.translation,
     handle: (r, o) => simTranscription(r, o.seed, "translation"),
   },
 ];

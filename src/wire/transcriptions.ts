@@ -68,18 +68,18 @@ function bad(message: string, param: string): GatewayError {
   return new GatewayError("invalid_request", message, { param });
 }
 
-/** The form's text fields checked for `task`; every field once, unknown ones named. */
+/** The form's text fields checked for `task` (served on `path`); every field once, unknown ones named. */
 export function decodeTranscriptionFields(
   raw: Record<string, string[]>,
   task: AudioTask,
+  path: string,
 ): TranscriptionFields {
   const single: Record<string, string> = {};
   const lists: Record<string, string[]> = {};
   for (const [name, values] of Object.entries(raw)) {
     const field = name.endsWith("[]") ? name.slice(0, -2) : name;
     if (!KNOWN[task].has(field)) {
-      const what = task === "translation" ? "/v1/audio/translations" : "/v1/audio/transcriptions";
-      throw bad(`${field} is not a field of ${what}; remove it`, field);
+      throw bad(`${field} is not a field of ${path}; remove it`, field);
     }
     if (field === "timestamp_granularities" || field === "include") {
       lists[field] = [...(lists[field] ?? []), ...values];

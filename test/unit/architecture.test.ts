@@ -180,15 +180,15 @@ describe("one record per text protocol", () => {
     expect(found).toEqual([]);
   });
 
-  test("the records call no stage: at run time src/protocols/ imports only wire/ and base/", () => {
-    const outside = modules.flatMap((m) =>
-      m.file.startsWith("protocols/")
-        ? m.runtime
-            .filter((t) => !["protocols", "wire", "base"].includes(folderOf(t)))
-            .map((t) => `${m.file} -> ${t}`)
-        : [],
-    );
-    expect(outside).toEqual([]);
+  test("the records call no stage: at run time src/protocols/ imports only wire/ and base/, src/endpoints/ only the protocols", () => {
+    const outside = (folder: string, allowed: readonly string[]) =>
+      modules.flatMap((m) =>
+        m.file.startsWith(`${folder}/`)
+          ? m.runtime.filter((t) => !allowed.includes(folderOf(t))).map((t) => `${m.file} -> ${t}`)
+          : [],
+      );
+    expect(outside("protocols", ["protocols", "wire", "base"])).toEqual([]);
+    expect(outside("endpoints", ["endpoints", "protocols"])).toEqual([]);
   });
 
   test("each registered protocol has its own folder, filed under its name, and its simulator route", async () => {
@@ -199,5 +199,36 @@ describe("one record per text protocol", () => {
       expect(modules.some((m) => m.file === `protocols/${name}/index.ts`)).toBe(true);
       expect(SIM_TEXT_ROUTES.some((r) => r.path === record.path)).toBe(true);
     }
+  });
+});
+
+// One record per endpoint family (src/endpoints/<family>/index.ts, registered by family in
+// src/endpoints/index.ts): its paths are written there once, and the gateway's route table and the
+// simulator serve each of them.
+describe("one record per endpoint family", () => {
+  test("every path of every family is a POST route of the gateway and of the simulator", async () => {
+    const { ENDPOINT_PATHS } = await import("../../src/endpoints/index.ts");
+    const { ROUTES } = await import("../../src/server.ts");
+    const { SIM_ROUTES } = await import("../../src/sim/server.ts");
+    expect(ENDPOINT_PATHS.length).toBeGreaterThan(8);
+    for (const path of ENDPOINT_PATHS) {
+      expect([path, ROUTES.some(([method, at]) => method === "POST" && at === path)]).toEqual([path, true]);
+      expect([path, SIM_ROUTES.some((r) => r.method === "POST" && r.path === path)]).toEqual([path, true]);
+    }
+  });
+
+  test("outside src/endpoints/, no module writes a non-text family's path", async () => {
+    const { ENDPOINTS } = await import("../../src/endpoints/index.ts");
+    const media = Object.values(ENDPOINTS)
+      .filter((record) => record.family !== "text" && record.family !== "messages")
+      .flatMap((record): string[] => Object.values(record.paths));
+    expect(media.length).toBeGreaterThan(5);
+    const found: string[] = [];
+    for (const m of modules) {
+      if (m.file.startsWith("endpoints/")) continue;
+      const source = await Bun.file(resolve(SRC, m.file)).text();
+      for (const path of media) if (source.includes(`"${path}"`)) found.push(`${m.file}: ${path}`);
+    }
+    expect(found).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
 // `b64_json`, and streams of `image_generation.*` / `image_edit.*` events, so the gateway's
 // OpenAI-style images adapter is exercised over the wire.
 
+import { images } from "../../endpoints/images/index.ts";
 import { parseOrThrow } from "../../wire/decode.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import {
@@ -137,6 +138,6 @@ function streamAnswer(
 
 /** The simulator's image routes, spread into the simulator server's route table. */
 export const SIM_IMAGE_ROUTES: readonly SimRoute[] = [
-  { method: "POST", path: "/v1/images/generations", handle: generations },
-  { method: "POST", path: "/v1/images/edits", handle: edits },
+  { method: "POST", path: images.paths.generations, handle: generations },
+  { method: "POST", path: images.paths.edits, handle: edits },
 ];
