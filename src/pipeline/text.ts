@@ -72,7 +72,7 @@ function checkModel(model: ModelInfo, view: TextView, tokens: number): ModelInfo
     throw new GatewayError(
       "too_large",
       `The input is more than the ${model.contextTokens}-token context of \`${model.id}\`. Shorten the input.`,
-      { param: view.protocol === "responses" ? "input" : "messages" },
+      { param: protocolOf(view.protocol).inputField },
     );
   }
   const max = view.maxOutputTokens;

@@ -92,6 +92,8 @@ export interface TextAdapter<Name extends string = string> {
   readonly errorShape: ErrorProtocol;
   /** The request field that caps output tokens. */
   readonly outputCapField: string;
+  /** The request field that holds the conversation (a 413 for too long an input names it). */
+  readonly inputField: string;
   /** The client's body (parsed JSON) and headers → its head, what is forwarded, the internal form on demand (400/422). */
   decode(json: unknown, headers: Headers): DecodedText;
   /** Conversions to and from the internal form (src/wire/translate/). */

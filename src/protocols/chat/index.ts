@@ -23,6 +23,7 @@ export const chat: TextAdapter<"chat"> = {
   provider: "openai",
   errorShape: "openai",
   outputCapField: "max_tokens",
+  inputField: "messages",
   decode(json) {
     const request = decodeChatRequest(json);
     const view = viewOfChat(request);

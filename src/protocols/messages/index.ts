@@ -33,6 +33,7 @@ export const messages: TextAdapter<"messages"> = {
   provider: "anthropic",
   errorShape: "anthropic",
   outputCapField: "max_tokens",
+  inputField: "messages",
   decode(json, headers) {
     const anthropicVersion = requireVersion(headers);
     const beta = headers.get("anthropic-beta");

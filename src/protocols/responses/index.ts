@@ -34,6 +34,7 @@ export const responses: TextAdapter<"responses"> = {
   provider: "openai",
   errorShape: "openai",
   outputCapField: "max_output_tokens",
+  inputField: "input",
   decode: decodeResponses,
   translate: {
     writeRequest: writeResponsesRequest,
