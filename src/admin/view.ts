@@ -1,8 +1,8 @@
+import type { ToolCalls, UsageCounts } from "../wire/usage-counts.ts";
 // What the admin API's views (and `keys list --json`) share: a time as the JSON shows it (ms since
 // the epoch → ISO 8601, null left null) and the usage counts the request list and the live event
 // feed both show. Each view is a plain function beside its route, returning its object literal:
 // the keys in the order clients read them (pinned by test/unit/admin-views.test.ts).
-import type { ToolCalls, UsageCounts } from "../store/usage/record.ts";
 
 /** A time (ms since the epoch) as the admin API shows it: an ISO 8601 string. */
 export function isoTime(ms: number): string {

@@ -4,10 +4,11 @@ import type { Principal } from "../auth/keys.ts";
 import type { Nanos } from "../base/types.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { LimiterHealth } from "../limits/limiter.ts";
-import type { PricedTool, UsageCounts, UsageSource } from "../store/usage/record.ts";
+import type { UsageSource } from "../store/usage/record.ts";
+import type { PricedTool, UsageCounts } from "../wire/usage-counts.ts";
 
 // A request's counts and their source are the ones its usage record stores: one definition.
-export type { ToolCalls, UsageCounts, UsageSource } from "../store/usage/record.ts";
+export type { UsageSource } from "../store/usage/record.ts";
 
 /** The priced hosted tools a request carries, read from it for the reservation (src/wire/hosted-tools.ts). */
 export interface ToolReserve {

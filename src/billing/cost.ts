@@ -42,14 +42,12 @@ import { nanos } from "../base/money.ts";
 import type { Nanos } from "../base/types.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import { IMAGE_QUALITIES, IMAGE_SIZES, type ImageQuality, type ImageSize } from "../config/prices.ts";
-import { PRICED_TOOLS, type PricedTool } from "../store/usage/record.ts";
+import { PRICED_TOOLS, type PricedTool, type ToolCalls, type UsageCounts } from "../wire/usage-counts.ts";
 import {
   type AudioUnits,
   type ImageToolFacts,
   NO_AUDIO,
-  type ToolCalls,
   type ToolReserve,
-  type UsageCounts,
   type WorstCase,
 } from "./contract.ts";
 import type { AudioPrice, ImagePrice, PriceTable, TextPrice } from "./prices.ts";

@@ -5,7 +5,8 @@
 // admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
 // them while such a listener exists); the others (notifications) see only this node's.
 
-import type { ToolCalls, UsageSource } from "../store/usage/record.ts";
+import type { UsageSource } from "../store/usage/record.ts";
+import type { ToolCalls } from "../wire/usage-counts.ts";
 
 export interface UsageEvent {
   /** The gateway's id of the request. */

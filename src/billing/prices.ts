@@ -21,7 +21,7 @@ import {
   type ImageQuality,
   type ImageSize,
 } from "../config/prices.ts";
-import type { PricedTool } from "../store/usage/record.ts";
+import type { PricedTool } from "../wire/usage-counts.ts";
 
 /** Nano-USD per one million tokens (embedding models: the input price in every input field, output 0). */
 export interface TextPrice {

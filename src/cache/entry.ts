@@ -3,8 +3,8 @@
 // request key they are found by.
 
 import type { Nanos } from "../base/types.ts";
-import type { UsageCounts } from "../store/usage/record.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
+import type { UsageCounts } from "../wire/usage-counts.ts";
 
 /** A stored answer: complete, in the protocol it was asked in, with what it used and cost. */
 export interface CachedAnswer {

@@ -9,8 +9,8 @@ import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
 import { nanos } from "../base/money.ts";
 import { embeddedMigrations } from "../store/migrations.ts";
 import { responseCache } from "../store/sqlite/schema.ts";
-import type { UsageCounts } from "../store/usage/record.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
+import type { UsageCounts } from "../wire/usage-counts.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
 
 /** How many puts a process makes between two exact sweeps of the table (other processes put too). */

@@ -5,7 +5,8 @@
 import * as v from "valibot";
 import { formatUsd } from "../base/money.ts";
 import { describeIssues } from "../base/validation.ts";
-import { PRICED_TOOLS, type UsageTotals } from "../store/usage/record.ts";
+import type { UsageTotals } from "../store/usage/record.ts";
+import { PRICED_TOOLS } from "../wire/usage-counts.ts";
 import { parse } from "./flags.ts";
 import { configFrom, openStoreCaughtUp, STORE_FLAGS } from "./open-store.ts";
 import { table } from "./table.ts";

@@ -5,7 +5,6 @@
 // arrived — never once the client got a byte. The winning answer leaves with its usage
 // reading bound (src/protocols/usage.ts), so the relay that follows needs nothing from upstream/.
 
-import type { UsageCounts } from "../billing/contract.ts";
 import type { Gateway } from "../gateway.ts";
 import { protocolOf } from "../protocols/index.ts";
 import { answerUsage, streamUsage } from "../protocols/usage.ts";
@@ -20,6 +19,7 @@ import type { TextCall, UpstreamEnv } from "../upstream/text-call.ts";
 import { upstreamError } from "../upstream/text-errors.ts";
 import { GatewayError } from "../wire/errors.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
+import type { UsageCounts } from "../wire/usage-counts.ts";
 
 /** Per configuration: the settings do not change while it serves, so one object per process. */
 const envs = new WeakMap<Gateway["config"], UpstreamEnv>();

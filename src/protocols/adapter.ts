@@ -5,16 +5,15 @@
 // folder and one registry line, and tsc lists what it must decide. The stages around hold the
 // rules common to every protocol and call the record for the rest; none switches on the protocol
 // (test/unit/architecture.test.ts checks it).
-import type { ToolCalls, UsageCounts } from "../billing/contract.ts";
 import type { VisionFormula } from "../pipeline/image-tokens.ts";
 import type { SimEvent } from "../sim/text/pace.ts";
 import type { SimPlan } from "../sim/text/plan.ts";
-import type { PricedTool } from "../store/usage/record.ts";
 import type { ErrorProtocol } from "../wire/errors.ts";
 import type { IrReply, IrRequest, TextView } from "../wire/text-form.ts";
 import type { ReplyReader, ReplyWriter } from "../wire/translate/convert.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
 import type { ReplyToolCalls } from "../wire/translate/reply-check.ts";
+import type { PricedTool, ToolCalls, UsageCounts } from "../wire/usage-counts.ts";
 import type { StreamUsage } from "./usage-reader.ts";
 
 export type { ToolCalls };

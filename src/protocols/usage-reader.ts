@@ -9,9 +9,9 @@
 // hold more than KEPT_CHARS (then all of them, ~0.3–0.9 µs a delta): a stream keeps at most that
 // much of its events, plus its text, and most answers stay under it and never pay a parse. The bound
 // is memory per open stream (a thousand long streams hold at most ~0.5 GB of unread events).
-import type { ToolCalls, UsageCounts } from "../billing/contract.ts";
 import { readObject } from "../wire/translate/convert.ts";
 import type { Obj } from "../wire/translate/narrow.ts";
+import type { ToolCalls, UsageCounts } from "../wire/usage-counts.ts";
 
 /** The most characters of unread delta events a reader holds before reading their text. */
 export const KEPT_CHARS = 256 * 1024;

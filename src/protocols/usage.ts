@@ -1,7 +1,7 @@
 // Reading an upstream's usage by the protocol its channel speaks (each record's readers, in the
 // protocol's folder). The meter takes the counts in one convention (src/wire/text-usage.ts).
-import type { UsageCounts } from "../billing/contract.ts";
 import { asObject } from "../wire/translate/convert.ts";
+import type { UsageCounts } from "../wire/usage-counts.ts";
 import { protocolOf, type TextProtocol } from "./index.ts";
 import type { StreamUsage } from "./usage-reader.ts";
 

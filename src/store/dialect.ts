@@ -5,10 +5,10 @@
 // are synchronous: a body that awaited between statements would let other queries on the
 // connection run inside it.
 import type { Column, SQL, SQLWrapper, Table } from "drizzle-orm";
+import type { PricedTool } from "../wire/usage-counts.ts";
 import type * as pg from "./pg/schema.ts";
 import type { QueryDb } from "./query-db.ts";
 import type * as sqlite from "./sqlite/schema.ts";
-import type { PricedTool } from "./usage/record.ts";
 
 type TableName = keyof typeof sqlite & keyof typeof pg;
 

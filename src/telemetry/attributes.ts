@@ -3,10 +3,10 @@
 // appear by name, and the prompt text only when `telemetry.capture_content` is on (completion
 // text never).
 import { isObject } from "../base/plain-object.ts";
-import type { UsageCounts } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import { protocolOf, type TextProtocol } from "../protocols/index.ts";
 import type { TextView } from "../wire/text-form.ts";
+import type { UsageCounts } from "../wire/usage-counts.ts";
 import type { AttrValue, SpanHandle } from "./span.ts";
 
 type Attrs = Record<string, AttrValue>;

@@ -6,7 +6,7 @@
 // Responses reader counts hosted tool calls from the output items (src/protocols/responses/usage.ts).
 // Where an upstream puts its usage in answers and events is read per kind (src/protocols/usage.ts).
 import * as v from "valibot";
-import type { ToolCalls, UsageCounts } from "../billing/contract.ts";
+import type { ToolCalls, UsageCounts } from "./usage-counts.ts";
 
 const Count = v.optional(v.nullable(v.number()), 0);
 

@@ -4,13 +4,14 @@ import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { nanos, parseUsd } from "../../src/base/money.ts";
 import type { KeyId, Nanos } from "../../src/base/types.ts";
-import type { AdmitInput, UsageCounts, WorstCase } from "../../src/billing/contract.ts";
+import type { AdmitInput, WorstCase } from "../../src/billing/contract.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
 import { findModel, type ModelInfo } from "../../src/catalog/models.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.ts";
+import type { UsageCounts } from "../../src/wire/usage-counts.ts";
 
 export function usd(text: string): Nanos {
   const parsed = parseUsd(text);

@@ -5,12 +5,12 @@
 // already parsed (CollectingTap), through the internal form, as the protocol's non-stream body.
 
 import type { Nanos } from "../../base/types.ts";
-import type { UsageCounts } from "../../billing/contract.ts";
 import { replyReader, replyWriter } from "../../protocols/translate.ts";
 import type { UsageSource } from "../../store/usage/record.ts";
 import type { IrEvent, IrReply, IrStop, TextProtocol } from "../../wire/text-form.ts";
 import type { ReplyReader, ReplyWriter } from "../../wire/translate/convert.ts";
 import type { Obj } from "../../wire/translate/narrow.ts";
+import type { UsageCounts } from "../../wire/usage-counts.ts";
 import type { StreamTap, TappedUsage } from "./tap.ts";
 
 export interface KeptAnswer {

@@ -4,10 +4,10 @@
 // carry usage or end the stream; a translated stream has its own tap (translated.ts). The tap adds
 // what the relay needs around the reader: the event count, and the count of what was delivered
 // when the stream ended before the upstream's final usage.
-import type { ToolCalls, UsageCounts } from "../../billing/contract.ts";
 import { countTokens } from "../../catalog/tokenizer.ts";
 import type { StreamUsage } from "../../protocols/usage-reader.ts";
 import type { TextProtocol } from "../../wire/text-form.ts";
+import type { ToolCalls, UsageCounts } from "../../wire/usage-counts.ts";
 
 /** What the stream relay (stream.ts, its failure events) and the settlement read from a relayed stream. */
 export interface StreamTap {

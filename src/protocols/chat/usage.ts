@@ -6,10 +6,10 @@
 // before its usage chunk is billed for). Usage is final on the usage-only chunk, on a finish chunk,
 // or when `[DONE]` follows it; before that (vLLM's running count on every chunk) it is a floor.
 // Whether the stream finished is read from its last two chunks.
-import type { UsageCounts } from "../../billing/contract.ts";
 import { openaiUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
 import { arr, type Obj, obj, str } from "../../wire/translate/narrow.ts";
+import type { UsageCounts } from "../../wire/usage-counts.ts";
 import { StreamUsage } from "../usage-reader.ts";
 
 // A whitespace-free test for the common compact form first (native substring search, one

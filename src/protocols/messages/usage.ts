@@ -6,10 +6,10 @@
 // provisional figure. The input figures of `message_start` are final. The server tools Anthropic ran
 // and bills per call are in the same usage (`server_tool_use`, cumulative like the rest), read by
 // anthropicUsage.
-import type { UsageCounts } from "../../billing/contract.ts";
 import { anthropicUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
 import { type Obj, obj, str } from "../../wire/translate/narrow.ts";
+import type { UsageCounts } from "../../wire/usage-counts.ts";
 import { StreamUsage } from "../usage-reader.ts";
 
 /** An event's `type` when the server sent no `event:` line (only the protocol's own types match). */

@@ -10,11 +10,10 @@
 // `output`, in a stream's `response.output_item.done` events (parsed only when one names such an
 // item) and in the terminal event's `response.output`; the larger count per tool is billed, so an
 // item seen in both is counted once.
-import type { ToolCalls, UsageCounts } from "../../billing/contract.ts";
-import type { PricedTool } from "../../store/usage/record.ts";
 import { openaiUsage } from "../../wire/text-usage.ts";
 import { readObject } from "../../wire/translate/convert.ts";
 import { type Obj, obj } from "../../wire/translate/narrow.ts";
+import type { PricedTool, ToolCalls, UsageCounts } from "../../wire/usage-counts.ts";
 import { StreamUsage } from "../usage-reader.ts";
 
 const DELTAS = new Set([

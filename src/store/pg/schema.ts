@@ -16,8 +16,8 @@ import {
   pgTable,
   text,
 } from "drizzle-orm/pg-core";
+import type { ToolCalls } from "../../wire/usage-counts.ts";
 import type { Budgets } from "../sqlite/schema.ts";
-import type { ToolCalls } from "../usage/record.ts";
 
 /**
  * JSON kept as text, as in SQLite: drizzle-orm/bun-sql sends a jsonb parameter as a JSON string,

@@ -4,7 +4,7 @@
 // and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { ToolCalls } from "../usage/record.ts";
+import type { ToolCalls } from "../../wire/usage-counts.ts";
 
 /** The default of every created_at: now in epoch milliseconds (pg/schema.ts has PostgreSQL's). */
 const nowMs = sql`(cast(unixepoch('subsec') * 1000 as integer))`;

@@ -2,6 +2,7 @@
 // billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
 // SQLite (sqlite/usage.ts) and PostgreSQL (pg/usage.ts) implement it; they pass the same tests.
 import type { Nanos } from "../../base/types.ts";
+import type { PricedTool, UsageCounts } from "../../wire/usage-counts.ts";
 
 /** The store_meta row holding the last usage-journal sequence number the store received. */
 export const USAGE_JOURNAL_SEQ = "usage_journal_seq";
@@ -22,52 +23,6 @@ export interface SeedFigures {
   revision: number;
   /** Per account id: its balance and the total of its credits (CREDITED_META, 0 when none). */
   accounts: Map<number, { balance: Nanos; credited: Nanos }>;
-}
-
-/**
- * The hosted (server-side) tools whose calls the gateway counts from an upstream's answer and prices
- * per call (`[billing.tools]`): Responses `web_search_call` / `file_search_call` /
- * `image_generation_call` output items and the containers of `code_interpreter_call` items,
- * Anthropic `usage.server_tool_use.web_search_requests` / `web_fetch_requests`. An image
- * generation call is priced from the image price table by the quality and size its tool asks for,
- * a code interpreter container by its memory (src/billing/cost.ts rule 7).
- */
-export const PRICED_TOOLS = [
-  "web_search",
-  "file_search",
-  "web_fetch",
-  "image_generation",
-  "code_interpreter",
-] as const;
-export type PricedTool = (typeof PRICED_TOOLS)[number];
-
-/** Calls of each priced hosted tool; a tool not called is absent. */
-export type ToolCalls = Partial<Record<PricedTool, number>>;
-
-/** What one request used: settled by billing (src/billing/contract.ts), stored in its usage record. */
-export interface UsageCounts {
-  /** Input tokens including cached ones (OpenAI convention). */
-  inputTokens: number;
-  /** Input tokens read from a prompt cache (part of inputTokens). */
-  cachedInputTokens: number;
-  /**
-   * Input tokens written to a prompt cache of the default lifetime (part of inputTokens): Anthropic's
-   * 5-minute writes (billed at a premium), OpenAI's `cache_write_tokens`.
-   */
-  cacheWriteTokens: number;
-  /** Input tokens written to Anthropic's 1-hour prompt cache (part of inputTokens). */
-  cacheWrite1hTokens: number;
-  /** Output tokens including reasoning tokens. */
-  outputTokens: number;
-  reasoningTokens: number;
-  /** Image generations (n × (1 + partial_images) when streaming). */
-  generations: number;
-  /** Hosted tool calls the upstream ran (and bills per call), by tool; absent when none ran. */
-  toolCalls?: ToolCalls | undefined;
-  /** Milliseconds of audio billed per minute (speech to text); absent when none. */
-  audioMs?: number | undefined;
-  /** Input characters billed per character (speech); absent when none. */
-  characters?: number | undefined;
 }
 
 /**

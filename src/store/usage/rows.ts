@@ -3,8 +3,9 @@
 // and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
 // and reused request ids.
 import { nanos } from "../../base/money.ts";
+import type { ToolCalls } from "../../wire/usage-counts.ts";
 import type { ledger, usageRecords } from "../sqlite/schema.ts";
-import type { ToolCalls, UsageRecord } from "./record.ts";
+import type { UsageRecord } from "./record.ts";
 
 export type UsageRow = typeof usageRecords.$inferSelect;
 export type NewUsageRow = typeof usageRecords.$inferInsert;

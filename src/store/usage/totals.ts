@@ -2,15 +2,10 @@
 // (grouping, columns, filter, the row as UsageTotals).
 import { and, eq, gte, lt, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../../base/money.ts";
+import { PRICED_TOOLS, type PricedTool } from "../../wire/usage-counts.ts";
 import type { UsageFilter } from "../admin.ts";
 import type { Tables, ToolCount } from "../dialect.ts";
-import {
-  PRICED_TOOLS,
-  type PricedTool,
-  type UsageFilter as TotalsFilter,
-  type UsageGroupBy,
-  type UsageTotals,
-} from "./record.ts";
+import type { UsageFilter as TotalsFilter, UsageGroupBy, UsageTotals } from "./record.ts";
 
 /** The admin API's usage filter on usage_records. */
 export function usageWhereOf(u: Tables["usageRecords"], filter: UsageFilter) {

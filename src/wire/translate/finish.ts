@@ -11,9 +11,9 @@
 // input_tokens excludes cache reads and writes, so they are added on the way in and subtracted on
 // the way out. Reasoning tokens exist only on the OpenAI side (Anthropic counts thinking inside
 // output_tokens): 0 when unknown, and then no output_tokens_details toward Messages.
-import type { UsageCounts } from "../../billing/contract.ts";
 import { type IrStop, type IrUsage, ZERO_USAGE } from "../text-form.ts";
 import { anthropicUsage, openaiUsage } from "../text-usage.ts";
+import type { UsageCounts } from "../usage-counts.ts";
 import { count, type Obj, obj } from "./narrow.ts";
 
 export function stopFromChat(reason: unknown): IrStop {
