@@ -10,6 +10,11 @@
 //
 //   bun bench/cpu-ab.ts --bin A[@K=V,...] [--bin B ...] [--before-wave C] [--bun-proxy]
 //                       [--rate 1000] [--seconds 2] [--rounds 6] [--warmup-rate 3000] [--warmup-seconds 7]
+//                       [--latency 10]
+//
+// --latency S then measures the same targets and the upstream alone (direct) at concurrency 1
+// (one wrk connection, closed loop) for S seconds each, interleaved the same way over the rounds:
+// each target's p50 and p99 and its added p99 (its p99 minus direct's in the same round).
 //
 // --before-wave takes a build from before `server.access_log` (e4f527c, the commit before wave two),
 // started with a config without that setting; it is the baseline when given.
@@ -40,6 +45,7 @@ const { values } = parseArgs({
     rounds: { type: "string" },
     "warmup-rate": { type: "string" },
     "warmup-seconds": { type: "string" },
+    latency: { type: "string" },
   },
   strict: true,
 });
@@ -54,6 +60,7 @@ const seconds = whole("seconds", values.seconds, 2);
 const rounds = whole("rounds", values.rounds, 6);
 const warmupRate = whole("warmup-rate", values["warmup-rate"], 3000);
 const warmupSeconds = whole("warmup-seconds", values["warmup-seconds"], 7);
+const latencySeconds = values.latency === undefined ? undefined : whole("latency", values.latency, 10);
 const before = values["before-wave"];
 if ((values.bin ?? []).length + (before === undefined ? 0 : 1) < 2 && !values["bun-proxy"]) {
   throw new Error("give at least two targets: --bin A --bin B, --before-wave C, --bun-proxy");
@@ -87,6 +94,42 @@ interface Target {
   windows: number[];
   /** µs per request by thread name, summed over the rounds. */
   threads: Map<string, number>;
+}
+
+/** Concurrency 1, interleaved with the upstream alone: p50, p99 and the added p99 per target. */
+async function latencyRounds(measured: Target[], bodyFile: string): Promise<void> {
+  const direct = { label: "direct", url: `http://127.0.0.1:${upstream.port}${CHAT_PATH}`, headers: {} };
+  const all = [direct, ...measured];
+  const figures = new Map<string, { p50: number[]; p99: number[]; added: number[] }>(
+    all.map((t) => [t.label, { p50: [], p99: [], added: [] }]),
+  );
+  for (let round = 0; round < rounds; round++) {
+    const p99s = new Map<string, number>();
+    for (const t of round % 2 === 0 ? all : [...all].reverse()) {
+      const request = { url: t.url, headers: t.headers, bodyFile };
+      const result = await wrk(request, { connections: 1, seconds: latencySeconds ?? 10, rate: 0 });
+      const f = figures.get(t.label);
+      f?.p50.push(result.latency_us.p50);
+      f?.p99.push(result.latency_us.p99);
+      p99s.set(t.label, result.latency_us.p99);
+    }
+    for (const t of measured)
+      figures.get(t.label)?.added.push((p99s.get(t.label) ?? 0) - (p99s.get("direct") ?? 0));
+  }
+  console.log(
+    `\nConcurrency 1, closed loop, ${rounds} interleaved ${latencySeconds} s windows; load ${loadAverage()}`,
+  );
+  console.log("| target | p50 µs, median | p99 µs, median (min–max) | added p99 µs, median (min–max) |");
+  console.log("|---|---|---|---|");
+  const range = (xs: number[]) =>
+    `${percentile(xs, 50).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
+  for (const t of all) {
+    const f = figures.get(t.label);
+    if (!f) continue;
+    console.log(
+      `| ${t.label} | ${percentile(f.p50, 50).toFixed(0)} | ${range(f.p99)} | ${f.added.length > 0 ? range(f.added) : "–"} |`,
+    );
+  }
 }
 
 pinSelf(LOAD_CORE);
@@ -162,6 +205,7 @@ try {
       `| ${t.label} | ${percentile(t.windows, 50).toFixed(1)} (${Math.min(...t.windows).toFixed(1)}–${Math.max(...t.windows).toFixed(1)}) | ${percentile(ratios, 50).toFixed(3)} (${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}) | ${threads} |`,
     );
   }
+  if (latencySeconds !== undefined) await latencyRounds(targets, bodyFile);
 } finally {
   for (const t of targets) await t.proc.stop();
   await upstream.proc.stop();
