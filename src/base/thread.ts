@@ -3,12 +3,27 @@
 // point of the build) the executable's own entry, src/main.ts, which runs the thread's module when
 // started with the thread's role as its argument.
 import { existsSync } from "node:fs";
+import os from "node:os";
 import { fileURLToPath } from "node:url";
 
 /** A Worker's script and arguments: `source` itself, or the executable started in `role`. */
 export function threadScript(source: URL, role: string): { script: string; argv: string[] } {
   const onDisk = source.protocol === "file:" && existsSync(fileURLToPath(source));
   return onDisk ? { script: source.href, argv: [] } : { script: Bun.main, argv: [role] };
+}
+
+/**
+ * Runs the calling thread `nicer` steps below the process's priority, on Linux only, where a nice
+ * value belongs to the thread that sets it (elsewhere it would slow the whole process). When the
+ * cores are busy the event loop then gets the CPU first. Not permitted (a sandbox): unchanged.
+ */
+export function lowerThreadPriority(nicer: number): void {
+  if (process.platform !== "linux") return;
+  try {
+    os.setPriority(Math.min(19, os.getPriority() + nicer));
+  } catch {
+    // The thread runs at the process's priority.
+  }
 }
 
 /** What a request sent to a thread hears back: its replies, or that the thread stopped. */

@@ -1,7 +1,7 @@
 // The token thread's body (a Worker started by token-thread.ts): counts the texts of each message
 // it is sent, one after another, with its own copy of the vocabulary, and answers each message
 // with their counts in order.
-import os from "node:os";
+import { lowerThreadPriority } from "../base/thread.ts";
 import type { CountReply, CountRequest } from "./token-thread.ts";
 import { countTokensUpTo } from "./tokenizer.ts";
 
@@ -11,15 +11,8 @@ declare const self: Worker;
 const TOKEN_THREAD_NICER = 10;
 
 // Below the event loop's priority: when the cores are busy, requests being answered get the CPU
-// before long prompts being counted (hostile ones among them), which wait. Only on Linux, where a
-// nice value belongs to the thread that sets it; elsewhere it would slow the whole process.
-if (process.platform === "linux") {
-  try {
-    os.setPriority(Math.min(19, os.getPriority() + TOKEN_THREAD_NICER));
-  } catch {
-    // Not permitted (a sandbox): the thread counts at the process's priority.
-  }
-}
+// before long prompts being counted (hostile ones among them), which wait.
+lowerThreadPriority(TOKEN_THREAD_NICER);
 
 self.addEventListener("message", (event: MessageEvent<CountRequest>) => {
   const { id, texts, atMost } = event.data;
