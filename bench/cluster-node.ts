@@ -1,17 +1,20 @@
 // One node in cluster mode against one node on SQLite, side by side:
-//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--bin PATH] [--before PATH]
+//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--warmup 5] [--bin PATH] [--before PATH]
 // Starts the bench upstream (pinned to the load core), a private redis-server on a free port, a
 // fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting loopback
 // proxy, and per round, in alternating order, two modelgate nodes with the same channel, key and
 // limits: `sqlite` (the in-memory limiter) and `pg-redis` (`--db postgres://…` and `--redis-url`).
 // Per node and round: the added p50 at concurrency 1 (node p50 − upstream p50, wrk, one
 // connection), closed-loop req/s with --c connections, the node's CPU µs per request in that
-// loop, and for pg-redis the round trips per request to Redis (EVALSHA/EVAL calls, INFO
+// loop (and split by thread: the event loop `main`, the store thread `Worker`, the JIT's
+// `JITWorker`, Bun's `HTTP Client`, the rest), and for pg-redis the round trips per request to Redis (EVALSHA/EVAL calls, INFO
 // commandstats) and to PostgreSQL (Sync and simple-Query messages the proxy forwarded), plus
 // redis-server CPU µs per request. With --before (another build of modelgate, e.g. the previous
 // release) a third node, `pg-redis-before`, runs that build in cluster mode in the same rounds, so
-// a change's cost is read side by side. Prints medians of the rounds as JSON. The machine is
-// shared and noisy: read the spread of the rounds, not one figure.
+// a change's cost is read side by side. Each node is warmed up first (--warmup seconds of the closed
+// loop: the JIT's compiler thread spends tens of µs a request for the first ~15,000). Prints medians of the rounds as JSON. The machine is
+// shared and noisy: read the spread of the rounds, not one figure. With --profile DIR each node
+// writes a CPU profile of its main thread there (Bun's --cpu-prof-md, one Markdown file per node).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,14 +22,15 @@ import { parseArgs } from "node:util";
 import { RedisClient, type Socket, SQL, type TCPSocketListener } from "bun";
 import { writeVocabulary } from "../scripts/vocabulary.ts";
 import {
-  cpuSecondsPrecise,
   freePort,
   LOAD_CORE,
   loadAverage,
+  logTail,
   type Proc,
   runBounded,
   spawnPinned,
   TARGET_CORE,
+  threadTimes,
   waitReady,
 } from "./procs.ts";
 import { writeBodyFile } from "./requests.ts";
@@ -39,13 +43,16 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "3" },
     seconds: { type: "string", default: "5" },
     c: { type: "string", default: "32" },
+    warmup: { type: "string", default: "5" },
     bin: { type: "string" },
     before: { type: "string" },
+    profile: { type: "string" },
   },
 });
 const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
 const C = Number(values.c);
+const WARMUP = Number(values.warmup);
 const PG = process.env.MODELGATE_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432";
 const ROOT = join(import.meta.dir, "..");
 
@@ -55,6 +62,8 @@ interface Sample {
   addedP50Us: number;
   rps: number;
   cpuUsPerRequest: number;
+  /** µs per request by thread name (main, Worker, JITWorker, HTTP Client, …). */
+  threads: Record<string, number>;
   redisTripsPerRequest?: number;
   redisCpuUsPerRequest?: number;
   pgTripsPerRequest?: number;
@@ -172,6 +181,12 @@ async function redisCounters(admin: RedisClient): Promise<{ trips: number; cpu: 
   return { trips, cpu: seconds("used_cpu_sys") + seconds("used_cpu_user") };
 }
 
+/** Bun's options that make a node write its CPU profile on exit (with --profile). */
+function profileEnv(label: string): Record<string, string> {
+  if (values.profile === undefined) return {};
+  return { BUN_OPTIONS: `--cpu-prof-md --cpu-prof-dir=${values.profile} --cpu-prof-name=${label}.md` };
+}
+
 function say(line: string): void {
   console.error(`[cluster-node] ${line}`);
 }
@@ -263,27 +278,49 @@ try {
               workers: 1,
               core: TARGET_CORE,
               store: counter.url(`${PG}/${db}`),
-              serveArgs: ["--redis-url", redisUrl, "--redis-prefix", `bench${round}${name}`],
+              env: profileEnv(label),
+              // redis-server shares its core with wrk and the upstream: on a loaded machine it can be
+              // starved past the 200 ms default deadline, which would refuse requests, not cost CPU.
+              serveArgs: [
+                "--redis-url",
+                redisUrl,
+                "--redis-prefix",
+                `bench${round}${name}`,
+                "--redis-timeout-ms",
+                "2000",
+              ],
             }
-          : { label, workers: 1, core: TARGET_CORE },
+          : { label, workers: 1, core: TARGET_CORE, env: profileEnv(label) },
       );
       owned.push(server.proc);
       const request = { url: server.base + CHAT_PATH, headers: server.headers, bodyFile };
-      await wrk(request, { connections: 4, seconds: 1, rate: 0 }); // warm up
+      await wrk(request, { connections: C, seconds: WARMUP, rate: 0 });
       const upstreamAlone = await wrk(direct, { connections: 1, seconds: SECONDS, rate: 0 });
       const single = await wrk(request, { connections: 1, seconds: SECONDS, rate: 0 });
       const redisBefore = await redisCounters(redis);
       const tripsBefore = counter.trips;
-      const cpuBefore = cpuSecondsPrecise(server.proc.pid);
+      const threadsBefore = threadTimes(server.proc.pid);
       const loop = await wrk(request, { connections: C, seconds: SECONDS, rate: 0 });
-      const cpu = cpuSecondsPrecise(server.proc.pid) - cpuBefore;
+      const threads: Record<string, number> = {};
+      let cpuNs = 0;
+      for (const [thread, ns] of threadTimes(server.proc.pid)) {
+        const spent = ns - (threadsBefore.get(thread) ?? 0);
+        cpuNs += spent;
+        const us = spent / 1000 / loop.requests;
+        if (us >= 0.5) threads[thread] = Number(us.toFixed(1));
+      }
       await Bun.sleep(200); // the last settlements reach PostgreSQL
       const redisAfter = await redisCounters(redis);
-      if (loop.errorCount > 0 || single.errorCount > 0) throw new Error(`${label}: wrk saw errors`);
+      if (loop.errorCount > 0 || single.errorCount > 0) {
+        throw new Error(
+          `${label}: wrk saw errors ${JSON.stringify({ single: single.errors, loop: loop.errors })}; the node's log ends:\n${logTail(server.proc)}`,
+        );
+      }
       const sample: Sample = {
         addedP50Us: single.latency_us.p50 - upstreamAlone.latency_us.p50,
         rps: loop.rps,
-        cpuUsPerRequest: (cpu * 1e6) / loop.requests,
+        cpuUsPerRequest: cpuNs / 1000 / loop.requests,
+        threads,
       };
       if (clustered) {
         sample.redisTripsPerRequest = (redisAfter.trips - redisBefore.trips) / loop.requests;
@@ -304,6 +341,8 @@ try {
     added_p50_us: median(name, (s) => s.addedP50Us),
     closed_loop_rps: median(name, (s) => s.rps),
     cpu_us_per_request: median(name, (s) => s.cpuUsPerRequest),
+    main_thread_us_per_request: median(name, (s) => s.threads.main),
+    store_thread_us_per_request: median(name, (s) => s.threads.Worker),
     redis_round_trips_per_request: median(name, (s) => s.redisTripsPerRequest),
     redis_server_cpu_us_per_request: median(name, (s) => s.redisCpuUsPerRequest),
     pg_round_trips_per_request: median(name, (s) => s.pgTripsPerRequest),
@@ -318,6 +357,10 @@ try {
         seconds: SECONDS,
         connections: C,
         load_average: loads,
+        // Each round's pg-redis ÷ sqlite CPU per request (the two ran back to back in that round).
+        cpu_ratio_by_round: samples["pg-redis"].map((s, i) =>
+          Number((s.cpuUsPerRequest / (samples.sqlite[i]?.cpuUsPerRequest ?? Number.NaN)).toFixed(2)),
+        ),
         sqlite: figures("sqlite"),
         "pg-redis": figures("pg-redis"),
         ...(values.before ? { "pg-redis-before": figures("pg-redis-before") } : {}),

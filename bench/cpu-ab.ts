@@ -18,11 +18,11 @@
 //
 // --before-wave takes a build from before `server.access_log` (e4f527c, the commit before wave two),
 // started with a config without that setting; it is the baseline when given.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { LOAD_CORE, loadAverage, type Proc, pinSelf, processTree } from "./procs.ts";
+import { LOAD_CORE, loadAverage, type Proc, pinSelf, threadTimes } from "./procs.ts";
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
 import {
@@ -64,25 +64,6 @@ const latencySeconds = values.latency === undefined ? undefined : whole("latency
 const before = values["before-wave"];
 if ((values.bin ?? []).length + (before === undefined ? 0 : 1) < 2 && !values["bun-proxy"]) {
   throw new Error("give at least two targets: --bin A --bin B, --before-wave C, --bun-proxy");
-}
-
-/** Run time of each thread of a process tree by thread name (digits dropped), ns; the main thread is `main`. */
-function threadTimes(root: number): Map<string, number> {
-  const times = new Map<string, number>();
-  for (const pid of processTree(root)) {
-    try {
-      for (const tid of readdirSync(`/proc/${pid}/task`)) {
-        const task = `/proc/${pid}/task/${tid}`;
-        const name =
-          tid === String(pid) ? "main" : readFileSync(`${task}/comm`, "utf8").trim().replace(/\d+$/, "");
-        const ns = Number(readFileSync(`${task}/schedstat`, "utf8").split(" ")[0] ?? 0);
-        times.set(name, (times.get(name) ?? 0) + ns);
-      }
-    } catch {
-      // The process or thread left between listing and reading.
-    }
-  }
-  return times;
 }
 
 interface Target {

@@ -156,6 +156,25 @@ export function cpuSecondsPrecise(root: number): number {
   return ns / 1e9;
 }
 
+/** Run time of each thread of a process tree by thread name (digits dropped), ns; the main thread is `main`. */
+export function threadTimes(root: number): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const pid of processTree(root)) {
+    try {
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const task = `/proc/${pid}/task/${tid}`;
+        const name =
+          tid === String(pid) ? "main" : readFileSync(`${task}/comm`, "utf8").trim().replace(/\d+$/, "");
+        const ns = Number(readFileSync(`${task}/schedstat`, "utf8").split(" ")[0] ?? 0);
+        times.set(name, (times.get(name) ?? 0) + ns);
+      }
+    } catch {
+      // The process or thread left between listing and reading.
+    }
+  }
+  return times;
+}
+
 /** The machine's load average over 1, 5 and 15 minutes, as /proc/loadavg gives it. */
 export function loadAverage(): string {
   return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
