@@ -293,62 +293,79 @@ return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, k
 `;
 
 /**
- * KEYS A T L D U [B] [H...]; ARGV epoch ticketId keyId cost now dayOffsetMs doneMs journal seq
- * tokens budgets then (name start end) per budget. With token windows (H: the hashes of the
- * windows the ticket was admitted in) and tokens, first sets the ticket's entry in each to the
- * tokens it used (in every epoch: setting is idempotent). A release counted (returning 1) also
- * counts its cost in each budget (B) in the period of the release.
- * Then frees the
- * ticket's slot and reservation if it still holds them, and debits the cost (counted as spent in
- * the day of `now`) once:
- * - with the record's journal sequence (the normal path): once per journal|seq (U); not at all
- *   when the ledger held the record at the last seed (seq <= A's j:<journal>: the seed's balance
- *   has it); on an account not seeded yet it is only kept in U, and the seed applies it;
- * - without one: once per ticket id (D).
+ * KEYS A T L D U B [H...]; ARGV epoch dayOffsetMs doneMs journal n, then per release: ticketId
+ * keyId cost now seq tokens hashes budgets, then (name start end) per budget. Releases n tickets
+ * of one account in one call (a node sends the releases settled in the same turn of its event loop
+ * together: one round trip for them all), each exactly as if it were released alone, in order:
+ * - `hashes` lists the KEYS indexes (comma-separated) of the token windows the ticket was admitted
+ *   in; with `tokens`, its entry in each is first set to the tokens it used (in every epoch:
+ *   setting is idempotent);
+ * - the ticket's slot and reservation are freed if it still holds them, and the cost debited
+ *   (counted as spent in the day of `now`) once: with the record's journal sequence `seq` (the
+ *   normal path) once per journal|seq (U), and not at all when the ledger held the record at the
+ *   last seed (seq <= A's j:<journal>: the seed's balance has it), while on an account not seeded
+ *   yet it is only kept in U and the seed applies it; without a sequence once per ticket id (D);
+ * - a release counted also counts its cost in each budget (B) in the period of the release.
  * A ticket whose lease expired is still debited (its reservation was already freed). An account of
- * an older epoch is started over in the caller's (the ledger rebuilds it). Returns 1 if debited
- * or kept for the seed, 0 if already counted, -1 if the caller's epoch is older than the account's.
+ * an older epoch is started over in the caller's (the ledger rebuilds it). Returns -1, changing
+ * nothing but the token windows, if the caller's epoch is older than the account's; else the
+ * number of releases debited or kept for the seed (the others were already counted).
  */
 const RELEASE = `
-local A, T, L, D, U = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local epoch, id, key, cost = tonumber(ARGV[1]), ARGV[2], ARGV[3], ARGV[4]
-local journal, seq = ARGV[8], ARGV[9]
-local nb = tonumber(ARGV[11] or '0')
-local firstH = 6
-if nb > 0 then firstH = 7 end
-if ARGV[10] and ARGV[10] ~= '' then
-  for i = firstH, #KEYS do tset(KEYS[i], id, ARGV[10]) end
+local A, T, L, D, U, B = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local epoch, offsetMs, doneMs, journal = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local n = tonumber(ARGV[5])
+-- Each release's first argument; the token windows are set first, whatever the epoch.
+local starts = {}
+local o = 6
+for r = 1, n do
+  starts[r] = o
+  local tokens, hashes = ARGV[o + 5], ARGV[o + 6]
+  if tokens ~= '' then
+    for i in string.gmatch(hashes, '%d+') do tset(KEYS[tonumber(i)], ARGV[o], tokens) end
+  end
+  o = o + 8 + tonumber(ARGV[o + 7]) * 3
 end
 local g = generation(A, epoch)
 if g < 0 then return -1 end
 if g > 0 then enter(A, T, L, U, D, epoch) end
 local at = clock()
-local now = pick(ARGV[5], at)
-local day = dayOf(now, tonumber(ARGV[6]))
-local function spendBudgets()
-  for i = 1, nb do
-    local o = 11 + (i - 1) * 3
-    spendIn(KEYS[6], ARGV[o + 1], tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3]), now, cost)
+local seeded = redis.call('HEXISTS', A, 'rev') == 1
+local held = tonumber(redis.call('HGET', A, 'j:' .. journal) or '0')
+local trim = false
+local function one(o)
+  local id, key, cost, seq = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 4]
+  local now = pick(ARGV[o + 3], at)
+  local day = dayOf(now, offsetMs)
+  local nb = tonumber(ARGV[o + 7])
+  local function spendBudgets()
+    for i = 1, nb do
+      local b = o + 8 + (i - 1) * 3
+      spendIn(B, ARGV[b], tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), now, cost)
+    end
   end
-end
-if seq == '' then
-  if redis.call('ZSCORE', D, id) then return 0 end
+  if seq == '' then
+    if redis.call('ZSCORE', D, id) then return 0 end
+    unhold(A, T, L, id)
+    debit(A, key, cost, day)
+    spendBudgets()
+    redis.call('ZADD', D, at, id)
+    trim = true
+    return 1
+  end
   unhold(A, T, L, id)
-  debit(A, key, cost, day)
+  local field = journal .. '|' .. seq
+  if redis.call('HEXISTS', U, field) == 1 then return 0 end
   spendBudgets()
-  redis.call('ZADD', D, at, id)
-  redis.call('ZREMRANGEBYSCORE', D, '-inf', at - tonumber(ARGV[7]))
+  if seeded and tonumber(seq) <= held then return 0 end
+  redis.call('HSET', U, field, cost .. '|' .. key .. '|' .. int(day))
+  if seeded then debit(A, key, cost, day) end
   return 1
 end
-unhold(A, T, L, id)
-local field = journal .. '|' .. seq
-if redis.call('HEXISTS', U, field) == 1 then return 0 end
-spendBudgets()
-local seeded = redis.call('HEXISTS', A, 'rev') == 1
-if seeded and tonumber(seq) <= tonumber(redis.call('HGET', A, 'j:' .. journal) or '0') then return 0 end
-redis.call('HSET', U, field, cost .. '|' .. key .. '|' .. int(day))
-if seeded then debit(A, key, cost, day) end
-return 1
+local counted = 0
+for r = 1, n do counted = counted + one(starts[r]) end
+if trim then redis.call('ZREMRANGEBYSCORE', D, '-inf', at - doneMs) end
+return counted
 `;
 
 /**

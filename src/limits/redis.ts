@@ -73,6 +73,8 @@ const IDENTITY_WAIT_MS = 300;
 
 /** Seed scripts one rebuild or reconciliation has in flight at a time. */
 const SEEDS_IN_FLIGHT = 256;
+/** Most releases one RELEASE script carries (bounds the time one script holds Redis). */
+const RELEASES_PER_SCRIPT = 64;
 /** How often an epoch check starts over when another node began a newer epoch meanwhile. */
 const CHECK_ATTEMPTS = 3;
 
@@ -188,6 +190,12 @@ interface Held {
   release?: { cost: Nanos; now: number; seq: number | undefined; tokens: number | undefined };
 }
 
+/** Releases of one account sent in one script, and that script's outcome. */
+interface ReleaseBatch {
+  helds: Held[];
+  sent: Promise<void>;
+}
+
 /** What the reconciliations found, since start (reported by log and metrics). */
 export interface ReconcileStats {
   runs: number;
@@ -219,6 +227,8 @@ export class RedisLimiter implements Limiter {
   readonly #held = new Map<string, Held>();
   /** Releases (by journal sequence) the ledger may not hold yet: sent again in a new epoch. */
   readonly #unstored = new Map<number, Held>();
+  /** Releases to send at the end of this turn, by epoch and account (see #releaseSoon). */
+  readonly #releasing = new Map<string, ReleaseBatch>();
   /** Timed-out acquires not yet undone in Redis (see #cancel). */
   readonly #cancels = new Map<string, Cancel>();
   /** Accounts seen seeded in Redis: knowsAccount answers from here without a round trip. */
@@ -496,9 +506,9 @@ export class RedisLimiter implements Limiter {
     if (numbered !== undefined) this.#unstored.set(numbered, held);
     try {
       const epoch = this.#epoch;
-      await this.#applyRelease(held, epoch);
+      await this.#releaseSoon(held, epoch);
       // Entered a newer epoch meanwhile: send it there too (counted once per journal number).
-      if (numbered !== undefined && this.#epoch !== epoch) await this.#applyRelease(held, this.#epoch);
+      if (numbered !== undefined && this.#epoch !== epoch) await this.#applyReleases([held], this.#epoch);
     } catch (error) {
       log("warn", "redis limiter: release deferred to the heartbeat", {
         ticket: ticket.id,
@@ -507,62 +517,107 @@ export class RedisLimiter implements Limiter {
     }
   }
 
-  /** Sends the release in `epoch`: the current one (after the epoch check), or one being entered. */
-  async #applyRelease(held: Held, epoch: number, checked = true): Promise<void> {
-    const { ticket, release } = held;
-    if (!release) return;
-    const keys = this.#keys.account(ticket.accountId);
-    // The token windows the ticket holds tokens in, corrected to what it used (when known).
-    const windows = ticket.tokenWindows;
-    const budgets = ticket.budgets ?? [];
-    const hashes =
-      release.tokens === undefined || !windows
-        ? []
-        : this.#tokenKeys(
-            ticket.accountId,
-            ticket.keyId,
-            windows.key ? 1 : null,
-            windows.account ? 1 : null,
-          ).map((w) => w.h);
-    const answer = await this.#run(
-      SCRIPTS.release,
-      [
-        keys.account,
-        keys.tickets,
-        keys.leases,
-        keys.done,
-        keys.unstored,
-        ...(budgets.length > 0 ? [this.#keys.budgets(ticket.accountId)] : []),
-        ...hashes,
-      ],
-      [
-        String(epoch),
+  /**
+   * Sends the release with the others of its account made in this turn of the event loop: the
+   * settlements of one journal append all release in the same microtask drain, so a script sent
+   * after them (a microtask queued by the first) carries them all in one round trip.
+   */
+  #releaseSoon(held: Held, epoch: number): Promise<void> {
+    const slot = `${epoch}:${held.ticket.accountId}`;
+    const open = this.#releasing.get(slot);
+    if (open && open.helds.length < RELEASES_PER_SCRIPT) {
+      open.helds.push(held);
+      return open.sent;
+    }
+    const batch: ReleaseBatch = {
+      helds: [held],
+      sent: Promise.resolve().then(() => {
+        if (this.#releasing.get(slot) === batch) this.#releasing.delete(slot);
+        return this.#applyReleases(batch.helds, epoch);
+      }),
+    };
+    this.#releasing.set(slot, batch);
+    return batch.sent;
+  }
+
+  /**
+   * Sends releases of one account in `epoch` in one script: the current epoch (after the epoch
+   * check), or one being entered. Applied, they are no longer held.
+   */
+  async #applyReleases(helds: Held[], epoch: number, checked = true): Promise<void> {
+    const first = helds[0];
+    if (!first) return;
+    const accountId = first.ticket.accountId;
+    const keys = this.#keys.account(accountId);
+    const scriptKeys = [
+      keys.account,
+      keys.tickets,
+      keys.leases,
+      keys.done,
+      keys.unstored,
+      this.#keys.budgets(accountId),
+    ];
+    const args = [String(epoch), this.#offsetMs, String(this.#doneMs), this.#ledger?.journal ?? "", "0"];
+    const sent: Held[] = [];
+    for (const held of helds) {
+      const { ticket, release } = held;
+      if (!release) continue;
+      sent.push(held);
+      // The token windows the ticket holds tokens in (by their index in KEYS), corrected to what it
+      // used (when known).
+      const windows = release.tokens === undefined ? undefined : ticket.tokenWindows;
+      const hashes: number[] = [];
+      if (windows?.key) hashes.push(keyIndex(scriptKeys, this.#keys.tokens(accountId, ticket.keyId).h));
+      if (windows?.account) hashes.push(keyIndex(scriptKeys, this.#keys.tokens(accountId).h));
+      const budgets = ticket.budgets ?? [];
+      args.push(
         ticket.id,
         ticket.keyId,
         String(release.cost),
         this.#nowArg(release.now),
-        this.#offsetMs,
-        String(this.#doneMs),
-        this.#ledger?.journal ?? "",
         release.seq === undefined ? "" : String(release.seq),
         hashes.length === 0 ? "" : String(release.tokens),
+        hashes.join(","),
         String(budgets.length),
-        ...budgets.flatMap((b) => [b.name, String(b.start), String(b.end)]),
-      ],
-      checked,
-    );
+      );
+      for (const b of budgets) args.push(b.name, String(b.start), String(b.end));
+    }
+    if (sent.length === 0) return;
+    args[4] = String(sent.length);
+    const answer = await this.#run(SCRIPTS.release, scriptKeys, args, checked);
     if (answer === -1) {
       this.#checked = false;
       throw new LimiterUnavailableError(
         "Redis holds a newer epoch than this node: the release waits for the check",
       );
     }
-    this.#held.delete(ticket.id);
+    for (const held of sent) this.#held.delete(held.ticket.id);
+  }
+
+  /** Held releases grouped by account, at most RELEASES_PER_SCRIPT a group (one script each). */
+  #byAccount(helds: Iterable<Held>): Held[][] {
+    const groups: Held[][] = [];
+    const open = new Map<number, Held[]>();
+    for (const held of helds) {
+      let group = open.get(held.ticket.accountId);
+      if (!group || group.length >= RELEASES_PER_SCRIPT) {
+        group = [];
+        groups.push(group);
+        open.set(held.ticket.accountId, group);
+      }
+      group.push(held);
+    }
+    return groups;
   }
 
   stored(seq: number): void {
     this.#storedSeq = Math.max(this.#storedSeq, seq);
-    for (const stored of this.#unstored.keys()) if (stored <= seq) this.#unstored.delete(stored);
+    // Kept in the order released, which is the journal's: stop at the first not stored (one that
+    // came out of order goes at a later call, as the stored number only grows).
+    for (const stored of this.#unstored.keys()) {
+      if (stored > seq) break;
+      this.#unstored.delete(stored);
+    }
   }
 
   async peek(
@@ -814,7 +869,7 @@ export class RedisLimiter implements Limiter {
     }
     const results = await Promise.allSettled([
       ...steps,
-      ...releases.map((held) => this.#applyRelease(held, this.#epoch)),
+      ...this.#byAccount(releases).map((helds) => this.#applyReleases(helds, this.#epoch)),
       ...cancels,
     ]);
     const failed = results.find((result) => result.status === "rejected");
@@ -997,7 +1052,9 @@ export class RedisLimiter implements Limiter {
       }),
     );
     if (registered.includes(-1)) throw this.#behind();
-    await Promise.all([...this.#unstored.values()].map((held) => this.#applyRelease(held, epoch, false)));
+    await Promise.all(
+      this.#byAccount(this.#unstored.values()).map((helds) => this.#applyReleases(helds, epoch, false)),
+    );
     const ack = fields(
       await this.#run(SCRIPTS.ackEpoch, [this.#keys.epoch], [String(epoch), this.#node], false),
       ["acked", "redisMs"] as const,
@@ -1105,6 +1162,14 @@ export class RedisLimiter implements Limiter {
   get lateWindows(): number {
     return this.#calls.lateWindows;
   }
+}
+
+/** The index (1-based, as Lua's KEYS) of `key` in `keys`, added at the end when missing. */
+function keyIndex(keys: string[], key: string): number {
+  const at = keys.indexOf(key);
+  if (at >= 0) return at + 1;
+  keys.push(key);
+  return keys.length;
 }
 
 function limitArg(limit: number | null): string {

@@ -255,6 +255,55 @@ describe("releases and seeding", () => {
     expect(cluster.map((node) => node.held)).toEqual([0, 1, 0]);
   });
 
+  test("releases made in one turn reach Redis in one script, each counted as if released alone", async () => {
+    privateRedis = await PrivateRedis.start();
+    const redis = privateRedis;
+    const node = await limiters.make({ url: redis.url });
+    await node.setBalance(1, nanos(10_000), 1);
+    const weekly = { name: "a:weekly", period: "weekly" as const, limit: nanos(1_000_000) };
+    const admitted = tickets(
+      await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          node.acquire(
+            request({
+              keyId: `k${1 + (i % 2)}`,
+              concurrency: 10,
+              reserve: nanos(500),
+              tpm: 10_000,
+              accountTpm: 20_000,
+              tokens: 100,
+              // Half of them count in a budget too.
+              ...(i % 2 === 0 ? { budgets: [weekly] } : {}),
+            }),
+          ),
+        ),
+      ),
+    );
+    expect(admitted).toHaveLength(6);
+    const scripts = async () => {
+      const stats = String(await redis.send("INFO", ["commandstats"]));
+      return Number(/^cmdstat_evalsha:calls=(\d+)/m.exec(stats)?.[1] ?? 0);
+    };
+    const before = await scripts();
+    await Promise.all(admitted.map((t, i) => node.release(t, nanos(100 + i), Date.now(), undefined, 40)));
+    expect((await scripts()) - before).toBe(1);
+    expect(node.held).toBe(0);
+    // 100 + … + 105 debited, every reservation and slot freed, each window holding 40 a ticket.
+    expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({
+      balance: 10_000 - 615,
+      accountReserved: 0,
+      keyReserved: 0,
+      inFlight: 0,
+      spentToday: 100 + 102 + 104,
+    });
+    const rate = await node.peek("k2", 1, null, Date.now(), { tpm: 10_000, accountTpm: 20_000 });
+    expect(rate.tokens).toMatchObject({ limit: 10_000, remaining: 10_000 - 3 * 40 });
+    expect(await node.budget(1, weekly, Date.now())).toMatchObject({ spent: 100 + 102 + 104, reserved: 0 });
+    // Released again (a replay), in one turn too: nothing changes.
+    await Promise.all(admitted.map((t, i) => node.release(t, nanos(100 + i), Date.now(), undefined, 40)));
+    expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({ balance: 10_000 - 615, inFlight: 0 });
+  });
+
   test("three nodes reseeding after the data is lost converge exactly to the store's figures", async () => {
     const cluster = await nodes();
     const [one, two, three] = cluster;
