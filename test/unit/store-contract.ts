@@ -171,6 +171,49 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("usage: a batch's records read back exactly, whatever their text, JSON, nulls, flags and sizes", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000_000_000_000));
+      const records = [
+        usageRecord(account.id, {
+          requestId: "req_ünï\"cødé'\\",
+          clientRequestId: null,
+          model: 'mod"el\\x',
+          stream: true,
+          clientAddress: "::1",
+          endUser: "line\nbreak 🙂",
+          alias: "fast",
+          cacheHit: true,
+          detail: { nested: { quote: '"', list: [1, 2.5, null], text: "é\u0000" } },
+          toolCalls: { web_search: 2 },
+          audioMs: 1_500,
+          characters: 42,
+          costNanos: nanos(5_000_000_000_123),
+          ttfbMs: null,
+          channels: ["a", "b"],
+        }),
+        usageRecord(account.id, { requestId: "req_plain", detail: null, endUser: null, clientAddress: null }),
+      ];
+      // A settlement time from Redis's clock as a node sees it (its offset halfway through a call)
+      // has a fraction: stored, to the millisecond.
+      const fractional = usageRecord(account.id, {
+        requestId: "req_fraction",
+        createdAt: 1_700_000_000_000.5,
+      });
+      expect(await store.usage.commit([fractional])).toEqual(["req_fraction"]);
+      expect(
+        Math.abs(((await store.usage.find("req_fraction"))?.createdAt ?? 0) - fractional.createdAt),
+      ).toBeLessThanOrEqual(0.5);
+      expect(await store.usage.commit(records)).toEqual(records.map((r) => r.requestId));
+      for (const record of records) expect(await store.usage.find(record.requestId)).toEqual(record);
+      expect(await settled(store)).toEqual({
+        requests: 3,
+        debited: 5_000_000_000_123 + 2_000,
+        balance: 10_000_000_000_000 - 5_000_000_000_123 - 2_000,
+      });
+      await store.close();
+    });
+
     test("usage: seed figures give each balance and credit total with the revision of the same snapshot", async () => {
       const store = await open();
       const account = await store.createAccount("acme", nanos(10_000));

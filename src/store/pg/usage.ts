@@ -20,6 +20,7 @@ import { USAGE_JOURNAL_SEQ } from "../usage/record.ts";
 import { coveredBy, debitsOf, firstFreeReuse, INSERT_CHUNK, reusedIn, toUsageRow } from "../usage/rows.ts";
 import type { PgDb } from "./db.ts";
 import { pgDialect } from "./dialect.ts";
+import { JsonRows } from "./rows.ts";
 import { accounts, ledger, storeMeta, usageRecords } from "./schema.ts";
 
 /**
@@ -46,7 +47,10 @@ export function journalId(journalPath: string): string {
   return id;
 }
 
-/** YYYY-MM-DD (UTC) of epoch seconds. */
+/** A batch's usage rows and ledger debits, each inserted as one JSON parameter (rows.ts). */
+const USAGE_ROWS = new JsonRows(usageRecords);
+const LEDGER_ROWS = new JsonRows(ledger);
+
 export class PgUsageStore extends UsageReads implements UsageStore {
   readonly #db: PgDb;
   /** Named on first use: a command that never touches the journal makes no journal id file. */
@@ -139,12 +143,11 @@ export class PgUsageStore extends UsageReads implements UsageStore {
     if (records.length === 0) return [];
     const inserted: string[] = [];
     for (let i = 0; i < records.length; i += INSERT_CHUNK) {
-      const rows = await tx
-        .insert(usageRecords)
-        .values(records.slice(i, i + INSERT_CHUNK).map((r) => toUsageRow(r, r.requestId)))
-        .onConflictDoNothing({ target: usageRecords.requestId })
-        .returning({ requestId: usageRecords.requestId });
-      for (const row of rows) inserted.push(row.requestId);
+      const chunk = records.slice(i, i + INSERT_CHUNK).map((r) => toUsageRow(r, r.requestId));
+      const rows = (await tx.execute(
+        sql`${USAGE_ROWS.insert(chunk)} ON CONFLICT (request_id) DO NOTHING RETURNING request_id`,
+      )) as unknown as { request_id: string }[];
+      for (const row of rows) inserted.push(row.request_id);
     }
     const reused = reusedIn(records, inserted);
     const ids: string[] = [];
@@ -153,7 +156,7 @@ export class PgUsageStore extends UsageReads implements UsageStore {
     }
     const { debits, perAccount } = debitsOf(records, ids);
     for (let i = 0; i < debits.length; i += INSERT_CHUNK) {
-      await tx.insert(ledger).values(debits.slice(i, i + INSERT_CHUNK));
+      await tx.execute(LEDGER_ROWS.insert(debits.slice(i, i + INSERT_CHUNK)));
     }
     for (const [accountId, cost] of perAccount) {
       await tx
