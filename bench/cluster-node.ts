@@ -1,20 +1,25 @@
 // One node in cluster mode against one node on SQLite, side by side:
-//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--warmup 5] [--bin PATH] [--before PATH]
+//   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--rate 1500] [--warmup 5]
+//                             [--warmup-requests 20000] [--bin PATH] [--before PATH] [--profile DIR]
 // Starts the bench upstream (pinned to the load core), a private redis-server on a free port, a
-// fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting loopback
-// proxy, and per round, in alternating order, two modelgate nodes with the same channel, key and
-// limits: `sqlite` (the in-memory limiter) and `pg-redis` (`--db postgres://…` and `--redis-url`).
-// Per node and round: the added p50 at concurrency 1 (node p50 − upstream p50, wrk, one
-// connection), closed-loop req/s with --c connections, the node's CPU µs per request in that
-// loop (and split by thread: the event loop `main`, the store thread `Worker`, the JIT's
-// `JITWorker`, Bun's `HTTP Client`, the rest), and for pg-redis the round trips per request to Redis (EVALSHA/EVAL calls, INFO
-// commandstats) and to PostgreSQL (Sync and simple-Query messages the proxy forwarded), plus
-// redis-server CPU µs per request. With --before (another build of modelgate, e.g. the previous
-// release) a third node, `pg-redis-before`, runs that build in cluster mode in the same rounds, so
-// a change's cost is read side by side. Each node is warmed up first (--warmup seconds of the closed
-// loop: the JIT's compiler thread spends tens of µs a request for the first ~15,000). Prints medians of the rounds as JSON. The machine is
-// shared and noisy: read the spread of the rounds, not one figure. With --profile DIR each node
-// writes a CPU profile of its main thread there (Bun's --cpu-prof-md, one Markdown file per node).
+// fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting
+// loopback proxy, and per round, in alternating order, two modelgate nodes with the same channel,
+// key and limits: `sqlite` (the in-memory limiter) and `pg-redis` (`--db postgres://…` and
+// `--redis-url`). Each node is warmed up first by closed-loop runs of --warmup seconds until it
+// served --warmup-requests (the JIT's compiler thread spends tens of µs a request for the first
+// ~15,000; a loaded machine serves fewer in the same time). Per node and round: the added p50 at
+// concurrency 1 (node p50 − upstream p50, wrk, one connection); closed-loop req/s with --c
+// connections and the node's CPU µs per request in that loop; the CPU µs per request at a fixed
+// --rate (the same requests per second for every node, so costs per second and batch sizes are
+// alike; 0 skips it); each split by thread (the event loop `main`, the store thread `Worker`,
+// the JIT's `JITWorker`, Bun's `HTTP Client`, the rest); and for pg-redis the round trips per
+// request to Redis (EVALSHA/EVAL calls, INFO commandstats) and to PostgreSQL (Sync and
+// simple-Query messages the proxy forwarded), plus redis-server CPU µs per request. With
+// --before (another build of modelgate, e.g. the previous release) a third node,
+// `pg-redis-before`, runs that build in cluster mode in the same rounds, so a change's cost is
+// read side by side. Prints medians of the rounds and each round's ratio to the SQLite node as
+// JSON. The machine is shared and noisy: read the spread of the rounds, not one figure. With
+// --profile DIR each node writes a CPU profile of its main thread there (Bun's --cpu-prof-md).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,7 +41,7 @@ import {
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
 import { type BenchContext, CHAT_PATH, type ModelgateServer, startModelgateServer } from "./targets.ts";
-import { wrk } from "./wrk.ts";
+import { connectionsFor, wrk } from "./wrk.ts";
 
 const { values } = parseArgs({
   options: {
@@ -44,6 +49,8 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     c: { type: "string", default: "32" },
     warmup: { type: "string", default: "5" },
+    "warmup-requests": { type: "string", default: "20000" },
+    rate: { type: "string", default: "1500" },
     bin: { type: "string" },
     before: { type: "string" },
     profile: { type: "string" },
@@ -53,6 +60,8 @@ const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
 const C = Number(values.c);
 const WARMUP = Number(values.warmup);
+const WARMUP_REQUESTS = Number(values["warmup-requests"]);
+const RATE = Number(values.rate);
 const PG = process.env.MODELGATE_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432";
 const ROOT = join(import.meta.dir, "..");
 
@@ -64,6 +73,9 @@ interface Sample {
   cpuUsPerRequest: number;
   /** µs per request by thread name (main, Worker, JITWorker, HTTP Client, …). */
   threads: Record<string, number>;
+  /** The same at --rate requests per second. */
+  pacedCpuUsPerRequest?: number;
+  pacedThreads?: Record<string, number>;
   redisTripsPerRequest?: number;
   redisCpuUsPerRequest?: number;
   pgTripsPerRequest?: number;
@@ -181,6 +193,24 @@ async function redisCounters(admin: RedisClient): Promise<{ trips: number; cpu: 
   return { trips, cpu: seconds("used_cpu_sys") + seconds("used_cpu_user") };
 }
 
+/** A wrk run and the node's CPU during it: µs per request in all, and by thread (those ≥ 0.5). */
+async function measured(
+  pid: number,
+  run: () => ReturnType<typeof wrk>,
+): Promise<{ run: Awaited<ReturnType<typeof wrk>>; cpuUs: number; threads: Record<string, number> }> {
+  const before = threadTimes(pid);
+  const result = await run();
+  const threads: Record<string, number> = {};
+  let ns = 0;
+  for (const [thread, after] of threadTimes(pid)) {
+    const spent = after - (before.get(thread) ?? 0);
+    ns += spent;
+    const us = spent / 1000 / result.requests;
+    if (us >= 0.5) threads[thread] = Number(us.toFixed(1));
+  }
+  return { run: result, cpuUs: ns / 1000 / result.requests, threads };
+}
+
 /** Bun's options that make a node write its CPU profile on exit (with --profile). */
 function profileEnv(label: string): Record<string, string> {
   if (values.profile === undefined) return {};
@@ -294,38 +324,43 @@ try {
       );
       owned.push(server.proc);
       const request = { url: server.base + CHAT_PATH, headers: server.headers, bodyFile };
-      await wrk(request, { connections: C, seconds: WARMUP, rate: 0 });
+      // Warmed up by requests, not time: a loaded machine serves fewer in the same seconds.
+      let warmed = 0;
+      for (let chunk = 0; chunk < 6 && warmed < WARMUP_REQUESTS; chunk++)
+        warmed += (await wrk(request, { connections: C, seconds: WARMUP, rate: 0 })).requests;
       const upstreamAlone = await wrk(direct, { connections: 1, seconds: SECONDS, rate: 0 });
       const single = await wrk(request, { connections: 1, seconds: SECONDS, rate: 0 });
       const redisBefore = await redisCounters(redis);
       const tripsBefore = counter.trips;
-      const threadsBefore = threadTimes(server.proc.pid);
-      const loop = await wrk(request, { connections: C, seconds: SECONDS, rate: 0 });
-      const threads: Record<string, number> = {};
-      let cpuNs = 0;
-      for (const [thread, ns] of threadTimes(server.proc.pid)) {
-        const spent = ns - (threadsBefore.get(thread) ?? 0);
-        cpuNs += spent;
-        const us = spent / 1000 / loop.requests;
-        if (us >= 0.5) threads[thread] = Number(us.toFixed(1));
-      }
+      const loop = await measured(server.proc.pid, () =>
+        wrk(request, { connections: C, seconds: SECONDS, rate: 0 }),
+      );
       await Bun.sleep(200); // the last settlements reach PostgreSQL
       const redisAfter = await redisCounters(redis);
-      if (loop.errorCount > 0 || single.errorCount > 0) {
+      // The same requests per second for every node: per-second costs and batch sizes are alike.
+      const paced =
+        RATE > 0
+          ? await measured(server.proc.pid, () =>
+              wrk(request, { connections: connectionsFor(RATE), seconds: SECONDS, rate: RATE }),
+            )
+          : undefined;
+      const failed = [single, loop.run, ...(paced ? [paced.run] : [])].some((r) => r.errorCount > 0);
+      if (failed) {
         throw new Error(
-          `${label}: wrk saw errors ${JSON.stringify({ single: single.errors, loop: loop.errors })}; the node's log ends:\n${logTail(server.proc)}`,
+          `${label}: wrk saw errors ${JSON.stringify({ single: single.errors, loop: loop.run.errors, paced: paced?.run.errors })}; the node's log ends:\n${logTail(server.proc)}`,
         );
       }
       const sample: Sample = {
         addedP50Us: single.latency_us.p50 - upstreamAlone.latency_us.p50,
-        rps: loop.rps,
-        cpuUsPerRequest: cpuNs / 1000 / loop.requests,
-        threads,
+        rps: loop.run.rps,
+        cpuUsPerRequest: loop.cpuUs,
+        threads: loop.threads,
+        ...(paced ? { pacedCpuUsPerRequest: paced.cpuUs, pacedThreads: paced.threads } : {}),
       };
       if (clustered) {
-        sample.redisTripsPerRequest = (redisAfter.trips - redisBefore.trips) / loop.requests;
-        sample.redisCpuUsPerRequest = ((redisAfter.cpu - redisBefore.cpu) * 1e6) / loop.requests;
-        sample.pgTripsPerRequest = (counter.trips - tripsBefore) / loop.requests;
+        sample.redisTripsPerRequest = (redisAfter.trips - redisBefore.trips) / loop.run.requests;
+        sample.redisCpuUsPerRequest = ((redisAfter.cpu - redisBefore.cpu) * 1e6) / loop.run.requests;
+        sample.pgTripsPerRequest = (counter.trips - tripsBefore) / loop.run.requests;
       }
       samples[name].push(sample);
       say(`${label}: ${JSON.stringify(sample)}`);
@@ -343,6 +378,10 @@ try {
     cpu_us_per_request: median(name, (s) => s.cpuUsPerRequest),
     main_thread_us_per_request: median(name, (s) => s.threads.main),
     store_thread_us_per_request: median(name, (s) => s.threads.Worker),
+    jit_thread_us_per_request: median(name, (s) => s.threads.JITWorker),
+    paced_cpu_us_per_request: median(name, (s) => s.pacedCpuUsPerRequest),
+    paced_main_thread_us_per_request: median(name, (s) => s.pacedThreads?.main),
+    paced_store_thread_us_per_request: median(name, (s) => s.pacedThreads?.Worker),
     redis_round_trips_per_request: median(name, (s) => s.redisTripsPerRequest),
     redis_server_cpu_us_per_request: median(name, (s) => s.redisCpuUsPerRequest),
     pg_round_trips_per_request: median(name, (s) => s.pgTripsPerRequest),
@@ -357,9 +396,22 @@ try {
         seconds: SECONDS,
         connections: C,
         load_average: loads,
-        // Each round's pg-redis ÷ sqlite CPU per request (the two ran back to back in that round).
-        cpu_ratio_by_round: samples["pg-redis"].map((s, i) =>
-          Number((s.cpuUsPerRequest / (samples.sqlite[i]?.cpuUsPerRequest ?? Number.NaN)).toFixed(2)),
+        // Each round's CPU per request ÷ the SQLite node's in that round (they ran back to back).
+        ratio_by_round: Object.fromEntries(
+          names
+            .filter((name) => name !== "sqlite")
+            .map((name) => [
+              name,
+              samples[name].map((s, i) => {
+                const base = samples.sqlite[i];
+                const ratio = (a?: number, b?: number) =>
+                  a === undefined || b === undefined ? null : Number((a / b).toFixed(2));
+                return {
+                  closed_loop: ratio(s.cpuUsPerRequest, base?.cpuUsPerRequest),
+                  paced: ratio(s.pacedCpuUsPerRequest, base?.pacedCpuUsPerRequest),
+                };
+              }),
+            ]),
         ),
         sqlite: figures("sqlite"),
         "pg-redis": figures("pg-redis"),
