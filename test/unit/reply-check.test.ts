@@ -2,7 +2,7 @@
 // tool call (its id and name): one lacking them is a typed error naming the field — the relay's 502
 // — not a call whose id reads "undefined". Other fields stay optional and unknown ones are kept.
 import { describe, expect, test } from "bun:test";
-import { readReply, tryTranslateAnswer } from "../../src/protocols/translate.ts";
+import { readReply, replyReader, tryTranslateAnswer } from "../../src/protocols/translate.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
 
 const chatAnswer = (call: Record<string, unknown>) => ({
@@ -82,5 +82,64 @@ describe("a tool call without its id or name is an error naming the field", () =
     if (!translated.ok) return;
     const content = translated.value.content as Record<string, unknown>[];
     expect(content.find((b) => b.type === "tool_use")).toMatchObject({ id: "call_1", name: "f" });
+  });
+});
+
+// A stream is checked where its tool call starts: an event lacking the call's name (Chat, whose
+// compatible servers may leave out the id), or its id or name (Messages `content_block_start`,
+// Responses `output_item.added`), ends the translated stream with an error naming the field.
+describe("a streamed tool call without its id or name ends the stream with an error naming the field", () => {
+  const streams: [TextProtocol, string | undefined, Record<string, unknown>, string][] = [
+    [
+      "chat",
+      undefined,
+      { id: "c", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", function: {} }] } }] },
+      "choices[0].delta.tool_calls[0].function.name",
+    ],
+    [
+      "messages",
+      "content_block_start",
+      { type: "content_block_start", index: 0, content_block: { type: "tool_use", name: "f", input: {} } },
+      "content_block.id",
+    ],
+    [
+      "responses",
+      "response.output_item.added",
+      {
+        type: "response.output_item.added",
+        output_index: 0,
+        item: { type: "function_call", id: "fc_1", name: "f", arguments: "" },
+      },
+      "item.call_id",
+    ],
+  ];
+  for (const [from, name, event, field] of streams) {
+    test(`${from}: ${field}`, () => {
+      const reader = replyReader(from);
+      const read = reader.read(name, JSON.stringify(event));
+      expect(read.ok).toBe(true);
+      const events = read.ok ? read.value : [];
+      const error = events.find((e) => e.type === "error");
+      expect(error?.type === "error" ? error.message : "").toContain(field);
+      expect(events.some((e) => e.type === "part_start")).toBe(false);
+    });
+  }
+
+  test("chat: a first delta with its name but no id still starts the call, named by its index", () => {
+    const reader = replyReader("chat");
+    const read = reader.read(
+      undefined,
+      JSON.stringify({
+        id: "c",
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 2, function: { name: "f" } }] } }],
+      }),
+    );
+    const events = read.ok ? read.value : [];
+    expect(events).toContainEqual({
+      type: "part_start",
+      index: 0,
+      part: { type: "tool_call", id: "call_2", name: "f" },
+    });
+    expect(events.some((e) => e.type === "error")).toBe(false);
   });
 });

@@ -1,21 +1,18 @@
 // OpenAI Chat Completions (`POST /v1/chat/completions`): spoken by channel kind "openai-chat" and
 // every OpenAI-compatible server, and by the simulator. Its record: see ../adapter.ts.
-import * as v from "valibot";
 import { isObject } from "../../base/plain-object.ts";
 import { decodeChatRequest } from "../../wire/chat.ts";
 import { sseJson } from "../../wire/sse.ts";
 import { ChatReader, ChatWriter, readChatReply } from "../../wire/translate/chat-reply.ts";
 import { readChatRequest, viewOfChat, writeChatRequest } from "../../wire/translate/chat-request.ts";
 import { arr, obj } from "../../wire/translate/narrow.ts";
+import { ChatToolCall } from "../../wire/translate/reply-check.ts";
 import type { TextAdapter } from "../adapter.ts";
 import { serviceTier } from "../forwarding.ts";
 import { chatBound } from "./bound.ts";
 import { chatErrorMessage } from "./errors.ts";
 import { chatCompletion, chatEvents } from "./sim.ts";
 import { ChatStreamUsage, chatAnswerUsage } from "./usage.ts";
-
-/** A `message.tool_calls[]` entry. */
-const ToolCall = v.looseObject({ id: v.string(), function: v.looseObject({ name: v.string() }) });
 
 export const chat: TextAdapter<"chat"> = {
   name: "chat",
@@ -51,7 +48,7 @@ export const chat: TextAdapter<"chat"> = {
         arr(obj(obj(choice).message).tool_calls).map((item, i) => ({
           path: `choices[${c}].message.tool_calls[${i}]`,
           item,
-          schema: ToolCall,
+          schema: ChatToolCall,
         })),
       ),
     startCarriesAnswer: false,

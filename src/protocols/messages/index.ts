@@ -3,7 +3,6 @@
 // `anthropic-beta` and body fields such as `context_management`, `output_config` and
 // `thinking: {type: "adaptive"}` reach an Anthropic upstream unchanged (drop rules toward other
 // protocols: src/wire/translate/messages-request.ts). Its record: see ../adapter.ts.
-import * as v from "valibot";
 import { isObject } from "../../base/plain-object.ts";
 import { decodeMessagesRequest, requireVersion, systemOverrides } from "../../wire/messages.ts";
 import { sseJson } from "../../wire/sse.ts";
@@ -14,15 +13,13 @@ import {
   writeMessagesRequest,
 } from "../../wire/translate/messages-request.ts";
 import { arr } from "../../wire/translate/narrow.ts";
+import { MessagesToolUse } from "../../wire/translate/reply-check.ts";
 import type { TextAdapter } from "../adapter.ts";
 import { serviceTier } from "../forwarding.ts";
 import { messagesBound } from "./bound.ts";
 import { messagesErrorMessage } from "./errors.ts";
 import { messageObject, messagesEvents } from "./sim.ts";
 import { MessagesStreamUsage, messagesAnswerUsage } from "./usage.ts";
-
-/** A `tool_use` content block. */
-const ToolUse = v.looseObject({ id: v.string(), name: v.string() });
 
 /** Billed by container hours, which no answer reports. */
 const CONTAINER = { unpriced: "container time" };
@@ -58,7 +55,7 @@ export const messages: TextAdapter<"messages"> = {
     toolCalls: (json) =>
       arr(json.content).flatMap((block, i) =>
         isObject(block) && block.type === "tool_use"
-          ? [{ path: `content[${i}]`, item: block, schema: ToolUse }]
+          ? [{ path: `content[${i}]`, item: block, schema: MessagesToolUse }]
           : [],
       ),
     startCarriesAnswer: false,

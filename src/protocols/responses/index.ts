@@ -1,10 +1,10 @@
 // OpenAI Responses (`POST /v1/responses`, and its WebSocket mode): spoken by channel kind
 // "openai-responses" and by the simulator. Its record: see ../adapter.ts.
-import * as v from "valibot";
 import { isObject } from "../../base/plain-object.ts";
 import { decodeResponsesRequest } from "../../wire/responses.ts";
 import { sseJson } from "../../wire/sse.ts";
 import { arr } from "../../wire/translate/narrow.ts";
+import { ResponsesFunctionCall } from "../../wire/translate/reply-check.ts";
 import { ResponsesReader, readResponsesReply } from "../../wire/translate/responses-reader.ts";
 import {
   readResponsesRequest,
@@ -18,9 +18,6 @@ import { responsesBound } from "./bound.ts";
 import { openaiErrorMessage } from "./errors.ts";
 import { responseObject, responsesEvents } from "./sim.ts";
 import { ResponsesStreamUsage, responsesAnswerUsage } from "./usage.ts";
-
-/** A `function_call` output item. */
-const FunctionCall = v.looseObject({ call_id: v.string(), name: v.string() });
 
 /** Decodes a Responses body (HTTP, or a WebSocket `response.create` after expansion). */
 function decodeResponses(json: unknown): DecodedText {
@@ -45,7 +42,7 @@ export const responses: TextAdapter<"responses"> = {
     toolCalls: (json) =>
       arr(json.output).flatMap((item, i) =>
         isObject(item) && item.type === "function_call"
-          ? [{ path: `output[${i}]`, item, schema: FunctionCall }]
+          ? [{ path: `output[${i}]`, item, schema: ResponsesFunctionCall }]
           : [],
       ),
     // `response.created` carries the response as it stands; `response.failed` repeats it.

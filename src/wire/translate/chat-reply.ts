@@ -21,6 +21,7 @@ import {
 import { type Converted, JsonReplyReader, type ReplyWriter } from "./convert.ts";
 import { stopFromChat, stopToChat, usageFromOpenAI, usageToChat } from "./finish.ts";
 import { arr, type Obj, obj, str } from "./narrow.ts";
+import { ChatToolCallStart, lacking, lackingEvent } from "./reply-check.ts";
 
 /** A complete Chat answer in the internal form. */
 export function readChatReply(json: Obj): IrReply {
@@ -111,7 +112,13 @@ export class ChatReader extends JsonReplyReader {
         this.#refusal = this.#begin(out, { type: "refusal" });
       this.#emit(out, { type: "text", index: this.#refusal, text: refusal });
     }
-    for (const raw of arr(delta.tool_calls)) this.#toolDelta(out, obj(raw));
+    for (const [i, raw] of arr(delta.tool_calls).entries()) {
+      const missing = this.#toolDelta(out, obj(raw), `choices[0].delta.tool_calls[${i}]`);
+      if (missing === undefined) continue;
+      this.done = true;
+      out.push(lackingEvent("Chat Completions", missing));
+      return out;
+    }
     if (choice.finish_reason) this.#stop = stopFromChat(choice.finish_reason);
     return out;
   }
@@ -139,11 +146,14 @@ export class ChatReader extends JsonReplyReader {
     else held.push(event);
   }
 
-  #toolDelta(out: IrEvent[], call: Obj): void {
+  /** One tool call delta; what its first delta lacks (the call's name), if anything. */
+  #toolDelta(out: IrEvent[], call: Obj, path: string): string | undefined {
     const key = typeof call.index === "number" ? call.index : 0;
     const fn = obj(call.function);
     let index = this.#tools.get(key);
     if (index === undefined) {
+      const missing = lacking(ChatToolCallStart, call, path);
+      if (missing !== undefined) return missing;
       index = this.#begin(out, {
         type: "tool_call",
         id: str(call.id) ?? `call_${key}`,
@@ -153,6 +163,7 @@ export class ChatReader extends JsonReplyReader {
     }
     const args = str(fn.arguments);
     if (args) this.#emit(out, { type: "arguments", index, json: args });
+    return undefined;
   }
 
   /** Stops the open part, then emits each held part complete; nothing is open afterwards. */

@@ -21,6 +21,7 @@ import {
 } from "./finish.ts";
 import { JSON_ANSWER_TOOL } from "./json-answer.ts";
 import { argumentsObject, argumentsText, arr, count, newId, type Obj, obj, str } from "./narrow.ts";
+import { lacking, lackingEvent, MessagesToolUse } from "./reply-check.ts";
 
 function partOf(block: Obj): IrPart | undefined {
   switch (block.type) {
@@ -129,6 +130,13 @@ export class MessagesReader extends JsonReplyReader {
 
   #start(e: Obj): IrEvent[] {
     const block = obj(e.content_block);
+    if (block.type === "tool_use") {
+      const missing = lacking(MessagesToolUse, block, "content_block");
+      if (missing !== undefined) {
+        this.done = true;
+        return [lackingEvent("Messages", missing)];
+      }
+    }
     const part = startOf(block);
     if (part === undefined) return [];
     const index = this.#next++;

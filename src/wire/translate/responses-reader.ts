@@ -12,6 +12,7 @@ import { JsonReplyReader } from "./convert.ts";
 import { stopFromResponses, usageFromOpenAI } from "./finish.ts";
 import { arr, count, type Obj, obj, str } from "./narrow.ts";
 import { sealReasoning } from "./reasoning-seal.ts";
+import { lacking, lackingEvent, ResponsesFunctionCall } from "./reply-check.ts";
 
 /** A message content part as a reply part (undefined for other or empty parts). */
 function contentOf(raw: unknown): Extract<IrReplyPart, { type: "text" | "refusal" }> | undefined {
@@ -155,6 +156,11 @@ export class ResponsesReader extends JsonReplyReader {
     const item: OpenItem = { type: raw.type, part: undefined, contentDone: new Set(), summary: 0 };
     this.#items.set(count(e.output_index), item);
     if (raw.type !== "function_call") return [];
+    const missing = lacking(ResponsesFunctionCall, raw, "item");
+    if (missing !== undefined) {
+      this.done = true;
+      return [lackingEvent("Responses", missing)];
+    }
     this.#calledTool = true;
     const out: IrEvent[] = [];
     this.#open(out, item, { type: "tool_call", id: str(raw.call_id) ?? "", name: str(raw.name) ?? "" });
