@@ -9,7 +9,11 @@
 // A --bin may carry environment for that target after an @: `--bin dist/modelgate@BUN_JSC_x=1,Y=2`.
 //
 //   bun bench/gc.ts --bin PATH[@K=V,...] [--bin ...] [--no-bun-proxy] [--rate 2000] [--seconds 20]
-//                   [--warmup-seconds 5] [--rounds 3]
+//                   [--warmup-seconds 5] [--rounds 3] [--proxy-functions 2000,5000] [--proxy-ballast-mb 30]
+//
+// --proxy-functions N,… adds a bare Bun proxy per N that first compiles N distinct functions and
+// keeps them; --proxy-ballast-mb M one that keeps M MB of plain objects: the eden pause grows with
+// the first (live compiled code, CodeBlocks) and not with the second (old-space bytes).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +40,8 @@ const { values } = parseArgs({
     "warmup-seconds": { type: "string" },
     rounds: { type: "string" },
     "meter-bytes": { type: "string" },
+    "proxy-functions": { type: "string" },
+    "proxy-ballast-mb": { type: "string" },
   },
   strict: true,
 });
@@ -210,7 +216,14 @@ try {
     fileLimit: 1024,
   };
   const bodyFile = writeBodyFile(dir);
-  const labels = [...bins, ...(values["no-bun-proxy"] ? [] : ["bun-proxy"])];
+  const proxies = new Map<string, Record<string, string>>(values["no-bun-proxy"] ? [] : [["bun-proxy", {}]]);
+  for (const n of (values["proxy-functions"] ?? "").split(",").filter((x) => x !== ""))
+    proxies.set(`bun-proxy+${n} functions`, { BENCH_PROXY_FUNCTIONS: n });
+  if (values["proxy-ballast-mb"] !== undefined)
+    proxies.set(`bun-proxy+${values["proxy-ballast-mb"]} MB`, {
+      BENCH_PROXY_BALLAST_MB: values["proxy-ballast-mb"],
+    });
+  const labels = [...bins, ...proxies.keys()];
   const results = new Map<string, GcFigures[]>(labels.map((l) => [l, []]));
   const loadBefore = loadAverage();
   for (let round = 1; round <= rounds; round++) {
@@ -218,8 +231,9 @@ try {
       let proc: Proc;
       let url: string;
       let headers: Record<string, string>;
-      if (label === "bun-proxy") {
-        const target = await startBunProxy(ctx, LOG_GC);
+      const proxyEnv = proxies.get(label);
+      if (proxyEnv !== undefined) {
+        const target = await startBunProxy(ctx, { ...LOG_GC, ...proxyEnv });
         ({ proc, url, headers } = target);
       } else {
         const [bin = "", extra = ""] = label.split("@");
