@@ -1,6 +1,7 @@
 // One node in cluster mode against one node on SQLite, side by side:
 //   bun bench/cluster-node.ts [--rounds 3] [--seconds 5] [--c 32] [--rate 1500] [--warmup 5]
-//                             [--warmup-requests 20000] [--bin PATH] [--before PATH] [--profile DIR]
+//                             [--warmup-requests 20000] [--bin PATH] [--before PATH] [--pg-memory]
+//                             [--profile DIR]
 // Starts the bench upstream (pinned to the load core), a private redis-server on a free port, a
 // fresh PostgreSQL database per round (127.0.0.1:5432, dropped after) reached through a counting
 // loopback proxy, and per round, in alternating order, two modelgate nodes with the same channel,
@@ -17,7 +18,8 @@
 // simple-Query messages the proxy forwarded), plus redis-server CPU µs per request. With
 // --before (another build of modelgate, e.g. the previous release) a third node,
 // `pg-redis-before`, runs that build in cluster mode in the same rounds, so a change's cost is
-// read side by side. Prints medians of the rounds and each round's ratio to the SQLite node as
+// read side by side. With --pg-memory a node on PostgreSQL with the in-memory limiter runs too,
+// which splits the cluster node's cost between the store and Redis. Prints medians of the rounds and each round's ratio to the SQLite node as
 // JSON. The machine is shared and noisy: read the spread of the rounds, not one figure. With
 // --profile DIR each node writes a CPU profile of its main thread there (Bun's --cpu-prof-md).
 import { mkdtempSync, rmSync } from "node:fs";
@@ -54,6 +56,7 @@ const { values } = parseArgs({
     bin: { type: "string" },
     before: { type: "string" },
     profile: { type: "string" },
+    "pg-memory": { type: "boolean" },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -65,7 +68,7 @@ const RATE = Number(values.rate);
 const PG = process.env.MODELGATE_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432";
 const ROOT = join(import.meta.dir, "..");
 
-type NodeName = "sqlite" | "pg-redis" | "pg-redis-before";
+type NodeName = "sqlite" | "pg-memory" | "pg-redis" | "pg-redis-before";
 
 interface Sample {
   addedP50Us: number;
@@ -79,6 +82,8 @@ interface Sample {
   redisTripsPerRequest?: number;
   redisCpuUsPerRequest?: number;
   pgTripsPerRequest?: number;
+  pacedRedisTripsPerRequest?: number;
+  pacedPgTripsPerRequest?: number;
 }
 
 /**
@@ -282,10 +287,18 @@ try {
   const bodyFile = writeBodyFile(dir);
   const direct = { url: `http://127.0.0.1:${upstreamPort}${CHAT_PATH}`, headers: {}, bodyFile };
 
-  const samples: Record<NodeName, Sample[]> = { sqlite: [], "pg-redis": [], "pg-redis-before": [] };
-  const names: NodeName[] = values.before
-    ? ["sqlite", "pg-redis", "pg-redis-before"]
-    : ["sqlite", "pg-redis"];
+  const samples: Record<NodeName, Sample[]> = {
+    sqlite: [],
+    "pg-memory": [],
+    "pg-redis": [],
+    "pg-redis-before": [],
+  };
+  const names: NodeName[] = [
+    "sqlite",
+    ...(values["pg-memory"] ? (["pg-memory"] as const) : []),
+    "pg-redis",
+    ...(values.before ? (["pg-redis-before"] as const) : []),
+  ];
   const loads: string[] = [loadAverage()];
   for (let round = 0; round < ROUNDS; round++) {
     // Each round starts with another node (rotated), so no node always runs first.
@@ -293,6 +306,7 @@ try {
     for (const name of order) {
       const label = `${name}-${round}`;
       const clustered = name !== "sqlite";
+      const shared = name !== "sqlite" && name !== "pg-memory";
       // A fresh database per PostgreSQL node, as the SQLite node gets a fresh file.
       const db = `${dbPrefix}_${round}_${name.replaceAll("-", "_")}`;
       if (clustered) {
@@ -311,14 +325,16 @@ try {
               env: profileEnv(label),
               // redis-server shares its core with wrk and the upstream: on a loaded machine it can be
               // starved past the 200 ms default deadline, which would refuse requests, not cost CPU.
-              serveArgs: [
-                "--redis-url",
-                redisUrl,
-                "--redis-prefix",
-                `bench${round}${name}`,
-                "--redis-timeout-ms",
-                "2000",
-              ],
+              serveArgs: shared
+                ? [
+                    "--redis-url",
+                    redisUrl,
+                    "--redis-prefix",
+                    `bench${round}${name}`,
+                    "--redis-timeout-ms",
+                    "2000",
+                  ]
+                : [],
             }
           : { label, workers: 1, core: TARGET_CORE, env: profileEnv(label) },
       );
@@ -337,13 +353,16 @@ try {
       );
       await Bun.sleep(200); // the last settlements reach PostgreSQL
       const redisAfter = await redisCounters(redis);
+      const tripsAfter = counter.trips;
       // The same requests per second for every node: per-second costs and batch sizes are alike.
+      const pacedTripsBefore = counter.trips;
       const paced =
         RATE > 0
           ? await measured(server.proc.pid, () =>
               wrk(request, { connections: connectionsFor(RATE), seconds: SECONDS, rate: RATE }),
             )
           : undefined;
+      const redisPaced = await redisCounters(redis);
       const failed = [single, loop.run, ...(paced ? [paced.run] : [])].some((r) => r.errorCount > 0);
       if (failed) {
         throw new Error(
@@ -358,9 +377,14 @@ try {
         ...(paced ? { pacedCpuUsPerRequest: paced.cpuUs, pacedThreads: paced.threads } : {}),
       };
       if (clustered) {
+        sample.pgTripsPerRequest = (tripsAfter - tripsBefore) / loop.run.requests;
+        if (paced) sample.pacedPgTripsPerRequest = (counter.trips - pacedTripsBefore) / paced.run.requests;
+      }
+      if (shared) {
         sample.redisTripsPerRequest = (redisAfter.trips - redisBefore.trips) / loop.run.requests;
         sample.redisCpuUsPerRequest = ((redisAfter.cpu - redisBefore.cpu) * 1e6) / loop.run.requests;
-        sample.pgTripsPerRequest = (counter.trips - tripsBefore) / loop.run.requests;
+        if (paced)
+          sample.pacedRedisTripsPerRequest = (redisPaced.trips - redisAfter.trips) / paced.run.requests;
       }
       samples[name].push(sample);
       say(`${label}: ${JSON.stringify(sample)}`);
@@ -385,6 +409,8 @@ try {
     redis_round_trips_per_request: median(name, (s) => s.redisTripsPerRequest),
     redis_server_cpu_us_per_request: median(name, (s) => s.redisCpuUsPerRequest),
     pg_round_trips_per_request: median(name, (s) => s.pgTripsPerRequest),
+    paced_redis_round_trips_per_request: median(name, (s) => s.pacedRedisTripsPerRequest),
+    paced_pg_round_trips_per_request: median(name, (s) => s.pacedPgTripsPerRequest),
     rounds: samples[name],
   });
   console.log(
@@ -414,6 +440,7 @@ try {
             ]),
         ),
         sqlite: figures("sqlite"),
+        ...(values["pg-memory"] ? { "pg-memory": figures("pg-memory") } : {}),
         "pg-redis": figures("pg-redis"),
         ...(values.before ? { "pg-redis-before": figures("pg-redis-before") } : {}),
       },
