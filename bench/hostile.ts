@@ -1,9 +1,11 @@
 // The hostile soak (issue 25's acceptance): normal chat traffic at a fixed rate, first alone (the
 // clean phase), then with 1,000 hostile requests of the kinds that used to stall the gateway mixed
 // in (long unbroken prompts, image uploads over the simulator's budget, bodies declared over the
-// cap, gzip bombs). Reports the normal traffic's p99 in both phases and the gateway's RSS at the
-// start, its peak, and after the hostile phase. `bun bench/hostile.ts [--bin PATH] [--seconds N]`
-// (N: each phase's length, default 20; the whole run stays under a minute).
+// cap, gzip bombs), sent by a process of its own. Reports the normal traffic's p99 in both phases,
+// the gateway's RSS at the start, its peak and every 5 s for 20 s of normal traffic after the
+// hostile phase, and its CPU in each phase.
+// `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--only KIND]`
+// (N: each phase's length, default 20; the whole run takes about 70 s).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -21,11 +23,17 @@ const { values } = parseArgs({
     rate: { type: "string" },
     only: { type: "string" },
     hostile: { type: "string" },
+    // The hostile sender's role (a child process of the run): the gateway's address and key.
+    sender: { type: "boolean" },
+    url: { type: "string" },
+    key: { type: "string" },
   },
 });
 const PHASE_SECONDS = Number(values.seconds ?? 20);
 const NORMAL_RATE = Number(values.rate ?? 50);
 const HOSTILE = Number(values.hostile ?? 1000);
+/** How many 5 s steps of normal traffic follow the hostile phase, RSS read after each. */
+const SETTLE_STEPS = 4;
 
 async function binary(dir: string): Promise<string> {
   if (values.bin !== undefined) return values.bin;
@@ -215,65 +223,126 @@ async function hostileTraffic(
   return counts;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "modelgate-hostile-"));
-try {
-  const bin = await binary(dir);
-  const gw = await start(bin, dir);
-  const mb = () => (rssBytes(gw.proc.pid) / 2 ** 20).toFixed(0);
-  // Made before the clean phase: building them would stall this process's normal traffic.
-  const kinds = hostileKinds(gw.url, gw.key).filter(
+/**
+ * The hostile sender: a process of its own, so building and sending the hostile requests (200 KB
+ * prompts, 4096x4096 PNG forms, 64 KB bombs) never delays the normal traffic's client, whose
+ * latencies are the measure. Warms up (one of each kind: the first loads the gateway's image
+ * modules and starts its threads), says `ready`, waits for `go` on stdin, sends, prints the counts.
+ */
+async function sender(url: string, key: string): Promise<void> {
+  const kinds = hostileKinds(url, key).filter(
     (k) => values.only === undefined || k.name.startsWith(values.only),
   );
-  // Warm-up: one of each hostile kind (the first loads the image modules and starts the threads,
-  // a one-time cost), then normal traffic.
   for (const kind of kinds) await kind.send();
-  await normalTraffic(gw.url, gw.key, 2, NORMAL_RATE);
-  const rssStart = rssBytes(gw.proc.pid);
-  const loadBefore = loadAverage();
-  const cpuStart = cpuSeconds(gw.proc.pid);
-  const clean = await normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE);
-  const cpuClean = cpuSeconds(gw.proc.pid) - cpuStart;
-  let peak = rssBytes(gw.proc.pid);
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssBytes(gw.proc.pid));
-  }, 100);
-  const [mixed, hostile] = await Promise.all([
-    normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE),
-    hostileTraffic(kinds, PHASE_SECONDS),
-  ]);
-  clearInterval(sampler);
-  const cpuMixed = cpuSeconds(gw.proc.pid) - cpuStart - cpuClean;
-  const loadAfter = loadAverage();
-  await normalTraffic(gw.url, gw.key, 5, NORMAL_RATE); // the gateway settles under normal traffic
-  const rssEnd = rssBytes(gw.proc.pid);
-  const p99 = (l: number[]) => percentile(l, 0.99).toFixed(1);
-  const p50 = (l: number[]) => percentile(l, 0.5).toFixed(1);
-  console.log(`normal chats at ${NORMAL_RATE}/s, ${PHASE_SECONDS} s a phase`);
-  console.log(
-    `clean:   ${clean.latencies.length} ok, ${clean.errors} errors, p50 ${p50(clean.latencies)} ms, p99 ${p99(clean.latencies)} ms`,
-  );
-  console.log(
-    `hostile: ${mixed.latencies.length} ok, ${mixed.errors} errors, p50 ${p50(mixed.latencies)} ms, p99 ${p99(mixed.latencies)} ms`,
-  );
-  console.log(
-    `p99 ratio ${(percentile(mixed.latencies, 0.99) / percentile(clean.latencies, 0.99)).toFixed(2)}`,
-  );
-  console.log(`hostile requests by kind and status: ${JSON.stringify(hostile)}`);
-  // The gateway's CPU (all its threads) in each phase: the hostile phase's excess over the clean
-  // one, per hostile request, is what a hostile request costs, a figure other load barely moves.
-  const sent = Object.values(hostile).reduce(
-    (sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0),
-    0,
-  );
-  console.log(
-    `gateway CPU: clean ${cpuClean.toFixed(2)} s, hostile phase ${cpuMixed.toFixed(2)} s, ${(((cpuMixed - cpuClean) / Math.max(sent, 1)) * 1000).toFixed(1)} ms per hostile request`,
-  );
-  console.log(`load average: before ${loadBefore}, after the hostile phase ${loadAfter}`);
-  console.log(
-    `RSS start ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB, end ${mb()} MB (${(((rssEnd - rssStart) / rssStart) * 100).toFixed(0)} %)`,
-  );
-  gw.proc.kill("SIGTERM");
-  await gw.proc.exited;
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+  console.log("ready");
+  for await (const line of console) if (line.trim() === "go") break;
+  console.log(JSON.stringify(await hostileTraffic(kinds, PHASE_SECONDS)));
 }
+
+/** Starts the hostile sender and waits until it is ready; `go()` starts it and resolves with its counts. */
+async function startSender(url: string, key: string) {
+  const args = ["--sender", "--url", url, "--key", key, "--seconds", String(PHASE_SECONDS)];
+  args.push("--hostile", String(HOSTILE), ...(values.only === undefined ? [] : ["--only", values.only]));
+  const child = Bun.spawn([process.execPath, import.meta.path, ...args], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const nextLine = async (): Promise<string> => {
+    for (;;) {
+      const at = text.indexOf("\n");
+      if (at >= 0) {
+        const line = text.slice(0, at);
+        text = text.slice(at + 1);
+        return line;
+      }
+      const { value, done } = await lines.read();
+      if (done) throw new Error("the hostile sender exited");
+      text += value;
+    }
+  };
+  if ((await nextLine()) !== "ready") throw new Error("the hostile sender did not start");
+  return {
+    async go(): Promise<Record<string, Record<number, number>>> {
+      child.stdin.write("go\n");
+      await child.stdin.flush();
+      const counts = JSON.parse(await nextLine()) as Record<string, Record<number, number>>;
+      child.stdin.end();
+      await child.exited;
+      return counts;
+    },
+  };
+}
+
+async function soak(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "modelgate-hostile-"));
+  try {
+    const bin = await binary(dir);
+    const gw = await start(bin, dir);
+    const hostileSender = await startSender(gw.url, gw.key);
+    await normalTraffic(gw.url, gw.key, 2, NORMAL_RATE); // warm-up
+    const rssStart = rssBytes(gw.proc.pid);
+    const loadBefore = loadAverage();
+    const cpuStart = cpuSeconds(gw.proc.pid);
+    const clean = await normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE);
+    const cpuClean = cpuSeconds(gw.proc.pid) - cpuStart;
+    let peak = rssBytes(gw.proc.pid);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssBytes(gw.proc.pid));
+    }, 100);
+    const [mixed, hostile] = await Promise.all([
+      normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE),
+      hostileSender.go(),
+    ]);
+    clearInterval(sampler);
+    const cpuMixed = cpuSeconds(gw.proc.pid) - cpuStart - cpuClean;
+    const loadAfter = loadAverage();
+    // The gateway settles under normal traffic: RSS after each 5 s of it (the garbage of the hostile
+    // phase goes at the heaps' next collections, which allocation and JSC's timers bring).
+    const settled: number[] = [];
+    for (let i = 0; i < SETTLE_STEPS; i++) {
+      await normalTraffic(gw.url, gw.key, 5, NORMAL_RATE);
+      settled.push(rssBytes(gw.proc.pid));
+    }
+    const rssEnd = settled[0] ?? 0;
+    const p99 = (l: number[]) => percentile(l, 0.99).toFixed(1);
+    const p50 = (l: number[]) => percentile(l, 0.5).toFixed(1);
+    console.log(`normal chats at ${NORMAL_RATE}/s, ${PHASE_SECONDS} s a phase`);
+    console.log(
+      `clean:   ${clean.latencies.length} ok, ${clean.errors} errors, p50 ${p50(clean.latencies)} ms, p99 ${p99(clean.latencies)} ms`,
+    );
+    console.log(
+      `hostile: ${mixed.latencies.length} ok, ${mixed.errors} errors, p50 ${p50(mixed.latencies)} ms, p99 ${p99(mixed.latencies)} ms`,
+    );
+    console.log(
+      `p99 ratio ${(percentile(mixed.latencies, 0.99) / percentile(clean.latencies, 0.99)).toFixed(2)}`,
+    );
+    console.log(`hostile requests by kind and status: ${JSON.stringify(hostile)}`);
+    // The gateway's CPU (all its threads) in each phase: the hostile phase's excess over the clean
+    // one, per hostile request, is what a hostile request costs, a figure other load barely moves.
+    const sent = Object.values(hostile).reduce(
+      (sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0),
+      0,
+    );
+    console.log(
+      `gateway CPU: clean ${cpuClean.toFixed(2)} s, hostile phase ${cpuMixed.toFixed(2)} s, ${(((cpuMixed - cpuClean) / Math.max(sent, 1)) * 1000).toFixed(1)} ms per hostile request`,
+    );
+    console.log(`load average: before ${loadBefore}, after the hostile phase ${loadAfter}`);
+    const growth = (rss: number) => `${(((rss - rssStart) / rssStart) * 100).toFixed(0)} %`;
+    console.log(
+      `RSS start ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB, after 5 s ${(rssEnd / 2 ** 20).toFixed(0)} MB (${growth(rssEnd)}); ` +
+        settled
+          .map((rss, i) => `${5 * (i + 1)} s ${(rss / 2 ** 20).toFixed(0)} MB (${growth(rss)})`)
+          .join(", "),
+    );
+    gw.proc.kill("SIGTERM");
+    await gw.proc.exited;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (values.sender) await sender(values.url ?? "", values.key ?? "");
+else await soak();
