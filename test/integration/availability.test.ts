@@ -306,6 +306,25 @@ describe("compressed request bodies (issue 25 item 9)", () => {
     );
   });
 
+  test("a gzip bomb whose trailer declares more than the cap is 413 before it is inflated", async () => {
+    const bomb = gzipSync(Buffer.alloc(BODY_CAP * 16, 0x61));
+    const r = await post("/v1/chat/completions", [...json, "Content-Encoding: gzip"], bomb);
+    expect(r.status).toBe(413);
+    const { message } = (JSON.parse(r.body) as { error: { message: string } }).error;
+    // Before, it was inflated up to the cap first (the message had no trailer to quote).
+    expect(message).toContain(`its trailer gives ${BODY_CAP * 16} bytes`);
+  });
+
+  test("a gzip bomb with a forged trailer is still 413 once its decoded size passes the cap", async () => {
+    const bomb = gzipSync(Buffer.alloc(BODY_CAP * 16, 0x61));
+    bomb.writeUInt32LE(100, bomb.byteLength - 4); // claims 100 bytes
+    const r = await post("/v1/chat/completions", [...json, "Content-Encoding: gzip"], bomb);
+    expect(r.status).toBe(413);
+    const { message } = (JSON.parse(r.body) as { error: { message: string } }).error;
+    expect(message).toContain("once decompressed");
+    expect(message).not.toContain("trailer");
+  });
+
   test("an unknown coding is 415 naming the header; bytes that are not gzip are 400 naming it", async () => {
     const unknown = await post(
       "/v1/chat/completions",
