@@ -23,6 +23,7 @@ const { values } = parseArgs({
     rate: { type: "string" },
     only: { type: "string" },
     hostile: { type: "string" },
+    rounds: { type: "string" },
     // The hostile sender's role (a child process of the run): the gateway's address and key.
     sender: { type: "boolean" },
     url: { type: "string" },
@@ -32,6 +33,9 @@ const { values } = parseArgs({
 const PHASE_SECONDS = Number(values.seconds ?? 20);
 const NORMAL_RATE = Number(values.rate ?? 50);
 const HOSTILE = Number(values.hostile ?? 1000);
+/** Clean and hostile windows alternate this many times (each PHASE_SECONDS / ROUNDS long), so a
+ * shared machine's load drifting over the run falls on both alike. */
+const ROUNDS = Number(values.rounds ?? 2);
 /** How many 5 s steps of normal traffic follow the hostile phase, RSS read after each. */
 const SETTLE_STEPS = 4;
 
@@ -190,15 +194,16 @@ function hostileKinds(url: string, key: string): { name: string; share: number; 
   ];
 }
 
-/** Sends HOSTILE requests spread over `seconds`, at most 8 at a time; counts by kind and status. */
+/** Sends `count` requests spread over `seconds`, at most 8 at a time; counts by kind and status. */
 async function hostileTraffic(
   kinds: ReturnType<typeof hostileKinds>,
+  count: number,
   seconds: number,
 ): Promise<Record<string, Record<number, number>>> {
   const plan: (typeof kinds)[number][] = [];
   const total = kinds.reduce((sum, k) => sum + k.share, 0);
   for (const kind of kinds)
-    for (let i = 0; i < Math.round((HOSTILE * kind.share) / total); i++) plan.push(kind);
+    for (let i = 0; i < Math.round((count * kind.share) / total); i++) plan.push(kind);
   for (let i = plan.length - 1; i > 0; i--) {
     const j = (i * 7919) % (i + 1);
     [plan[i], plan[j]] = [plan[j] as (typeof kinds)[number], plan[i] as (typeof kinds)[number]];
@@ -235,13 +240,28 @@ async function sender(url: string, key: string): Promise<void> {
   );
   for (const kind of kinds) await kind.send();
   console.log("ready");
-  for await (const line of console) if (line.trim() === "go") break;
-  console.log(JSON.stringify(await hostileTraffic(kinds, PHASE_SECONDS)));
+  let round = 0;
+  for await (const line of console) {
+    if (line.trim() !== "go") continue;
+    const seconds = PHASE_SECONDS / ROUNDS;
+    console.log(JSON.stringify(await hostileTraffic(kinds, HOSTILE / ROUNDS, seconds)));
+    if (++round === ROUNDS) break;
+  }
 }
 
 /** Starts the hostile sender and waits until it is ready; `go()` starts it and resolves with its counts. */
 async function startSender(url: string, key: string) {
-  const args = ["--sender", "--url", url, "--key", key, "--seconds", String(PHASE_SECONDS)];
+  const args = [
+    "--sender",
+    "--url",
+    url,
+    "--key",
+    key,
+    "--seconds",
+    String(PHASE_SECONDS),
+    "--rounds",
+    String(ROUNDS),
+  ];
   args.push("--hostile", String(HOSTILE), ...(values.only === undefined ? [] : ["--only", values.only]));
   const child = Bun.spawn([process.execPath, import.meta.path, ...args], {
     stdin: "pipe",
@@ -265,13 +285,15 @@ async function startSender(url: string, key: string) {
   };
   if ((await nextLine()) !== "ready") throw new Error("the hostile sender did not start");
   return {
+    /** Sends one round's hostile requests; resolves with their counts by kind and status. */
     async go(): Promise<Record<string, Record<number, number>>> {
       child.stdin.write("go\n");
       await child.stdin.flush();
-      const counts = JSON.parse(await nextLine()) as Record<string, Record<number, number>>;
+      return JSON.parse(await nextLine()) as Record<string, Record<number, number>>;
+    },
+    async stop(): Promise<void> {
       child.stdin.end();
       await child.exited;
-      return counts;
     },
   };
 }
@@ -282,22 +304,52 @@ async function soak(): Promise<void> {
     const bin = await binary(dir);
     const gw = await start(bin, dir);
     const hostileSender = await startSender(gw.url, gw.key);
-    await normalTraffic(gw.url, gw.key, 2, NORMAL_RATE); // warm-up
-    const rssStart = rssBytes(gw.proc.pid);
+    // Warm-up: the JIT compiles the request path over the first thousands of requests, CPU a
+    // clean window would otherwise be charged.
+    await normalTraffic(gw.url, gw.key, 10, NORMAL_RATE);
+    const rssBefore = rssBytes(gw.proc.pid);
     const loadBefore = loadAverage();
-    const cpuStart = cpuSeconds(gw.proc.pid);
-    const clean = await normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE);
-    const cpuClean = cpuSeconds(gw.proc.pid) - cpuStart;
-    let peak = rssBytes(gw.proc.pid);
-    const sampler = setInterval(() => {
+    const clean = { latencies: [] as number[], errors: 0 };
+    const mixed = { latencies: [] as number[], errors: 0 };
+    const hostile: Record<string, Record<number, number>> = {};
+    let cpuClean = 0;
+    let cpuMixed = 0;
+    let rssStart = 0; // at the first hostile window's start
+    let peak = 0;
+    const window = PHASE_SECONDS / ROUNDS;
+    for (let round = 0; round < ROUNDS; round++) {
+      let cpu = cpuSeconds(gw.proc.pid);
+      const calm = await normalTraffic(gw.url, gw.key, window, NORMAL_RATE);
+      cpuClean += cpuSeconds(gw.proc.pid) - cpu;
+      if (round === 0) rssStart = rssBytes(gw.proc.pid);
       peak = Math.max(peak, rssBytes(gw.proc.pid));
-    }, 100);
-    const [mixed, hostile] = await Promise.all([
-      normalTraffic(gw.url, gw.key, PHASE_SECONDS, NORMAL_RATE),
-      hostileSender.go(),
-    ]);
-    clearInterval(sampler);
-    const cpuMixed = cpuSeconds(gw.proc.pid) - cpuStart - cpuClean;
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, rssBytes(gw.proc.pid));
+      }, 100);
+      cpu = cpuSeconds(gw.proc.pid);
+      const [busy, counts] = await Promise.all([
+        normalTraffic(gw.url, gw.key, window, NORMAL_RATE),
+        hostileSender.go(),
+      ]);
+      cpuMixed += cpuSeconds(gw.proc.pid) - cpu;
+      clearInterval(sampler);
+      for (const [into, from] of [
+        [clean, calm],
+        [mixed, busy],
+      ] as const) {
+        into.latencies.push(...from.latencies);
+        into.errors += from.errors;
+      }
+      for (const [kind, byStatus] of Object.entries(counts)) {
+        const total = hostile[kind] ?? {};
+        for (const [status, n] of Object.entries(byStatus))
+          total[Number(status)] = (total[Number(status)] ?? 0) + n;
+        hostile[kind] = total;
+      }
+    }
+    await hostileSender.stop();
+    clean.latencies.sort((a, b) => a - b);
+    mixed.latencies.sort((a, b) => a - b);
     const loadAfter = loadAverage();
     // The gateway settles under normal traffic: RSS after each 5 s of it (the garbage of the hostile
     // phase goes at the heaps' next collections, which allocation and JSC's timers bring).
@@ -306,10 +358,11 @@ async function soak(): Promise<void> {
       await normalTraffic(gw.url, gw.key, 5, NORMAL_RATE);
       settled.push(rssBytes(gw.proc.pid));
     }
-    const rssEnd = settled[0] ?? 0;
     const p99 = (l: number[]) => percentile(l, 0.99).toFixed(1);
     const p50 = (l: number[]) => percentile(l, 0.5).toFixed(1);
-    console.log(`normal chats at ${NORMAL_RATE}/s, ${PHASE_SECONDS} s a phase`);
+    console.log(
+      `normal chats at ${NORMAL_RATE}/s, ${PHASE_SECONDS} s clean and ${PHASE_SECONDS} s with ${HOSTILE} hostile requests, in ${ROUNDS} alternating rounds`,
+    );
     console.log(
       `clean:   ${clean.latencies.length} ok, ${clean.errors} errors, p50 ${p50(clean.latencies)} ms, p99 ${p99(clean.latencies)} ms`,
     );
@@ -320,8 +373,8 @@ async function soak(): Promise<void> {
       `p99 ratio ${(percentile(mixed.latencies, 0.99) / percentile(clean.latencies, 0.99)).toFixed(2)}`,
     );
     console.log(`hostile requests by kind and status: ${JSON.stringify(hostile)}`);
-    // The gateway's CPU (all its threads) in each phase: the hostile phase's excess over the clean
-    // one, per hostile request, is what a hostile request costs, a figure other load barely moves.
+    // The gateway's CPU (all its threads) in the clean and hostile windows: the hostile windows'
+    // excess, per hostile request, is what a hostile request costs, a figure other load barely moves.
     const sent = Object.values(hostile).reduce(
       (sum, byStatus) => sum + Object.values(byStatus).reduce((a, b) => a + b, 0),
       0,
@@ -332,7 +385,7 @@ async function soak(): Promise<void> {
     console.log(`load average: before ${loadBefore}, after the hostile phase ${loadAfter}`);
     const growth = (rss: number) => `${(((rss - rssStart) / rssStart) * 100).toFixed(0)} %`;
     console.log(
-      `RSS start ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB, after 5 s ${(rssEnd / 2 ** 20).toFixed(0)} MB (${growth(rssEnd)}); ` +
+      `RSS before the first clean window ${(rssBefore / 2 ** 20).toFixed(0)} MB, at the first hostile window (start) ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB; after the last hostile window: ` +
         settled
           .map((rss, i) => `${5 * (i + 1)} s ${(rss / 2 ** 20).toFixed(0)} MB (${growth(rss)})`)
           .join(", "),
