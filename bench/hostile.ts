@@ -6,7 +6,7 @@
 // hostile phase, and its CPU in each phase.
 // `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--only KIND]`
 // (N: each phase's length, default 20; the whole run takes about 70 s).
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -77,6 +77,14 @@ async function start(bin: string, dir: string) {
       return { proc, url, key };
     }
   }
+}
+
+/** The gateway's resident memory by kind, MB: anonymous (heaps) and file-backed (the executable's pages). */
+function rssParts(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mb = (field: string) =>
+    (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) / 1024).toFixed(0);
+  return `anonymous ${mb("RssAnon")} MB, file ${mb("RssFile")} MB`;
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -315,13 +323,17 @@ async function soak(): Promise<void> {
     let cpuClean = 0;
     let cpuMixed = 0;
     let rssStart = 0; // at the first hostile window's start
+    let partsStart = "";
     let peak = 0;
     const window = PHASE_SECONDS / ROUNDS;
     for (let round = 0; round < ROUNDS; round++) {
       let cpu = cpuSeconds(gw.proc.pid);
       const calm = await normalTraffic(gw.url, gw.key, window, NORMAL_RATE);
       cpuClean += cpuSeconds(gw.proc.pid) - cpu;
-      if (round === 0) rssStart = rssBytes(gw.proc.pid);
+      if (round === 0) {
+        rssStart = rssBytes(gw.proc.pid);
+        partsStart = rssParts(gw.proc.pid);
+      }
       peak = Math.max(peak, rssBytes(gw.proc.pid));
       const sampler = setInterval(() => {
         peak = Math.max(peak, rssBytes(gw.proc.pid));
@@ -390,6 +402,7 @@ async function soak(): Promise<void> {
           .map((rss, i) => `${5 * (i + 1)} s ${(rss / 2 ** 20).toFixed(0)} MB (${growth(rss)})`)
           .join(", "),
     );
+    console.log(`RSS at the start: ${partsStart}; at the end: ${rssParts(gw.proc.pid)}`);
     gw.proc.kill("SIGTERM");
     await gw.proc.exited;
   } finally {
