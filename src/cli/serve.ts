@@ -72,6 +72,9 @@ export async function serveCommand(args: string[]): Promise<void> {
   const bootstrapped = await bootstrapIfEnabled(config, store);
   const gateway = await startGateway(config, store);
   const listener = serveHttp(config, gateway);
+  // Before the line that tells a supervisor (or a test) it may send signals: a SIGTERM sent as
+  // soon as the line is read must find the handler (without it the process dies undrained, 143).
+  stopOnSignal((signal) => drainAndStop(config, listener, gateway, signal));
   if (bootstrapped) announceBootstrap(bootstrapped, listener.url);
   log("info", "modelgate listening", {
     url: listener.url,
@@ -81,5 +84,4 @@ export async function serveCommand(args: string[]): Promise<void> {
     http2: config.server.http2,
     tls: config.server.tls_cert !== undefined,
   });
-  stopOnSignal((signal) => drainAndStop(config, listener, gateway, signal));
 }
