@@ -4,9 +4,10 @@
 // cap, gzip bombs), sent by a process of its own. Reports the normal traffic's p99 in both phases,
 // the gateway's RSS at the start, its peak and every 5 s for 20 s of normal traffic after the
 // hostile phase, and its CPU in each phase.
-// `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--only KIND]`
-// (N: each phase's length, default 20; the whole run takes about 70 s).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+// `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--rounds N] [--only KIND]`
+// (N: each phase's length, default 20; the whole run takes about 80 s). `--cpu N` instead measures
+// the gateway's CPU per hostile request of each kind, by thread.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     hostile: { type: "string" },
     rounds: { type: "string" },
+    cpu: { type: "string" },
     // The hostile sender's role (a child process of the run): the gateway's address and key.
     sender: { type: "boolean" },
     url: { type: "string" },
@@ -133,6 +135,29 @@ async function normalTraffic(
 
 type Hostile = () => Promise<number>;
 
+/** `n` letters in one piece that never repeats a 4 KiB chunk (the tokenizer's memo has nothing to reuse). */
+function unrepeatedLetters(n: number, seed0: number): string {
+  let seed = seed0 + 1;
+  const parts: string[] = [];
+  let length = 0;
+  while (length < n) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    const part = `${"a".repeat(1 + (seed >>> 28))}b`;
+    parts.push(part);
+    length += part.length;
+  }
+  return parts.join("").slice(0, n);
+}
+
+/** The kinds to send: those `--only` names (by prefix), else the soak's mix. */
+function chosenKinds(url: string, key: string): ReturnType<typeof hostileKinds> {
+  const kinds = hostileKinds(url, key);
+  if (values.only === undefined) return kinds.filter((k) => k.share > 0);
+  return kinds
+    .filter((k) => k.name.startsWith(values.only ?? ""))
+    .map((k) => ({ ...k, share: k.share || 1 }));
+}
+
 function hostileKinds(url: string, key: string): { name: string; share: number; send: Hostile }[] {
   const auth = { authorization: `Bearer ${key}` };
   const chat = (content: string, headers: Record<string, string> = {}, body?: Uint8Array) =>
@@ -149,6 +174,8 @@ function hostileKinds(url: string, key: string): { name: string; share: number; 
   png.data.fill(90);
   const big = new Uint8Array(PNG.sync.write(png, { colorType: 6 }));
   const bomb = new Uint8Array(gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x61)));
+  const forged = bomb.slice();
+  new DataView(forged.buffer).setUint32(forged.byteLength - 4, 100, true);
   let letters = 0;
   return [
     {
@@ -199,6 +226,17 @@ function hostileKinds(url: string, key: string): { name: string; share: number; 
       share: 0.1,
       send: () => chat("", { "content-encoding": "gzip" }, bomb),
     },
+    // Not in the soak's mix (share 0); sent with --only or --cpu: the worst cases of two kinds above.
+    {
+      name: "unrepeated letters (20k-200k, runs of a of seeded lengths: no 4 KiB chunk repeats)",
+      share: 0,
+      send: () => chat(unrepeatedLetters(20_000 + ((letters * 37_000) % 180_000), letters++)),
+    },
+    {
+      name: "forged gzip bomb (its trailer claims 100 bytes)",
+      share: 0,
+      send: () => chat("", { "content-encoding": "gzip" }, forged),
+    },
   ];
 }
 
@@ -243,9 +281,7 @@ async function hostileTraffic(
  * modules and starts its threads), says `ready`, waits for `go` on stdin, sends, prints the counts.
  */
 async function sender(url: string, key: string): Promise<void> {
-  const kinds = hostileKinds(url, key).filter(
-    (k) => values.only === undefined || k.name.startsWith(values.only),
-  );
+  const kinds = chosenKinds(url, key);
   for (const kind of kinds) await kind.send();
   console.log("ready");
   let round = 0;
@@ -410,5 +446,63 @@ async function soak(): Promise<void> {
   }
 }
 
+/** CPU seconds of each of the gateway's threads, by thread id (the main thread's id is the pid). */
+function threadCpu(pid: number): Map<string, { name: string; seconds: number }> {
+  const threads = new Map<string, { name: string; seconds: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      const ns = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+      threads.set(tid, { name: tid === String(pid) ? "main" : name, seconds: ns / 1e9 });
+    } catch {
+      // The thread ended between listing and reading.
+    }
+  }
+  return threads;
+}
+
+/**
+ * `--cpu N`: the gateway's CPU per hostile request of each kind (all of them, or --only's), N
+ * sent one at a time after two warm-up ones, by thread: "Worker" is the token thread (and the
+ * simulator's image thread), "Bun Pool" zlib's. Alone on the gateway, so load changes little.
+ */
+async function cpuPerKind(count: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "modelgate-hostile-"));
+  try {
+    const gw = await start(await binary(dir), dir);
+    const kinds = hostileKinds(gw.url, gw.key).filter(
+      (k) => values.only === undefined || k.name.startsWith(values.only),
+    );
+    console.log(`gateway CPU per request, ${count} of each kind; load ${loadAverage()}`);
+    for (const kind of kinds) {
+      for (let i = 0; i < 2; i++) await kind.send();
+      const before = threadCpu(gw.proc.pid);
+      const statuses: Record<number, number> = {};
+      for (let i = 0; i < count; i++) {
+        const status = await kind.send();
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+      const byName = new Map<string, number>();
+      for (const [tid, { name, seconds }] of threadCpu(gw.proc.pid)) {
+        const group = name.replace(/ \d+$/, "");
+        byName.set(group, (byName.get(group) ?? 0) + seconds - (before.get(tid)?.seconds ?? 0));
+      }
+      const ms = (seconds: number) => ((seconds / count) * 1000).toFixed(2);
+      const total = [...byName.values()].reduce((a, b) => a + b, 0);
+      const parts = [...byName]
+        .filter(([, seconds]) => seconds / count >= 0.0001)
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, seconds]) => `${name} ${ms(seconds)}`);
+      console.log(`${kind.name} ${JSON.stringify(statuses)}: ${ms(total)} ms (${parts.join(", ")})`);
+    }
+    console.log(`load ${loadAverage()}`);
+    gw.proc.kill("SIGTERM");
+    await gw.proc.exited;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (values.sender) await sender(values.url ?? "", values.key ?? "");
+else if (values.cpu !== undefined) await cpuPerKind(Number(values.cpu));
 else await soak();
