@@ -44,6 +44,8 @@ export class CommitCutter {
   cutNextCommit = false;
   /** Close new connections at once, and open ones at their next query. */
   refuse = false;
+  /** Start refusing when the COMMIT is cut (the store's confirmation of it then fails too). */
+  refuseAfterCut = false;
   cuts = 0;
 
   constructor(target: { hostname: string; port: number }) {
@@ -91,6 +93,7 @@ export class CommitCutter {
             this.cutNextCommit = false;
             this.cuts++;
             link.cut = true;
+            if (this.refuseAfterCut) this.refuse = true;
             setTimeout(() => {
               link.upstream?.end();
               client.end();

@@ -52,17 +52,16 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
   test("the writer's retry of the same batch, when the store could not ask, stores nothing twice", async () => {
     const { store, cutter, accountId } = await storeBehindCutter();
     cutter.cutNextCommit = true;
+    // Refuse the confirmation the store tries after the cut.
+    cutter.refuseAfterCut = true;
     const batch = [usageRecord(accountId, { requestId: "req_retried" })];
     // The writer names the batch and sends the name with each try (a copy of the records, as
     // after crossing to the store thread).
     const batchId = crypto.randomUUID();
     const attempt = store.usage.commit(batch, undefined, batchId);
-    // Refuse the confirmation the store tries after the cut.
-    setTimeout(() => {
-      cutter.refuse = true;
-    }, 100);
     await expect(attempt).rejects.toThrow();
     expect(cutter.cuts).toBe(1);
+    cutter.refuseAfterCut = false;
     cutter.refuse = false;
     expect(await store.usage.commit(structuredClone(batch), undefined, batchId)).toEqual(["req_retried"]);
     expect(await store.usage.commit(structuredClone(batch), undefined, batchId)).toEqual(["req_retried"]);
@@ -86,11 +85,10 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
     const a = usageRecord(accountId, { requestId: "req_a" });
     const b = usageRecord(accountId, { requestId: "req_b" });
     cutter.cutNextCommit = true;
+    cutter.refuseAfterCut = true;
     const attempt = store.usage.commit([a], 1);
-    setTimeout(() => {
-      cutter.refuse = true;
-    }, 100);
     await expect(attempt).rejects.toThrow();
+    cutter.refuseAfterCut = false;
     cutter.refuse = false;
     // The writer takes the oldest logged records again, now with one more (a new array).
     expect(await store.usage.commit([a, b], 2)).toEqual(["req_a", "req_b"]);
