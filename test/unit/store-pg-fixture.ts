@@ -10,7 +10,8 @@ const made: string[] = [];
 let admin: SQL | undefined;
 
 function server(): SQL {
-  admin ??= new SQL({ url: `${PG_SERVER}/postgres`, max: 1 });
+  // Several connections: the drops run together (see dropPgDatabases).
+  admin ??= new SQL({ url: `${PG_SERVER}/postgres`, max: 8 });
   return admin;
 }
 
@@ -22,11 +23,13 @@ export async function pgDatabase(): Promise<string> {
   return `${PG_SERVER}/${name}`;
 }
 
-/** Drops every database this process made. */
+/**
+ * Drops every database this process made, all at once: each DROP DATABASE waits for a checkpoint
+ * (~0.5 s, seconds on a loaded machine), and drops that wait together share one.
+ */
 export async function dropPgDatabases(): Promise<void> {
-  for (const name of made.splice(0)) {
-    await server().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
+  const names = made.splice(0);
+  await Promise.all(names.map((name) => server().unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)));
   await admin?.close();
   admin = undefined;
 }

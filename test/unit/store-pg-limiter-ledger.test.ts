@@ -2,16 +2,19 @@
 // database, an epoch that only moves forward (past what Redis was seen holding), the nodes alive
 // by PostgreSQL's clock, and the figures of one snapshot: balances, journal positions, spending.
 import { afterAll, expect, test } from "bun:test";
+import { join } from "node:path";
 import { nanos } from "../../src/base/money.ts";
 import { openStore } from "../../src/store/open.ts";
+import { tempDir } from "../helpers/gateway.ts";
 import { usageRecord } from "./store-contract.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
 
 test("identity, epochs, nodes alive and the figures of one snapshot", async () => {
-  const store = await openStore(await pgDatabase());
-  const other = await openStore(await pgDatabase());
+  // The journal id files in folders of their own, not in the working directory.
+  const store = await openStore(await pgDatabase(), join(tempDir(), "usage.log"));
+  const other = await openStore(await pgDatabase(), join(tempDir(), "usage.log"));
   try {
     const ledger = store.limiterLedger?.();
     if (!ledger) throw new Error("a PostgreSQL store has a limiter ledger");

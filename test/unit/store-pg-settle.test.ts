@@ -4,10 +4,12 @@
 // while, so the store cannot even ask what happened). Whatever the store does next — confirm,
 // retry the same batch, or replay it from the journal inside a bigger one — one row, one debit.
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import type { Store } from "../../src/store/store.ts";
+import { tempDir } from "../helpers/gateway.ts";
 import { usageRecord } from "./store-contract.ts";
 import { CommitCutter, dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
@@ -25,7 +27,8 @@ async function storeBehindCutter() {
   const database = await pgDatabase();
   const url = new URL(database);
   const cutter = new CommitCutter({ hostname: url.hostname, port: Number(url.port || 5432) });
-  const store = await openStore(cutter.url(database));
+  // The journal (and its id file) in a folder of its own, not in the working directory.
+  const store = await openStore(cutter.url(database), join(tempDir(), "usage.log"));
   open = { store, cutter };
   const account = await store.createAccount("acme", nanos(10_000));
   return { store, cutter, accountId: account.id, database };
@@ -100,7 +103,10 @@ describe("PostgreSQL settlement after a dropped COMMIT", () => {
 describe("PostgreSQL store shared by several nodes", () => {
   test("nodes starting at once on an empty database migrate it once", async () => {
     const database = await pgDatabase();
-    const nodes = await Promise.all([0, 1, 2].map((i) => openStore(database, `/tmp/node${i}-usage.log`)));
+    const dir = tempDir();
+    const nodes = await Promise.all(
+      [0, 1, 2].map((i) => openStore(database, join(dir, `node${i}-usage.log`))),
+    );
     try {
       await nodes[0]?.createAccount("acme", nanos(1));
       for (const node of nodes) expect((await node.listAccounts()).map((a) => a.name)).toEqual(["acme"]);
@@ -111,7 +117,10 @@ describe("PostgreSQL store shared by several nodes", () => {
 
   test("three nodes settling the same accounts at once: every debit lands once, balances exact", async () => {
     const database = await pgDatabase();
-    const nodes = await Promise.all([0, 1, 2].map((i) => openStore(database, `/tmp/node${i}-usage.log`)));
+    const dir = tempDir();
+    const nodes = await Promise.all(
+      [0, 1, 2].map((i) => openStore(database, join(dir, `node${i}-usage.log`))),
+    );
     try {
       const a = await nodes[0]?.createAccount("a", nanos(1_000_000));
       const b = await nodes[0]?.createAccount("b", nanos(1_000_000));

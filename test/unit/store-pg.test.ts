@@ -1,14 +1,17 @@
 import { afterAll, expect, test } from "bun:test";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { openStore } from "../../src/store/open.ts";
 import * as schema from "../../src/store/sqlite/schema.ts";
+import { tempDir } from "../helpers/gateway.ts";
 import { storeContract } from "./store-contract.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
 
-storeContract("PostgreSQL", async () => openStore(await pgDatabase()));
+// Each store's journal id file in a folder of its own, not in the working directory.
+storeContract("PostgreSQL", async () => openStore(await pgDatabase(), join(tempDir(), "usage.log")));
 
 test("the embedded PostgreSQL migrations build every table, column and index of schema.ts", async () => {
   const url = await pgDatabase();
