@@ -6,6 +6,7 @@ import { rmSync } from "node:fs";
 import { dropPrefix, REDIS_URL, testPrefix } from "../unit/limits-redis-fixture.ts";
 import { pgDatabase } from "../unit/store-pg-fixture.ts";
 import { type CliResult, type RunningGateway, runCli, startGateway } from "./gateway.ts";
+import { waitFor } from "./wait.ts";
 
 export interface ClusterOptions {
   nodes?: number;
@@ -95,17 +96,17 @@ export class Cluster {
 
   /** Waits until every running node knows the key (its balance endpoint answers 200). */
   async waitForKey(secret: string): Promise<void> {
-    for (const node of this.running()) {
-      for (let i = 0; ; i++) {
-        const response = await fetch(`${node.url}/v1/dashboard/billing/balance`, {
-          headers: { authorization: `Bearer ${secret}` },
-        });
-        await response.arrayBuffer();
-        if (response.status === 200) break;
-        if (i >= 100) throw new Error(`node ${node.url} did not learn the key within 10 s`);
-        await Bun.sleep(100);
-      }
-    }
+    await Promise.all(
+      this.running().map((node) =>
+        waitFor(`node ${node.url} to learn the key`, async () => {
+          const response = await fetch(`${node.url}/v1/dashboard/billing/balance`, {
+            headers: { authorization: `Bearer ${secret}` },
+          });
+          await response.arrayBuffer();
+          return response.status === 200;
+        }),
+      ),
+    );
   }
 
   /** Account balances in USD from the store (PostgreSQL), by name. */

@@ -1,39 +1,27 @@
-// Runs once before the tests: compiles the executable that integration tests start, into a
-// path private to this test run (so parallel runs never overwrite each other's binary).
+// Runs before the tests. A plain `bun test` compiles the executable that integration tests start
+// into a path private to this run (parallel runs never overwrite each other's binary) and removes
+// it at the end. Under `bun test --parallel` (scripts/test) this preload runs again for every file
+// in a fresh global, so scripts/test compiles once beforehand and passes MODELGATE_TEST_BIN.
 import { afterAll } from "bun:test";
-import { mkdirSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { writeVocabulary } from "../../scripts/vocabulary.ts";
+import { buildBinary } from "./build.ts";
 import { removeTempDirs } from "./gateway.ts";
 
-const root = resolve(import.meta.dir, "../..");
-const dir = join(root, ".tmp", `bin-${process.pid}`);
-mkdirSync(dir, { recursive: true });
-const outfile = join(dir, "modelgate");
-writeVocabulary(); // the tokenizer embeds it; unit tests importing the tokenizer read it too
-const build = Bun.spawnSync(
-  // --splitting as `npm run build` ships it: the tests run the layout operators get.
-  [
-    process.execPath,
-    "build",
-    "--compile",
-    "--sourcemap",
-    "--splitting",
-    join(root, "src/main.ts"),
-    "--outfile",
-    outfile,
-  ],
-  { cwd: root, stdout: "pipe", stderr: "pipe" },
-);
-if (build.exitCode !== 0) {
-  throw new Error(
-    `building the modelgate executable failed:\n${build.stderr.toString()}${build.stdout.toString()}`,
-  );
+if (process.env.MODELGATE_TEST_BIN === undefined) {
+  if (process.env.BUN_TEST_WORKER_ID !== undefined)
+    throw new Error(
+      "bun test --parallel compiles nothing (each file would build its own 125 MB binary): run bash scripts/test, " +
+        "or build once with `bun test/helpers/build.ts .tmp/bin/modelgate` and set MODELGATE_TEST_BIN to it",
+    );
+  const dir = join(resolve(import.meta.dir, "../.."), ".tmp", `bin-${process.pid}`);
+  const outfile = join(dir, "modelgate");
+  buildBinary(outfile);
+  process.env.MODELGATE_TEST_BIN = outfile;
+  // A preload's afterAll runs once after every file's tests in a serial run (bun test emits no
+  // process "exit" to a preload's handler, which left this binary behind after each run).
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 }
-process.env.MODELGATE_TEST_BIN = outfile;
-// A preload's afterAll runs once after every file's tests (bun test emits no process "exit" to a
-// preload's handler, which left this 125 MB binary behind after each run).
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-  removeTempDirs();
-});
+// Per file under --parallel (each file has its own global, so its own set of folders), once at
+// the end of a serial run: no worker removes another's folders.
+afterAll(removeTempDirs);
