@@ -113,7 +113,7 @@ interface StoredRecord {
 
 /** The request's usage records (waited for). */
 function storedRecords(requestId: string): Promise<StoredRecord[]> {
-  return recordsOf<StoredRecord>(db, requestId);
+  return recordsOf<StoredRecord>(db, requestId, "*", "exact", gw);
 }
 
 function requestBody(client: Protocol, model: string, prompt: string, thinking: boolean, max = MAX_TOKENS) {

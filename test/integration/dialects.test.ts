@@ -18,6 +18,7 @@ import {
   STREAMS,
   TEXT,
 } from "../helpers/sse-dialects.ts";
+import { flushUsage } from "../helpers/usage-records.ts";
 
 type Protocol = "chat" | "responses" | "messages";
 
@@ -88,6 +89,7 @@ interface StoredRecord {
 async function recordOf(requestId: string): Promise<StoredRecord> {
   const query = db.query("SELECT * FROM usage_records WHERE request_id = ?");
   for (let i = 0; i < 500; i++) {
+    await flushUsage(gw);
     const row = query.get(requestId) as StoredRecord | null;
     if (row) return row;
     await Bun.sleep(20);

@@ -61,7 +61,7 @@ interface StoredRecord {
 
 /** Every usage record of the request (by the gateway's id, or the prefix of the ids the tests sent). */
 function recordsOf(requestId: string): Promise<StoredRecord[]> {
-  return storedRecords<StoredRecord>(db, requestId, "*", "prefix");
+  return storedRecords<StoredRecord>(db, requestId, "*", "prefix", gw);
 }
 
 async function post(

@@ -77,7 +77,7 @@ interface StoredRecord {
 
 /** The request's usage records (waited for). */
 function storedRecords(requestId: string): Promise<StoredRecord[]> {
-  return recordsOf<StoredRecord>(db, requestId, "generations, usage_source, status");
+  return recordsOf<StoredRecord>(db, requestId, "generations, usage_source, status", "exact", gw);
 }
 
 interface Frame {
