@@ -53,11 +53,12 @@ export async function simCommand(args: string[]): Promise<void> {
     throw new UsageError(`--seed: expected a whole number, got "${values.seed}"`);
   const profile = profileFrom(values.profile, values.fault ?? []);
   const sim = startSimServer({ ...splitListen(listenAddress), seed, profile });
-  log("info", "simulator listening", { url: sim.url, seed, profile });
   const stop = async () => {
     await sim.stop();
     process.exit(0);
   };
+  // Before the ready line, as serve does: a signal sent on reading it must find the handler.
   process.on("SIGINT", () => void stop());
   process.on("SIGTERM", () => void stop());
+  log("info", "simulator listening", { url: sim.url, seed, profile });
 }
