@@ -1,9 +1,9 @@
 // Counting prompts without holding the event loop: short texts are counted in place (well under
 // a millisecond), longer ones by the token thread, a Worker with its own copy of the vocabulary
 // (token-worker.ts), so one request with a megabyte of prompt, or 2,048 embedding inputs of 8,192
-// tokens, never stalls the others (`/healthz` included) while it is counted. The thread starts at
-// the first long count; idle, it never holds a process open; if it dies, what it was counting
-// fails and the next long count starts another.
+// tokens, never stalls the others (`/healthz` included) while it is counted. Long counts wait
+// their key's turn there. The thread starts at the first long count; idle, it never holds a
+// process open; if it dies, what it was counting fails and the next long count starts another.
 import { RequestThread } from "../base/thread.ts";
 import { countTokensUpTo } from "./tokenizer.ts";
 
@@ -45,40 +45,88 @@ function rememberedCounts(texts: readonly string[]): number[] | undefined {
   return texts.every((text, i) => text === known[i]) ? counts : undefined;
 }
 
+/** A count waiting for the token thread, for one owner (an API key; "" for none). */
+interface Job {
+  owner: string;
+  texts: readonly string[];
+  atMost: number | undefined;
+  resolve(counts: number[]): void;
+  reject(error: Error): void;
+}
+
+// Counts waiting for the thread, a queue per owner, served in turn: the owner first in line gets
+// one count and goes to the back if it has more, so one key's stream of long prompts (a hostile
+// one's) holds another key's count behind one of its own, not behind all of them. One count is
+// in the thread at a time (a message's round trip is ~0.1 ms; a long count, milliseconds).
+const waiting = new Map<string, Job[]>();
+let busy = false;
+
+function enqueue(job: Job): void {
+  const queue = waiting.get(job.owner);
+  if (queue === undefined) waiting.set(job.owner, [job]);
+  else queue.push(job);
+  if (!busy) dispatch();
+}
+
+/** Sends the next owner's next count to the thread (a Map iterates in insertion order: the turn). */
+function dispatch(): void {
+  const next = waiting.entries().next();
+  if (next.done) {
+    busy = false;
+    return;
+  }
+  const [owner, queue] = next.value;
+  const job = queue.shift() as Job;
+  waiting.delete(owner);
+  if (queue.length > 0) waiting.set(owner, queue);
+  busy = true;
+  const id = thread.open({
+    reply(reply) {
+      thread.close(id);
+      if ("error" in reply) job.reject(new Error(`the token thread failed: ${reply.error}`));
+      else job.resolve(reply.counts);
+      dispatch();
+    },
+    stopped(error) {
+      job.reject(error);
+      dispatch();
+    },
+  });
+  thread.post({ id, texts: job.texts, atMost: job.atMost });
+}
+
 /**
  * The number of tokens in each of `texts`, in order: counted in place when they are short in all,
- * else by the token thread (one message for the lot, so the count of each is still known).
+ * else by the token thread (one message for the lot, so the count of each is still known), in
+ * `owner`'s turn.
  */
-export function countEachTokens(texts: readonly string[], atMost?: number): Promise<number[]> {
+export function countEachTokens(texts: readonly string[], atMost?: number, owner = ""): Promise<number[]> {
   const chars = charsOf(texts);
   const limit = atMost ?? Number.POSITIVE_INFINITY;
   if (chars <= INLINE_COUNT_CHARS) return Promise.resolve(texts.map((text) => countTokensUpTo(text, limit)));
   const known = rememberedCounts(texts);
   if (known) return Promise.resolve(known);
   return new Promise<number[]>((resolve, reject) => {
-    const id = thread.open({
-      reply(reply) {
-        thread.close(id);
-        if ("error" in reply) {
-          reject(new Error(`the token thread failed: ${reply.error}`));
-          return;
-        }
+    enqueue({
+      owner,
+      texts,
+      atMost,
+      resolve(counts) {
         // Only exact counts: one stopped at `atMost` is not the text's count.
-        const exact = atMost === undefined || reply.counts.every((count) => count <= atMost);
-        if (exact && chars <= REMEMBERED_CHARS) remembered = { texts, counts: reply.counts };
-        resolve(reply.counts);
+        const exact = atMost === undefined || counts.every((count) => count <= atMost);
+        if (exact && chars <= REMEMBERED_CHARS) remembered = { texts, counts };
+        resolve(counts);
       },
-      stopped: reject,
+      reject,
     });
-    thread.post({ id, texts, atMost });
   });
 }
 
 /**
- * The number of tokens in `text`, counted off the event loop when it is long; with `atMost`
- * (a model's context), some number above it as soon as the count passes it.
+ * The number of tokens in `text`, counted off the event loop when it is long, in `owner`'s turn;
+ * with `atMost` (a model's context), some number above it as soon as the count passes it.
  */
-export async function countPromptTokens(text: string, atMost?: number): Promise<number> {
-  const [count] = await countEachTokens([text], atMost);
+export async function countPromptTokens(text: string, atMost?: number, owner = ""): Promise<number> {
+  const [count] = await countEachTokens([text], atMost, owner);
   return count ?? 0;
 }

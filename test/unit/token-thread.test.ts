@@ -36,3 +36,19 @@ test("a count limited to a context stops past it, and is not remembered as the t
   expect(await countPromptTokens(`${long} `, 100)).toBeGreaterThan(100);
   expect(await countPromptTokens(`${long} `)).toBe(countTokens(`${long} `));
 });
+
+test("long counts are served a key at a time: one key's queue holds another's count behind one of its own", async () => {
+  const order: string[] = [];
+  const count = (owner: string, label: string, text: string) =>
+    countPromptTokens(text, undefined, owner).then(() => order.push(label));
+  // Distinct texts (none remembered), each long enough for the thread.
+  const long = (i: number) => `${i} ${"word ".repeat(3_000)}`;
+  const all = [
+    ...[1, 2, 3, 4, 5].map((i) => count("hostile", `a${i}`, long(i))),
+    count("honest", "b1", long(100)),
+  ];
+  await Promise.all(all);
+  // In arrival order b1 came last; in turns it comes after the count in the thread and one more.
+  expect(order.indexOf("b1")).toBeLessThanOrEqual(2);
+  expect(order.filter((label) => label.startsWith("a"))).toEqual(["a1", "a2", "a3", "a4", "a5"]);
+});
