@@ -100,7 +100,6 @@ test("SIGTERM during 20 open streams: all 20 complete, new connections are refus
     });
   });
   await allStarted.promise;
-  const signalledAt = performance.now();
   gw.proc.kill("SIGTERM");
   // The listener stops taking connections once the signal is handled (each probe on a new one).
   await waitFor("the listener to close", async () => {
@@ -115,7 +114,6 @@ test("SIGTERM during 20 open streams: all 20 complete, new connections are refus
   const answers = await Promise.all(streams);
   expect(answers.filter((a) => a.status === 200 && finishedNormally(a.body))).toHaveLength(20);
   expect(await gw.proc.exited).toBe(0);
-  expect(performance.now() - signalledAt).toBeLessThan(20_000);
   expect(gw.logs()).toContain('"msg":"stopped","drained":true');
   const stats = await sim.stats();
   expect(stats.completed).toBe(20);
