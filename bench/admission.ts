@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 import { RedisClient } from "bun";
 import { nanos } from "../src/base/money.ts";
+import { toAccountId } from "../src/base/types.ts";
 import type { AcquireRequest, Limiter } from "../src/limits/limiter.ts";
 import { MemoryLimiter } from "../src/limits/memory.ts";
 import { RedisLimiter } from "../src/limits/redis.ts";
@@ -25,7 +26,7 @@ const REDIS = values.redis ?? "redis://127.0.0.1:6379";
 
 const base: AcquireRequest = {
   keyId: "key_bench",
-  accountId: 1,
+  accountId: toAccountId(1),
   rpm: 1_000_000_000,
   concurrency: 1_000_000,
   dailyCap: nanos(1_000_000_000_000_000),
@@ -60,7 +61,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function engine(make: () => Promise<Limiter>, count: number) {
   const limiter = await make();
-  await limiter.setBalance(1, nanos(1_000_000_000_000_000), 1);
+  await limiter.setBalance(toAccountId(1), nanos(1_000_000_000_000_000), 1);
   await run(limiter, base, Math.min(count, 1_000)); // warm up both paths
   await run(limiter, withNew, Math.min(count, 1_000));
   const off: number[] = [];

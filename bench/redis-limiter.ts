@@ -8,6 +8,7 @@
 import { parseArgs } from "node:util";
 import { RedisClient } from "bun";
 import { nanos } from "../src/base/money.ts";
+import { toAccountId } from "../src/base/types.ts";
 import type { AcquireRequest, Limiter, Ticket } from "../src/limits/limiter.ts";
 import { MemoryLimiter } from "../src/limits/memory.ts";
 import { RedisLimiter } from "../src/limits/redis.ts";
@@ -37,7 +38,7 @@ function request(i: number): AcquireRequest {
   // Ten keys of one account, limits that never refuse: every request runs the whole admission.
   return {
     keyId: `key_${i % 10}`,
-    accountId: 1,
+    accountId: toAccountId(1),
     rpm: 1_000_000,
     concurrency: 1_000,
     dailyCap: nanos(1e15),
@@ -96,7 +97,7 @@ async function pairs(
 
 async function redisRun(url: string, admin: RedisClient, concurrency: number): Promise<Sample> {
   const limiter = await RedisLimiter.connect({ url, prefix: `bench-${crypto.randomUUID()}` });
-  await limiter.setBalance(1, nanos(1e15), 1);
+  await limiter.setBalance(toAccountId(1), nanos(1e15), 1);
   // Round trips: acquires alone, then releases alone, counted by the server.
   const c0 = await commands(admin);
   const held: Ticket[] = [];
@@ -127,7 +128,7 @@ async function redisRun(url: string, admin: RedisClient, concurrency: number): P
 
 async function memoryCpuUs(): Promise<number> {
   const limiter = new MemoryLimiter();
-  await limiter.setBalance(1, nanos(1e15), 1);
+  await limiter.setBalance(toAccountId(1), nanos(1e15), 1);
   const u0 = cpuUs();
   await pairs(limiter, 1);
   return (cpuUs() - u0) / N;

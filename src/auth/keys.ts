@@ -4,7 +4,7 @@
 // poll interval at worst without a database query per request.
 
 import { CidrList, type parseAddress } from "../base/ip.ts";
-import type { KeyId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
 import type { Budgets } from "../store/sqlite/schema.ts";
 import type { Store } from "../store/store.ts";
@@ -17,7 +17,7 @@ type Address = NonNullable<ReturnType<typeof parseAddress>>;
 export interface Principal {
   keyId: KeyId;
   keyName: string;
-  accountId: number;
+  accountId: AccountId;
   accountName: string;
   group: string;
   models: ModelAllowList;
@@ -45,7 +45,7 @@ export interface KeyRefusal {
   keyId: KeyId;
   keyName: string;
   keyPrefix: string;
-  accountId: number;
+  accountId: AccountId;
   accountName: string;
   client: string | null;
 }

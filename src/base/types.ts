@@ -7,8 +7,20 @@ export type Brand<T, B extends string> = T & { readonly [brand]: B };
 export type ModelId = Brand<string, "ModelId">;
 /** A key's public id, e.g. `key_3f9a…`; never the secret. */
 export type KeyId = Brand<string, "KeyId">;
+/** An account's id: the integer key of its row in the store. */
+export type AccountId = Brand<number, "AccountId">;
 /** Money as an integer number of nano-USD (1 USD = 1e9). */
 export type Nanos = Brand<number, "Nanos">;
+
+/** Brands a key id where one enters the code: a store row, a parsed request or flag. */
+export function toKeyId(id: string): KeyId {
+  return id as KeyId;
+}
+
+/** Brands an account id where one enters the code: a store row, a parsed request or flag. */
+export function toAccountId(id: number): AccountId {
+  return id as AccountId;
+}
 
 /** A value that must never reach a log: printing it shows `*****`. */
 export class Secret {

@@ -9,6 +9,7 @@
 
 import { log } from "../base/log.ts";
 import { nanos } from "../base/money.ts";
+import type { AccountId } from "../base/types.ts";
 import type { Limiter } from "../limits/limiter.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
@@ -65,7 +66,7 @@ export class BalanceSync {
   /** Sets each key's spending since `dayStart` (at start, and when a shared limiter lost its data). */
   async seedSpent(dayStart: number, now: number): Promise<void> {
     if (this.#rebuilds) return;
-    const owners = new Map<string, number>(
+    const owners = new Map<string, AccountId>(
       (await this.#store.listKeys()).map((key) => [key.id, key.accountId]),
     );
     for (const [keyId, spent] of await this.#store.usage.spentByKeySince(dayStart)) {

@@ -5,6 +5,7 @@
 // admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
 // them while such a listener exists); the others (notifications) see only this node's.
 
+import type { AccountId } from "../base/types.ts";
 import type { UsageSource } from "../store/usage/record.ts";
 import type { ToolCalls } from "../wire/usage-counts.ts";
 
@@ -18,7 +19,7 @@ export interface UsageEvent {
   endpoint: string;
   keyId: string;
   keyName: string;
-  accountId: number;
+  accountId: AccountId;
   model: string;
   stream: boolean;
   status: number;

@@ -5,6 +5,7 @@
 // on SIGINT/SIGTERM like a single process, and exits at once if the primary goes away.
 
 import { log, setLogFields } from "../base/log.ts";
+import type { AccountId } from "../base/types.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import { UsageFeed } from "../billing/feed.ts";
 import { PrimaryLink } from "../cluster/link.ts";
@@ -52,7 +53,7 @@ class ForwardingNotifier extends Notifier {
     this.#link = link;
   }
 
-  override balanceChanged(accountId: number): void {
+  override balanceChanged(accountId: AccountId): void {
     this.#link.post({ t: "balance-changed", accountId });
   }
 }

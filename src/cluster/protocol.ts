@@ -5,6 +5,7 @@
 // for a known tag on receipt, not re-validated field by field on the hot path.
 import type { KeyRefusal } from "../auth/keys.ts";
 import { log } from "../base/log.ts";
+import type { AccountId } from "../base/types.ts";
 import type { AdmitInput, BalanceView, MeteredKey, Settlement } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import { type ErrorKind, GatewayError } from "../wire/errors.ts";
@@ -32,7 +33,7 @@ export type ToPrimary =
   | { t: "flush"; id: number }
   /** Whether this worker has feed subscribers (admin event readers) and wants usage events. */
   | { t: "feed"; on: boolean }
-  | { t: "balance-changed"; accountId: number }
+  | { t: "balance-changed"; accountId: AccountId }
   | { t: "key-refused"; refusal: KeyRefusal };
 
 export type Call = Extract<ToPrimary, { id: number }>;

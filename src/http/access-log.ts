@@ -11,6 +11,7 @@
 // after its headers left, and its line then carries the tokens it used.
 import type { Principal } from "../auth/keys.ts";
 import { log } from "../base/log.ts";
+import { toAccountId } from "../base/types.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import type { Gateway } from "../gateway.ts";
@@ -220,7 +221,7 @@ function unbilledEvent(
     endpoint: ended.path,
     keyId: principal?.keyId ?? "",
     keyName: principal?.keyName ?? "",
-    accountId: principal?.accountId ?? 0,
+    accountId: principal?.accountId ?? toAccountId(0),
     model: note?.model ?? "",
     stream: false,
     status: ended.status,

@@ -5,7 +5,7 @@
 // against a factory), and both take their terms from here: the billing day, the RPM window's
 // length, and how the figures an engine read become the contract's answers.
 import { nanos } from "../base/money.ts";
-import type { Nanos } from "../base/types.ts";
+import type { AccountId, Nanos } from "../base/types.ts";
 import { BillingDay } from "./day.ts";
 import { BudgetCalendar, type BudgetPeriod } from "./periods.ts";
 
@@ -16,7 +16,7 @@ export const BALANCE_RETRY_MS = 60_000;
 
 export interface AcquireRequest {
   keyId: string;
-  accountId: number;
+  accountId: AccountId;
   /** Requests per sliding minute; null = no limit. */
   rpm: number | null;
   /** Requests in flight; null = no limit. */
@@ -92,7 +92,7 @@ export interface Ticket {
   /** Unique per admission: the reservation and the slot are keyed by it, and releases are idempotent by it. */
   id: string;
   keyId: string;
-  accountId: number;
+  accountId: AccountId;
   reserved: Nanos;
   /** The tokens held in the token windows (absent when no token limit applied). */
   tokens?: number;
@@ -146,23 +146,23 @@ export interface Limiter {
    */
   peek(
     keyId: string,
-    accountId: number,
+    accountId: AccountId,
     rpm: number | null,
     now: number,
     tpm?: { tpm: number | null; accountTpm: number | null },
   ): Promise<RateState>;
-  snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot>;
+  snapshot(keyId: string, accountId: AccountId, now: number): Promise<LimitSnapshot>;
   /**
    * A budget's figures in the period that contains `now`: spent there, reserved by requests in
    * flight, and the period's bounds; undefined when the limiter holds no figure for it yet.
    */
   budget?(
-    accountId: number,
+    accountId: AccountId,
     budget: BudgetSpec,
     now: number,
   ): Promise<{ spent: Nanos; reserved: Nanos; start: number; end: number } | undefined>;
   /** Whether the account's balance is known (loaded from the store). */
-  knowsAccount(accountId: number): Promise<boolean>;
+  knowsAccount(accountId: AccountId): Promise<boolean>;
   /**
    * Sets an account's balance as the store has it at `revision` (at start, and after credits made
    * elsewhere). A shared limiter applies it only when it holds no balance or an older revision, so
@@ -171,12 +171,12 @@ export interface Limiter {
    * instead, keeping the debits other nodes released and have not stored yet. The in-memory one
    * always sets the balance (it is the only one counting).
    */
-  setBalance(accountId: number, balance: Nanos, revision: number, credited?: Nanos): Promise<void>;
+  setBalance(accountId: AccountId, balance: Nanos, revision: number, credited?: Nanos): Promise<void>;
   /**
    * Sets what a key (of `accountId`) has spent in the billing day that contains `now` (at start). A
    * shared limiter applies it once per billing day, never adding to what it counts.
    */
-  setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void>;
+  setSpent(keyId: string, accountId: AccountId, spent: Nanos, now: number): Promise<void>;
   /**
    * Makes a shared limiter rebuild itself from the ledger (generations, seeds, reconciliation; see
    * LimiterLedger). True when it did: balances and spending then come from rebase(), not from
@@ -212,11 +212,11 @@ export interface LedgerFigures {
   /** The store revision they belong to. */
   revision: number;
   /** Each account's balance, by account id. */
-  balances: Map<number, Nanos>;
+  balances: Map<AccountId, Nanos>;
   /** How far the ledger holds each node's usage journal (its stored sequence), by journal name. */
   journals: Map<string, number>;
   /** Each key's settled cost since the day start asked for, with its account. */
-  spent: { keyId: string; accountId: number; spent: Nanos }[];
+  spent: { keyId: string; accountId: AccountId; spent: Nanos }[];
 }
 
 /**

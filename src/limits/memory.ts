@@ -2,7 +2,7 @@
 // (it runs to completion without yielding). Balances and spent-today are seeded from the store at
 // start; after that the hot path touches only these maps.
 import { nanos } from "../base/money.ts";
-import type { Nanos } from "../base/types.ts";
+import type { AccountId, Nanos } from "../base/types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -42,7 +42,7 @@ interface AccountState {
 
 export class MemoryLimiter implements Limiter {
   readonly #keys = new Map<string, KeyState>();
-  readonly #accounts = new Map<number, AccountState>();
+  readonly #accounts = new Map<AccountId, AccountState>();
   readonly #terms: LimitTerms;
   #tickets = 0;
   /** Tickets admitted and not yet released: a release replayed finds none and changes nothing. */
@@ -64,7 +64,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   /** Sets a budget's spending in the period from `start`, unless a figure for that period is held. */
-  #seedBudget(accountId: number, name: string, start: number, spent: number): void {
+  #seedBudget(accountId: AccountId, name: string, start: number, spent: number): void {
     const account = this.#account(accountId);
     account.budgets ??= new Map();
     const budgets = account.budgets;
@@ -186,7 +186,7 @@ export class MemoryLimiter implements Limiter {
 
   /** A budget's figures in the period that contains `now` (the CLI, the admin API). */
   async budget(
-    accountId: number,
+    accountId: AccountId,
     budget: BudgetSpec,
     now: number,
   ): Promise<{ spent: Nanos; reserved: Nanos; start: number; end: number } | undefined> {
@@ -203,7 +203,7 @@ export class MemoryLimiter implements Limiter {
 
   async peek(
     keyId: string,
-    accountId: number,
+    accountId: AccountId,
     rpm: number | null,
     now: number,
     tpm?: { tpm: number | null; accountTpm: number | null },
@@ -225,23 +225,28 @@ export class MemoryLimiter implements Limiter {
     return holder.tokens;
   }
 
-  async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
+  async snapshot(keyId: string, accountId: AccountId, now: number): Promise<LimitSnapshot> {
     const key = this.#key(keyId, now);
     return this.#terms.snapshot(figures(key, this.#account(accountId)), key.inFlight, now);
   }
 
-  async knowsAccount(accountId: number): Promise<boolean> {
+  async knowsAccount(accountId: AccountId): Promise<boolean> {
     return this.#accounts.get(accountId)?.loaded === true;
   }
 
   /** Always applies: this process is the only one counting, so the store's figure is the truth. */
-  async setBalance(accountId: number, balance: Nanos, _revision: number, _credited?: Nanos): Promise<void> {
+  async setBalance(
+    accountId: AccountId,
+    balance: Nanos,
+    _revision: number,
+    _credited?: Nanos,
+  ): Promise<void> {
     const account = this.#account(accountId);
     account.balance = balance;
     account.loaded = true;
   }
 
-  async setSpent(keyId: string, _accountId: number, spent: Nanos, now: number): Promise<void> {
+  async setSpent(keyId: string, _accountId: AccountId, spent: Nanos, now: number): Promise<void> {
     this.#key(keyId, now).spent = spent;
   }
 
@@ -259,7 +264,7 @@ export class MemoryLimiter implements Limiter {
     return key;
   }
 
-  #account(accountId: number): AccountState {
+  #account(accountId: AccountId): AccountState {
     let account = this.#accounts.get(accountId);
     if (!account) {
       account = { balance: 0, reserved: 0, loaded: false };

@@ -32,7 +32,7 @@
 import { RedisClient } from "bun";
 import { log } from "../base/log.ts";
 import { nanos } from "../base/money.ts";
-import type { Nanos } from "../base/types.ts";
+import type { AccountId, Nanos } from "../base/types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -170,7 +170,7 @@ export interface RedisLimiterOptions extends LimiterOptions {
 /** An acquire this node gave up waiting for, to be undone in Redis in case it ran there. */
 interface Cancel {
   id: string;
-  accountId: number;
+  accountId: AccountId;
   /** The key's RPM window (the admission, if made, is taken out of it). */
   window: string;
   /** The token windows' hashes the admission was made in (its entries are set to 0). */
@@ -357,7 +357,7 @@ export class RedisLimiter implements Limiter {
   }
 
   /** A budget's spending in the period that contains `now` and what is reserved in it. */
-  async budget(accountId: number, budget: BudgetSpec, now: number) {
+  async budget(accountId: AccountId, budget: BudgetSpec, now: number) {
     const { start, end } = this.#terms.calendar.bounds(budget.period, now);
     const reply = await this.#run(
       SCRIPTS.readBudget,
@@ -597,7 +597,7 @@ export class RedisLimiter implements Limiter {
   /** Held releases grouped by account, at most RELEASES_PER_SCRIPT a group (one script each). */
   #byAccount(helds: Iterable<Held>): Held[][] {
     const groups: Held[][] = [];
-    const open = new Map<number, Held[]>();
+    const open = new Map<AccountId, Held[]>();
     for (const held of helds) {
       let group = open.get(held.ticket.accountId);
       if (!group || group.length >= RELEASES_PER_SCRIPT) {
@@ -622,7 +622,7 @@ export class RedisLimiter implements Limiter {
 
   async peek(
     keyId: string,
-    accountId: number,
+    accountId: AccountId,
     rpm: number | null,
     now: number,
     tpm?: { tpm: number | null; accountTpm: number | null },
@@ -649,14 +649,14 @@ export class RedisLimiter implements Limiter {
   }
 
   /** The token windows a request with these limits is counted in: the key's, then the account's. */
-  #tokenKeys(accountId: number, keyId: string, tpm: number | null, accountTpm: number | null) {
+  #tokenKeys(accountId: AccountId, keyId: string, tpm: number | null, accountTpm: number | null) {
     const windows: { z: string; h: string }[] = [];
     if (tpm !== null) windows.push(this.#keys.tokens(accountId, keyId));
     if (accountTpm !== null) windows.push(this.#keys.tokens(accountId));
     return windows;
   }
 
-  async snapshot(keyId: string, accountId: number, now: number): Promise<LimitSnapshot> {
+  async snapshot(keyId: string, accountId: AccountId, now: number): Promise<LimitSnapshot> {
     let r = await this.#snapshotOnce(keyId, accountId, now);
     if (r.loaded === 0 && this.#ledger) {
       await this.rebase();
@@ -665,7 +665,7 @@ export class RedisLimiter implements Limiter {
     return this.#terms.snapshot(r, r.inFlight, r.now);
   }
 
-  async #snapshotOnce(keyId: string, accountId: number, now: number) {
+  async #snapshotOnce(keyId: string, accountId: AccountId, now: number) {
     const keys = this.#keys.account(accountId);
     const reply = await this.#run(
       SCRIPTS.snapshot,
@@ -675,7 +675,7 @@ export class RedisLimiter implements Limiter {
     return fields(reply, SNAPSHOT_REPLY);
   }
 
-  async knowsAccount(accountId: number): Promise<boolean> {
+  async knowsAccount(accountId: AccountId): Promise<boolean> {
     // Attached, the limiter seeds an account itself when a step finds it unseeded.
     if (this.#ledger || this.#known.has(accountId)) return true;
     const seeded = await this.#run(null, [this.#keys.account(accountId).account], []);
@@ -684,7 +684,7 @@ export class RedisLimiter implements Limiter {
   }
 
   /** Seeds one account's balance step by step (epoch 0: a limiter without a ledger; see SET_BALANCE). */
-  async setBalance(accountId: number, balance: Nanos, revision: number, credited?: Nanos): Promise<void> {
+  async setBalance(accountId: AccountId, balance: Nanos, revision: number, credited?: Nanos): Promise<void> {
     await this.#run(
       SCRIPTS.setBalance,
       [this.#keys.account(accountId).account],
@@ -693,7 +693,7 @@ export class RedisLimiter implements Limiter {
     this.#known.add(accountId);
   }
 
-  async setSpent(keyId: string, accountId: number, spent: Nanos, now: number): Promise<void> {
+  async setSpent(keyId: string, accountId: AccountId, spent: Nanos, now: number): Promise<void> {
     await this.#run(
       SCRIPTS.setSpent,
       [this.#keys.account(accountId).account],
@@ -742,13 +742,13 @@ export class RedisLimiter implements Limiter {
       throw new LimiterUnavailableError("the ledger went back while Redis was rebuilt from it; retry");
     }
     const day = this.#terms.day.index(now);
-    const spentOf = new Map<number, { keyId: string; spent: number }[]>();
+    const spentOf = new Map<AccountId, { keyId: string; spent: number }[]>();
     for (const key of figures.spent) {
       const list = spentOf.get(key.accountId) ?? [];
       list.push(key);
       spentOf.set(key.accountId, list);
     }
-    const outcomes: { accountId: number; outcome: ReturnType<typeof seedOutcome> }[] = [];
+    const outcomes: { accountId: AccountId; outcome: ReturnType<typeof seedOutcome> }[] = [];
     const accounts = [...figures.balances];
     // A bounded number of scripts in flight: Redis serves other nodes' admissions in between.
     for (let i = 0; i < accounts.length; i += SEEDS_IN_FLIGHT) {
@@ -774,7 +774,7 @@ export class RedisLimiter implements Limiter {
   /** Counts and logs the accounts a seed corrected (figures that differed from the ledger's). */
   #report(
     figures: LedgerFigures,
-    outcomes: { accountId: number; outcome: Correction | string }[],
+    outcomes: { accountId: AccountId; outcome: Correction | string }[],
     ms: number,
   ): void {
     this.reconciled.runs++;
@@ -842,7 +842,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async #keepLeases(): Promise<void> {
-    const byAccount = new Map<number, string[]>();
+    const byAccount = new Map<AccountId, string[]>();
     const releases: Held[] = [];
     for (const held of this.#held.values()) {
       // A deferred release still holds its reservation in Redis: its lease is renewed too.
@@ -1029,7 +1029,7 @@ export class RedisLimiter implements Limiter {
   async #enter(epoch: number): Promise<void> {
     this.#known.clear();
     this.#cancels.clear();
-    const open = new Map<number, Ticket[]>();
+    const open = new Map<AccountId, Ticket[]>();
     for (const held of this.#held.values()) {
       if (held.release) continue;
       const list = open.get(held.ticket.accountId) ?? [];

@@ -7,6 +7,7 @@ import { log } from "../base/log.ts";
 import { formatUsd, parseUsd } from "../base/money.ts";
 import { isObject, type Obj } from "../base/plain-object.ts";
 import { startOfUtcDay, utcDay } from "../base/time.ts";
+import type { AccountId } from "../base/types.ts";
 import type { UsageFeed } from "../billing/feed.ts";
 import type { NotificationsConfig } from "../config/admin.ts";
 import { BUDGET_PERIODS, BudgetCalendar } from "../limits/periods.ts";
@@ -84,7 +85,7 @@ export class Notifier {
   }
 
   /** A balance changed outside traffic (a credit): re-check it soon. */
-  balanceChanged(accountId: number): void {
+  balanceChanged(accountId: AccountId): void {
     this.#dirty.add(accountId);
   }
 
@@ -295,7 +296,7 @@ function ref(account: Account): AccountRef {
 }
 
 /** Whether a channel receives this kind of event about this account. */
-function reaches(channel: NotificationChannel, type: EventKind, accountId: number): boolean {
+function reaches(channel: NotificationChannel, type: EventKind, accountId: AccountId): boolean {
   return channel.events.includes(type) && (channel.accountId === null || channel.accountId === accountId);
 }
 

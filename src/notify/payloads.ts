@@ -2,6 +2,7 @@
 // body) and e-mail (as the message). Documented with examples in docs/notifications.md.
 import { randomBytes } from "node:crypto";
 import { formatUsd } from "../base/money.ts";
+import type { AccountId } from "../base/types.ts";
 
 export const EVENT_KINDS = [
   "balance.low",
@@ -13,7 +14,7 @@ export const EVENT_KINDS = [
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface AccountRef {
-  id: number;
+  id: AccountId;
   name: string;
 }
 

@@ -1,7 +1,7 @@
 // The operator's part of the store (`store.admin`): admin tokens, the audit log, key edits,
 // spending and usage aggregates read from usage_records, notification channels and deliveries.
 
-import type { Nanos } from "../base/types.ts";
+import type { AccountId, Nanos } from "../base/types.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Budgets } from "./sqlite/schema.ts";
 import type { UsageRecord } from "./usage/record.ts";
@@ -50,7 +50,7 @@ export interface UsageFilter {
   /** Records created at or after this time (ms since epoch). */
   since: number;
   keyId?: string | undefined;
-  accountId?: number | undefined;
+  accountId?: AccountId | undefined;
   model?: string | undefined;
 }
 
@@ -73,7 +73,7 @@ export type ChannelKind = "webhook" | "email";
 export interface NotificationChannel {
   id: number;
   /** The account whose events the channel receives; null: every account's (an operator channel). */
-  accountId: number | null;
+  accountId: AccountId | null;
   kind: ChannelKind;
   target: string;
   secret: string | null;
@@ -118,7 +118,7 @@ export interface AdminStore {
   updateKey(id: string, patch: KeyPatch): Promise<KeyRecord>;
 
   /** Cost of requests since `since`, per key id and per account id. */
-  spending(since: number): Promise<{ byKey: Map<string, number>; byAccount: Map<number, number> }>;
+  spending(since: number): Promise<{ byKey: Map<string, number>; byAccount: Map<AccountId, number> }>;
   /** Sets (null: removes) an account's budgets; every gateway applies them at its next revision check. */
   setAccountBudgets(account: string, budgets: Budgets | null): Promise<void>;
   usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]>;

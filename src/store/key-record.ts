@@ -1,6 +1,6 @@
 // A key as the store keeps it, apart from store.ts so the admin part of the store
 // (admin.ts) and the store itself (store.ts) can both name it without importing each other.
-import type { KeyId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import type { Budgets } from "./sqlite/schema.ts";
 
 export type KeyStatus = "enabled" | "revoked";
@@ -11,7 +11,7 @@ export interface KeyRecord {
   name: string;
   prefix: string;
   account: string;
-  accountId: number;
+  accountId: AccountId;
   group: string;
   status: KeyStatus;
   expiresAt: number | null;

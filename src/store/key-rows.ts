@@ -2,7 +2,7 @@
 // and group names) and such a row as a KeyRecord, a new key's row, a patch as column values.
 import { eq } from "drizzle-orm";
 import { nanos } from "../base/money.ts";
-import type { KeyId } from "../base/types.ts";
+import type { AccountId, KeyId } from "../base/types.ts";
 import type { KeyPatch } from "./admin.ts";
 import type { Dialect, Tables } from "./dialect.ts";
 import type * as sqlite from "./sqlite/schema.ts";
@@ -86,7 +86,7 @@ export function selectKeys({ db, tables }: Dialect) {
 /** The api_keys row of a key being created, once its account and group ids are known. */
 export function newKeyRow(
   key: NewKey,
-  accountId: number,
+  accountId: AccountId,
   groupId: number,
 ): typeof sqlite.apiKeys.$inferInsert {
   return {

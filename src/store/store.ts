@@ -2,7 +2,7 @@
 // (sqlite.ts) and PostgreSQL (pg.ts) implement it and pass the same contract
 // (test/unit/store-contract.ts, run by store-sqlite.test.ts and store-pg.test.ts).
 
-import type { KeyId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import type { LimiterLedger } from "../limits/limiter.ts";
 import type { AdminStore } from "./admin.ts";
 import type { KeyRecord, KeyStatus } from "./key-record.ts";
@@ -12,7 +12,7 @@ import type { UsageStore } from "./usage/record.ts";
 export type { KeyRecord, KeyStatus };
 
 export interface Account {
-  id: number;
+  id: AccountId;
   name: string;
   balance: Nanos;
   /** Budgets with periods (nano-USD by period); null = none. */

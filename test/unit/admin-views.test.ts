@@ -12,6 +12,7 @@ import type { KeyId } from "../../src/base/types.ts";
 import type { UsageEvent } from "../../src/billing/feed.ts";
 import type { KeyRecord } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
+import { acct } from "../helpers/ids.ts";
 
 const T1 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const T1_ISO = "2026-01-02T03:04:05.678Z";
@@ -27,7 +28,7 @@ function expectShown(actual: object, expected: Record<string, unknown>): void {
 describe("accounts and groups", () => {
   test("an account: balance in nanos and USD, what it spent today, created_at", () => {
     const shown = accountView(
-      { id: 7, name: "acme", balance: nanos(2_500_000_000), budgets: null, createdAt: T1 },
+      { id: acct(7), name: "acme", balance: nanos(2_500_000_000), budgets: null, createdAt: T1 },
       125,
     );
     expectShown(shown, {
@@ -52,7 +53,7 @@ describe("keys", () => {
     name: "ci",
     prefix: "sk-abc",
     account: "acme",
-    accountId: 7,
+    accountId: acct(7),
     group: "text",
     status: "enabled",
     expiresAt: T2,
@@ -142,7 +143,7 @@ describe("notifications", () => {
       enabled: true,
       created_at: T1_ISO,
     });
-    expect(channelView({ ...channel, accountId: 7, balanceThreshold: null })).toMatchObject({
+    expect(channelView({ ...channel, accountId: acct(7), balanceThreshold: null })).toMatchObject({
       account_id: 7,
       balance_threshold_nanos: null,
     });
@@ -214,7 +215,7 @@ describe("usage, requests and audit", () => {
   const row: UsageRecord = {
     requestId: "req_1",
     keyId: "key_1",
-    accountId: 7,
+    accountId: acct(7),
     model: "modelx-5.4",
     endpoint: "/v1/chat/completions",
     stream: true,
@@ -299,7 +300,7 @@ describe("the live event record", () => {
     endpoint: "/v1/chat/completions",
     keyId: "key_1",
     keyName: "ci",
-    accountId: 7,
+    accountId: acct(7),
     model: "modelx-5.4",
     stream: false,
     status: 200,

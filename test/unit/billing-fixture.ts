@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { nanos, parseUsd } from "../../src/base/money.ts";
-import type { KeyId, Nanos } from "../../src/base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../../src/base/types.ts";
 import type { AdmitInput, WorstCase } from "../../src/billing/contract.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger.ts";
@@ -73,7 +73,7 @@ let counter = 0;
 
 /** The principal of key `key_test` of `account`, with every model and no limit but `limits`. */
 export function principalOf(
-  account: { id: number; name: string },
+  account: { id: AccountId; name: string },
   limits: Partial<Pick<Principal, "dailyCap" | "rpm" | "concurrency">> = {},
 ): Principal {
   return {

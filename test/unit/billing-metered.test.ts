@@ -21,6 +21,7 @@ import type { RequestContext } from "../../src/http/context.ts";
 import { PROTOCOLS } from "../../src/protocols/index.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
+import { acct } from "../helpers/ids.ts";
 import { admitInput } from "./billing-fixture.ts";
 
 const createChatCompletion = textRow(PROTOCOLS.chat);
@@ -58,7 +59,7 @@ const input = admitInput(
   {
     keyId: "key_test" as KeyId,
     keyName: "test",
-    accountId: 1,
+    accountId: acct(1),
     accountName: "default",
     group: "default",
     models: new ModelAllowList(["*"]),

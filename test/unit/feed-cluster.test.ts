@@ -3,6 +3,7 @@
 // request on the node that served it); the relay is told how many cluster listeners there are.
 import { expect, test } from "bun:test";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
+import { acct } from "../helpers/ids.ts";
 
 function event(requestId: string): UsageEvent {
   return {
@@ -12,7 +13,7 @@ function event(requestId: string): UsageEvent {
     endpoint: "/v1/chat/completions",
     keyId: "key_a",
     keyName: "a",
-    accountId: 1,
+    accountId: acct(1),
     model: "m",
     stream: false,
     status: 200,

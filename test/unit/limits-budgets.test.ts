@@ -8,6 +8,7 @@ import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest, BudgetSpec, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
 import { BudgetCalendar } from "../../src/limits/periods.ts";
+import { acct } from "../helpers/ids.ts";
 import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let redis = new RedisLimiters();
@@ -37,7 +38,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
   describe(`${name} limiter budgets`, () => {
     test("monthly: admitted at 23:59:59.9 on the last day, settled after midnight, counted in the new month", async () => {
       const limiter = await make(UTC());
-      await limiter.setBalance(1, nanos(1_000_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
       const monthly = [budget("monthly", 100)];
       const a = await limiter.acquire(request(MAY_END, 60, monthly));
       if (!a.ok) throw new Error("a must pass");
@@ -50,7 +51,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       });
       await limiter.release(a.ticket, nanos(60), JUNE + 100);
       // June holds a's cost; the reservation is gone.
-      expect(await limiter.budget?.(1, monthly[0] as BudgetSpec, JUNE + 200)).toMatchObject({
+      expect(await limiter.budget?.(acct(1), monthly[0] as BudgetSpec, JUNE + 200)).toMatchObject({
         spent: 60,
         reserved: 0,
         start: JUNE,
@@ -63,7 +64,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("every period at once: the first one that does not fit refuses, naming itself; total never resets", async () => {
       const limiter = await make(UTC());
-      await limiter.setBalance(1, nanos(1_000_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
       const all = [
         budget("daily", 100),
         budget("weekly", 150),
@@ -98,7 +99,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("a budget without a figure is seeded from the store once, then counted here", async () => {
       const limiter = await make(UTC());
-      await limiter.setBalance(1, nanos(1_000_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
       let seeds = 0;
       const weekly = [budget("weekly", 100)];
       const seeded = (reserve: number) => ({
@@ -118,7 +119,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("50 concurrent requests against a budget that fits 10: exactly 10 admitted, never negative", async () => {
       const limiter = await make(UTC());
-      await limiter.setBalance(1, nanos(1_000_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
       const monthly = [budget("monthly", 1_000), budget("daily", 10_000)];
       const results = await Promise.all(
         Array.from({ length: 50 }, () => limiter.acquire(request(MAY_END, 100, monthly))),
@@ -126,7 +127,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       const admitted = results.flatMap((r) => (r.ok ? [r.ticket] : []));
       expect(admitted).toHaveLength(10);
       await Promise.all(admitted.map((t) => limiter.release(t, nanos(100), MAY_END)));
-      const figures = await limiter.budget?.(1, monthly[0] as BudgetSpec, MAY_END);
+      const figures = await limiter.budget?.(acct(1), monthly[0] as BudgetSpec, MAY_END);
       expect(figures).toMatchObject({ spent: 1_000, reserved: 0 });
       expect((await limiter.acquire(request(MAY_END, 1, monthly))).ok).toBe(false);
     });
@@ -134,7 +135,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
     test("months turn over on the configured reset day in the configured zone", async () => {
       const berlin = new BudgetCalendar({ timeZone: "Europe/Berlin", monthResetDay: 15 });
       const limiter = await make(berlin);
-      await limiter.setBalance(1, nanos(1_000_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
       const monthly = [budget("monthly", 100)];
       // 15 May 00:00 in Berlin (CEST, UTC+2) is 14 May 22:00 UTC.
       const reset = Date.parse("2026-05-14T22:00:00Z");

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
+import { acct } from "../helpers/ids.ts";
 import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let redis = new RedisLimiters();
@@ -29,7 +30,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
   describe(`${name} limiter`, () => {
     test("the RPM window is exact at its edges", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000), 1);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 }))).ok).toBe(true);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 10 }))).ok).toBe(true);
       const refused = await limiter.acquire(request({ rpm: 2, now: T0 + 59_999 }));
@@ -41,12 +42,16 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_009 }))).ok).toBe(false);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_010 }))).ok).toBe(true);
       // A refused request is not counted: the window holds T0+60000 and T0+60010 only.
-      expect(await limiter.peek("k1", 1, 2, T0 + 120_000)).toEqual({ limit: 2, remaining: 1, resetMs: 10 });
+      expect(await limiter.peek("k1", acct(1), 2, T0 + 120_000)).toEqual({
+        limit: 2,
+        remaining: 1,
+        resetMs: 10,
+      });
     });
 
     test("windows are per key", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(0), 1);
+      await limiter.setBalance(acct(1), nanos(0), 1);
       expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(true);
       expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(false);
       expect((await limiter.acquire(request({ keyId: "b", rpm: 1 }))).ok).toBe(true);
@@ -54,7 +59,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("concurrency slots are held until release", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(0), 1);
+      await limiter.setBalance(acct(1), nanos(0), 1);
       const first = await limiter.acquire(request({ concurrency: 1 }));
       if (!first.ok) throw new Error("first must pass");
       expect(await limiter.acquire(request({ concurrency: 1 }))).toMatchObject({
@@ -67,7 +72,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("the daily cap resets at the UTC day boundary; reservations in flight carry over", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
       const endOfDay = Date.parse("2026-05-01T23:59:59.999Z");
       const a = await limiter.acquire(
         request({ dailyCap: nanos(100), reserve: nanos(60), now: endOfDay - 5 }),
@@ -90,11 +95,11 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect(
         (await limiter.acquire(request({ dailyCap: nanos(100), reserve: nanos(1), now: midnight }))).ok,
       ).toBe(false);
-      const snap = await limiter.snapshot("k1", 1, midnight);
+      const snap = await limiter.snapshot("k1", acct(1), midnight);
       expect(snap).toMatchObject({ spentToday: 0, keyReserved: 100, dayStart: midnight });
       // b settles after midnight: its cost counts in the new day.
       await limiter.release(b.ticket, nanos(25), midnight + 1);
-      expect(await limiter.snapshot("k1", 1, midnight + 1)).toMatchObject({
+      expect(await limiter.snapshot("k1", acct(1), midnight + 1)).toMatchObject({
         spentToday: 25,
         keyReserved: 70,
       });
@@ -102,16 +107,18 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("a configured day offset moves the boundary (UTC+8 day starts at 16:00 UTC)", async () => {
       const limiter = await make(480);
-      await limiter.setSpent("k1", 1, nanos(100), Date.parse("2026-05-01T15:59:59Z"));
-      const before = await limiter.snapshot("k1", 1, Date.parse("2026-05-01T15:59:59Z"));
+      await limiter.setSpent("k1", acct(1), nanos(100), Date.parse("2026-05-01T15:59:59Z"));
+      const before = await limiter.snapshot("k1", acct(1), Date.parse("2026-05-01T15:59:59Z"));
       expect(before.spentToday).toBe(nanos(100));
       expect(new Date(before.dayEnd).toISOString()).toBe("2026-05-01T16:00:00.000Z");
-      expect((await limiter.snapshot("k1", 1, Date.parse("2026-05-01T16:00:00Z"))).spentToday).toBe(nanos(0));
+      expect((await limiter.snapshot("k1", acct(1), Date.parse("2026-05-01T16:00:00Z"))).spentToday).toBe(
+        nanos(0),
+      );
     });
 
     test("balance: reservations count until released, then the actual cost is debited", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(100), 1);
+      await limiter.setBalance(acct(1), nanos(100), 1);
       const a = await limiter.acquire(request({ reserve: nanos(70) }));
       if (!a.ok) throw new Error("a must pass");
       expect(await limiter.acquire(request({ reserve: nanos(31) }))).toMatchObject({
@@ -120,7 +127,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
         facts: { balance: 100, reserved: 70 },
       });
       await limiter.release(a.ticket, nanos(20), T0);
-      expect(await limiter.snapshot("k1", 1, T0)).toMatchObject({
+      expect(await limiter.snapshot("k1", acct(1), T0)).toMatchObject({
         balance: 80,
         accountReserved: 0,
         inFlight: 0,
@@ -130,18 +137,18 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("an account whose balance was never loaded is unknown and can reserve nothing", async () => {
       const limiter = await make();
-      expect(await limiter.knowsAccount(7)).toBe(false);
-      expect(await limiter.acquire(request({ accountId: 7, reserve: nanos(1) }))).toMatchObject({
+      expect(await limiter.knowsAccount(acct(7))).toBe(false);
+      expect(await limiter.acquire(request({ accountId: acct(7), reserve: nanos(1) }))).toMatchObject({
         ok: false,
         refusal: "insufficient_quota",
       });
-      await limiter.setBalance(7, nanos(5), 1);
-      expect(await limiter.knowsAccount(7)).toBe(true);
+      await limiter.setBalance(acct(7), nanos(5), 1);
+      expect(await limiter.knowsAccount(acct(7))).toBe(true);
     });
 
     test("each refusal names the limit it hit, the figures behind it and how long to wait", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(100), 1);
+      await limiter.setBalance(acct(1), nanos(100), 1);
       const held = await limiter.acquire(
         request({ keyId: "k2", rpm: 1, concurrency: 1, reserve: nanos(40) }),
       );
@@ -163,7 +170,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
         facts: { limit: 100, balance: 100, reserved: 40, spent: 0 },
       });
       // The daily cap's figures are the key's: its own reservations, not the account's.
-      await limiter.setSpent("k1", 1, nanos(5), T0);
+      await limiter.setSpent("k1", acct(1), nanos(5), T0);
       expect(await limiter.acquire(request({ dailyCap: nanos(10), reserve: nanos(6) }))).toMatchObject({
         refusal: "daily_quota_exceeded",
         retryAfterMs: 12 * 3_600_000,
@@ -174,12 +181,12 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("a release applied twice changes nothing the second time", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(100), 1);
+      await limiter.setBalance(acct(1), nanos(100), 1);
       const a = await limiter.acquire(request({ concurrency: 1, dailyCap: nanos(100), reserve: nanos(50) }));
       if (!a.ok) throw new Error("a must pass");
       await limiter.release(a.ticket, nanos(30), T0);
       await limiter.release(a.ticket, nanos(30), T0);
-      expect(await limiter.snapshot("k1", 1, T0)).toMatchObject({
+      expect(await limiter.snapshot("k1", acct(1), T0)).toMatchObject({
         balance: 70,
         accountReserved: 0,
         spentToday: 30,
@@ -191,7 +198,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
     });
     test("TPM: the worst case is held in the window, corrected at release; exact at its edges", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000), 1);
       const tpm = (partial: Partial<AcquireRequest>) => request({ tpm: 1_000, ...partial });
       const a = await limiter.acquire(tpm({ tokens: 600, now: T0 }));
       if (!a.ok) throw new Error("a must pass");
@@ -213,7 +220,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect((await limiter.acquire(tpm({ tokens: 301, now: T0 + 30 }))).ok).toBe(false);
       // At exactly T0 + 60 s, a has left the window; b (600) is still in it.
       const limits = { tpm: 1_000, accountTpm: null };
-      expect((await limiter.peek("k1", 1, null, T0 + 60_000, limits)).tokens).toEqual({
+      expect((await limiter.peek("k1", acct(1), null, T0 + 60_000, limits)).tokens).toEqual({
         limit: 1_000,
         remaining: 400,
         resetMs: 20,
@@ -221,7 +228,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       // A release after its entry left the window changes nothing there.
       if (!b.ok) throw new Error("b must pass");
       await limiter.release(b.ticket, nanos(0), T0 + 60_020, undefined, 5);
-      expect((await limiter.peek("k1", 1, null, T0 + 60_020, limits)).tokens).toEqual({
+      expect((await limiter.peek("k1", acct(1), null, T0 + 60_020, limits)).tokens).toEqual({
         limit: 1_000,
         remaining: 1_000,
         resetMs: 0,
@@ -230,7 +237,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("TPM: a refusal waits exactly until enough tokens leave; a request over the limit is told the window", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000), 1);
       for (const at of [0, 5, 10]) {
         expect((await limiter.acquire(request({ tpm: 1_000, tokens: 300, now: T0 + at }))).ok).toBe(true);
       }
@@ -250,29 +257,30 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("TPM per account counts every key of it; the tighter window is reported", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000), 1);
       const a = await limiter.acquire(request({ keyId: "a", accountTpm: 1_000, tpm: 5_000, tokens: 600 }));
       expect(a).toMatchObject({ ok: true, rate: { tokens: { limit: 1_000, remaining: 400 } } });
       expect(
         await limiter.acquire(request({ keyId: "b", accountTpm: 1_000, tokens: 600, now: T0 + 1 })),
       ).toMatchObject({ ok: false, refusal: "token_rate_limit_exceeded", facts: { limit: 1_000 } });
       // Another account is not counted.
-      await limiter.setBalance(2, nanos(1_000), 1);
+      await limiter.setBalance(acct(2), nanos(1_000), 1);
       expect(
-        (await limiter.acquire(request({ accountId: 2, keyId: "c", accountTpm: 1_000, tokens: 600 }))).ok,
+        (await limiter.acquire(request({ accountId: acct(2), keyId: "c", accountTpm: 1_000, tokens: 600 })))
+          .ok,
       ).toBe(true);
     });
 
     test("TPM: 50 concurrent requests against a window that fits 10 admit exactly 10", async () => {
       const limiter = await make();
-      await limiter.setBalance(1, nanos(1_000), 1);
+      await limiter.setBalance(acct(1), nanos(1_000), 1);
       const results = await Promise.all(
         Array.from({ length: 50 }, () =>
           limiter.acquire(request({ tpm: 1_000, accountTpm: 5_000, tokens: 100 })),
         ),
       );
       expect(results.filter((r) => r.ok).length).toBe(10);
-      const rate = await limiter.peek("k1", 1, null, T0, { tpm: 1_000, accountTpm: null });
+      const rate = await limiter.peek("k1", acct(1), null, T0, { tpm: 1_000, accountTpm: null });
       expect(rate.tokens?.remaining).toBe(0);
     });
   });

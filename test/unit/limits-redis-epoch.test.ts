@@ -5,8 +5,10 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
+import type { AccountId } from "../../src/base/types.ts";
 import type { LedgerFigures, LimiterLedger } from "../../src/limits/limiter.ts";
 import { RedisKeys } from "../../src/limits/redis-keys.ts";
+import { acct } from "../helpers/ids.ts";
 import { dropPrefix, limitRequest, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let limiters = new RedisLimiters();
@@ -21,7 +23,7 @@ class FakeLedger implements LimiterLedger {
   ledgerId = "42";
   epoch = 0;
   revision = 1;
-  readonly balances = new Map<number, number>();
+  readonly balances = new Map<AccountId, number>();
   stored = 0;
   readonly spent: LedgerFigures["spent"] = [];
 
@@ -56,7 +58,7 @@ async function attached(ledger: FakeLedger) {
 async function redisBalance(prefix: string, accountId: number): Promise<number> {
   const client = new RedisClient(REDIS_URL);
   try {
-    return Number(await client.send("HGET", [new RedisKeys(prefix).account(accountId).account, "bal"]));
+    return Number(await client.send("HGET", [new RedisKeys(prefix).account(acct(accountId)).account, "bal"]));
   } finally {
     client.close();
   }
@@ -65,7 +67,7 @@ async function redisBalance(prefix: string, accountId: number): Promise<number> 
 describe("attached to a ledger", () => {
   test("a release counts once: sent twice, or after a seed whose ledger already held its record", async () => {
     const ledger = new FakeLedger();
-    ledger.balances.set(1, 1_000);
+    ledger.balances.set(acct(1), 1_000);
     const node = await attached(ledger);
     const admit = async () => {
       const result = await node.acquire(limitRequest(Date.now(), { reserve: nanos(100) }));
@@ -78,7 +80,7 @@ describe("attached to a ledger", () => {
     expect(await redisBalance(limiters.prefix, 1)).toBe(940);
 
     // The ledger stores record 1 and a reseed runs: still 940, and record 1 sent again changes nothing.
-    ledger.balances.set(1, 940);
+    ledger.balances.set(acct(1), 940);
     ledger.stored = 1;
     await node.rebase();
     await node.release(first, nanos(60), Date.now(), 1);
@@ -86,21 +88,21 @@ describe("attached to a ledger", () => {
 
     // Record 2 stored by the ledger before its release reaches Redis: the reseed counts it, the release does not again.
     const second = await admit();
-    ledger.balances.set(1, 900);
+    ledger.balances.set(acct(1), 900);
     ledger.stored = 2;
     await node.rebase();
     await node.release(second, nanos(40), Date.now(), 2);
     expect(await redisBalance(limiters.prefix, 1)).toBe(900);
-    expect((await node.snapshot("k1", 1, Date.now())).accountReserved).toBe(nanos(0));
+    expect((await node.snapshot("k1", acct(1), Date.now())).accountReserved).toBe(nanos(0));
   });
 
   test("the reconciliation puts a drifted balance back to the ledger's and reports it", async () => {
     const ledger = new FakeLedger();
-    ledger.balances.set(1, 5_000);
+    ledger.balances.set(acct(1), 5_000);
     const node = await attached(ledger);
     const client = new RedisClient(REDIS_URL);
     try {
-      await client.send("HINCRBY", [new RedisKeys(limiters.prefix).account(1).account, "bal", "777"]);
+      await client.send("HINCRBY", [new RedisKeys(limiters.prefix).account(acct(1)).account, "bal", "777"]);
     } finally {
       client.close();
     }
@@ -113,12 +115,12 @@ describe("attached to a ledger", () => {
 
   test("a copy of another database under the same prefix is rebuilt, not trusted", async () => {
     const ledger = new FakeLedger();
-    ledger.balances.set(1, 5_000);
+    ledger.balances.set(acct(1), 5_000);
     const node = await attached(ledger);
     expect(node.epoch).toBe(1);
     const other = new FakeLedger();
     other.ledgerId = "7";
-    other.balances.set(1, 300);
+    other.balances.set(acct(1), 300);
     const second = await attached(other);
     expect(second.epoch).toBe(2);
     expect(await redisBalance(limiters.prefix, 1)).toBe(300);
@@ -126,7 +128,7 @@ describe("attached to a ledger", () => {
 
   test("a database restored from a backup (this node's stored records are gone from it) is rebuilt in a new epoch", async () => {
     const ledger = new FakeLedger();
-    ledger.balances.set(1, 1_000);
+    ledger.balances.set(acct(1), 1_000);
     const node = await attached(ledger);
     ledger.stored = 5;
     node.stored(5);
@@ -134,7 +136,7 @@ describe("attached to a ledger", () => {
     expect(node.epoch).toBe(1);
     // The backup: before records 3-5 and with the balance they had not spent yet.
     ledger.stored = 2;
-    ledger.balances.set(1, 1_300);
+    ledger.balances.set(acct(1), 1_300);
     await node.rebase();
     expect(node.epoch).toBe(2);
     expect(await redisBalance(limiters.prefix, 1)).toBe(1_300);
@@ -144,7 +146,7 @@ describe("attached to a ledger", () => {
 
   test("cost: reconciling 1000 accounts is one ledger read and one script each", async () => {
     const ledger = new FakeLedger();
-    for (let id = 1; id <= 1000; id++) ledger.balances.set(id, 1_000_000);
+    for (let id = 1; id <= 1000; id++) ledger.balances.set(acct(id), 1_000_000);
     const node = await attached(ledger);
     const runs: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -159,7 +161,7 @@ describe("attached to a ledger", () => {
 describe("budgets across a loss of Redis's data", () => {
   test("a held reservation still counts in its budget after Redis lost everything (re-registered with the ticket)", async () => {
     const ledger = new FakeLedger();
-    ledger.balances.set(1, 1_000_000);
+    ledger.balances.set(acct(1), 1_000_000);
     const limiter = await attached(ledger);
     const monthly = { name: "a:monthly", period: "monthly" as const, limit: nanos(1_000) };
     const request = (reserve: number) =>

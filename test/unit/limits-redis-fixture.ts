@@ -6,6 +6,7 @@ import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest } from "../../src/limits/limiter.ts";
 import { RedisLimiter, type RedisLimiterOptions } from "../../src/limits/redis.ts";
+import { acct } from "../helpers/ids.ts";
 
 export const REDIS_URL = process.env.MODELGATE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -13,7 +14,7 @@ export const REDIS_URL = process.env.MODELGATE_TEST_REDIS_URL ?? "redis://127.0.
 export function limitRequest(now: number, partial: Partial<AcquireRequest>): AcquireRequest {
   return {
     keyId: "k1",
-    accountId: 1,
+    accountId: acct(1),
     rpm: null,
     concurrency: null,
     dailyCap: null,

@@ -27,6 +27,7 @@ import { RedisKeys } from "../../src/limits/redis-keys.ts";
 import { SCRIPTS } from "../../src/limits/redis-scripts.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
+import { acct } from "../helpers/ids.ts";
 import { admitInput } from "./billing-fixture.ts";
 import {
   dropPrefix,
@@ -90,7 +91,7 @@ function tickets(results: AcquireResult[]): Ticket[] {
 describe("several nodes admitting at once", () => {
   test("RPM 6 across three nodes: 18 requests at once admit exactly 6", async () => {
     const cluster = await nodes();
-    await cluster[0]?.setBalance(1, nanos(0), 1);
+    await cluster[0]?.setBalance(acct(1), nanos(0), 1);
     const results = await storm(cluster, 18, { rpm: 6 });
     expect(tickets(results)).toHaveLength(6);
     const refused = results.filter((result) => !result.ok);
@@ -103,7 +104,7 @@ describe("several nodes admitting at once", () => {
 
   test("TPM 1000 across three nodes (and an account limit): 30 requests of 100 tokens at once admit exactly 10", async () => {
     const cluster = await nodes();
-    await cluster[0]?.setBalance(1, nanos(0), 1);
+    await cluster[0]?.setBalance(acct(1), nanos(0), 1);
     const results = await storm(cluster, 30, { tpm: 1_000, accountTpm: 2_000, tokens: 100 });
     const admitted = tickets(results);
     expect(admitted).toHaveLength(10);
@@ -122,7 +123,7 @@ describe("several nodes admitting at once", () => {
 
   test("a monthly budget for 10 across three nodes: 50 at once admit 10, never below zero; Redis's clock picks the period", async () => {
     const cluster = await nodes(3, { clock: "redis" });
-    await cluster[0]?.setBalance(1, nanos(1_000_000), 1);
+    await cluster[0]?.setBalance(acct(1), nanos(1_000_000), 1);
     const monthly = [{ name: "a:monthly", period: "monthly" as const, limit: nanos(1_000) }];
     // Every node asks with a time 40 days off: the script answers with Redis's time and the node
     // computes the period again for it.
@@ -135,7 +136,7 @@ describe("several nodes admitting at once", () => {
     for (const result of results.filter((r) => !r.ok))
       expect(result).toMatchObject({ refusal: "budget_exceeded" });
     await Promise.all(admitted.map((t, i) => cluster[i % 3]?.release(t, nanos(100), Date.now())));
-    expect(await cluster[1]?.budget(1, monthly[0] as BudgetSpec, Date.now())).toMatchObject({
+    expect(await cluster[1]?.budget(acct(1), monthly[0] as BudgetSpec, Date.now())).toMatchObject({
       spent: 1_000,
       reserved: 0,
     });
@@ -143,7 +144,7 @@ describe("several nodes admitting at once", () => {
 
   test("concurrency 2 across three nodes: 9 held requests admit exactly 2, a release frees one", async () => {
     const cluster = await nodes();
-    await cluster[0]?.setBalance(1, nanos(0), 1);
+    await cluster[0]?.setBalance(acct(1), nanos(0), 1);
     const results = await storm(cluster, 9, { concurrency: 2 });
     const held = tickets(results);
     expect(held).toHaveLength(2);
@@ -154,14 +155,14 @@ describe("several nodes admitting at once", () => {
 
   test("a balance for exactly 10 reservations: 45 at once over three nodes admit 10, never below zero", async () => {
     const cluster = await nodes();
-    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(1_000), 1)));
+    await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_000), 1)));
     const results = await storm(cluster, 45, { reserve: nanos(100) });
     const held = tickets(results);
     expect(held).toHaveLength(10);
     expect(results.filter((r) => !r.ok && r.refusal === "insufficient_quota")).toHaveLength(35);
     // Each settles at its full reservation on a node other than the one that admitted it.
     await Promise.all(held.map((ticket, i) => cluster[(i + 1) % 3]?.release(ticket, nanos(100), Date.now())));
-    expect(await cluster[1]?.snapshot("k1", 1, Date.now())).toMatchObject({
+    expect(await cluster[1]?.snapshot("k1", acct(1), Date.now())).toMatchObject({
       balance: 0,
       accountReserved: 0,
       inFlight: 0,
@@ -172,8 +173,8 @@ describe("several nodes admitting at once", () => {
 
   test("a daily cap over several keys' nodes: reservations and spending both count", async () => {
     const cluster = await nodes();
-    await cluster[0]?.setBalance(1, nanos(1_000_000), 1);
-    await cluster[1]?.setSpent("k1", 1, nanos(300), Date.now());
+    await cluster[0]?.setBalance(acct(1), nanos(1_000_000), 1);
+    await cluster[1]?.setSpent("k1", acct(1), nanos(300), Date.now());
     const results = await storm(cluster, 30, { dailyCap: nanos(1_000), reserve: nanos(100) });
     expect(tickets(results)).toHaveLength(7);
     expect(results.filter((r) => !r.ok && r.refusal === "daily_quota_exceeded")).toHaveLength(23);
@@ -188,7 +189,7 @@ describe("leases", () => {
       limiters.make({ leaseMs: 400 }),
     ]);
     if (!dead || !alive) throw new Error("two nodes expected");
-    await alive.setBalance(1, nanos(1_000), 1);
+    await alive.setBalance(acct(1), nanos(1_000), 1);
     const held = await dead.acquire(request({ concurrency: 1, reserve: nanos(600) }));
     if (!held.ok) throw new Error("the first request must pass");
     expect(await alive.acquire(request({ concurrency: 1 }))).toMatchObject({
@@ -196,7 +197,7 @@ describe("leases", () => {
       refusal: "concurrency_limit_exceeded",
     });
     await Bun.sleep(700);
-    expect(await alive.snapshot("k1", 1, Date.now())).toMatchObject({
+    expect(await alive.snapshot("k1", acct(1), Date.now())).toMatchObject({
       inFlight: 0,
       accountReserved: 0,
       keyReserved: 0,
@@ -208,7 +209,7 @@ describe("leases", () => {
     // and the slot and reservation now held by the other request are untouched.
     await dead.release(held.ticket, nanos(50), Date.now());
     await alive.release(held.ticket, nanos(50), Date.now());
-    expect(await alive.snapshot("k1", 1, Date.now())).toMatchObject({
+    expect(await alive.snapshot("k1", acct(1), Date.now())).toMatchObject({
       balance: 950,
       accountReserved: 900,
       inFlight: 1,
@@ -222,7 +223,7 @@ describe("leases", () => {
       limiters.make({ leaseMs: 600 }),
     ]);
     if (!holder || !other) throw new Error("two nodes expected");
-    await other.setBalance(1, nanos(0), 1);
+    await other.setBalance(acct(1), nanos(0), 1);
     const held = await holder.acquire(request({ concurrency: 1 }));
     if (!held.ok) throw new Error("the first request must pass");
     await Bun.sleep(1_800);
@@ -238,13 +239,13 @@ describe("leases", () => {
 describe("releases and seeding", () => {
   test("a release replayed on every node applies once", async () => {
     const cluster = await nodes();
-    await cluster[0]?.setBalance(1, nanos(1_000), 1);
+    await cluster[0]?.setBalance(acct(1), nanos(1_000), 1);
     const a = await cluster[0]?.acquire(request({ concurrency: 5, reserve: nanos(200) }));
     const b = await cluster[1]?.acquire(request({ concurrency: 5, reserve: nanos(200) }));
     if (!a?.ok || !b?.ok) throw new Error("both must pass");
     await Promise.all(cluster.flatMap((node) => [node.release(a.ticket, nanos(120), Date.now())]));
     await Promise.all(cluster.map((node) => node.release(a.ticket, nanos(120), Date.now())));
-    expect(await cluster[2]?.snapshot("k1", 1, Date.now())).toMatchObject({
+    expect(await cluster[2]?.snapshot("k1", acct(1), Date.now())).toMatchObject({
       balance: 880,
       accountReserved: 200,
       keyReserved: 200,
@@ -259,7 +260,7 @@ describe("releases and seeding", () => {
     privateRedis = await PrivateRedis.start();
     const redis = privateRedis;
     const node = await limiters.make({ url: redis.url });
-    await node.setBalance(1, nanos(10_000), 1);
+    await node.setBalance(acct(1), nanos(10_000), 1);
     const weekly = { name: "a:weekly", period: "weekly" as const, limit: nanos(1_000_000) };
     const admitted = tickets(
       await Promise.all(
@@ -289,19 +290,25 @@ describe("releases and seeding", () => {
     expect((await scripts()) - before).toBe(1);
     expect(node.held).toBe(0);
     // 100 + … + 105 debited, every reservation and slot freed, each window holding 40 a ticket.
-    expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({
+    expect(await node.snapshot("k1", acct(1), Date.now())).toMatchObject({
       balance: 10_000 - 615,
       accountReserved: 0,
       keyReserved: 0,
       inFlight: 0,
       spentToday: 100 + 102 + 104,
     });
-    const rate = await node.peek("k2", 1, null, Date.now(), { tpm: 10_000, accountTpm: 20_000 });
+    const rate = await node.peek("k2", acct(1), null, Date.now(), { tpm: 10_000, accountTpm: 20_000 });
     expect(rate.tokens).toMatchObject({ limit: 10_000, remaining: 10_000 - 3 * 40 });
-    expect(await node.budget(1, weekly, Date.now())).toMatchObject({ spent: 100 + 102 + 104, reserved: 0 });
+    expect(await node.budget(acct(1), weekly, Date.now())).toMatchObject({
+      spent: 100 + 102 + 104,
+      reserved: 0,
+    });
     // Released again (a replay), in one turn too: nothing changes.
     await Promise.all(admitted.map((t, i) => node.release(t, nanos(100 + i), Date.now(), undefined, 40)));
-    expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({ balance: 10_000 - 615, inFlight: 0 });
+    expect(await node.snapshot("k1", acct(1), Date.now())).toMatchObject({
+      balance: 10_000 - 615,
+      inFlight: 0,
+    });
   });
 
   test("three nodes reseeding after the data is lost converge exactly to the store's figures", async () => {
@@ -309,40 +316,40 @@ describe("releases and seeding", () => {
     const [one, two, three] = cluster;
     if (!one || !two || !three) throw new Error("three nodes expected");
     const now = Date.now();
-    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(1_000), 4)));
-    await Promise.all(cluster.map((node) => node.setSpent("k1", 1, nanos(0), now)));
+    await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_000), 4)));
+    await Promise.all(cluster.map((node) => node.setSpent("k1", acct(1), nanos(0), now)));
     const a = await one.acquire(request({ reserve: nanos(100) }));
     if (!a.ok) throw new Error("a must pass");
     await two.release(a.ticket, nanos(100), now);
     // Seeding again at the same revision never overwrites or adds to live counters.
-    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(1_000), 4)));
-    await Promise.all(cluster.map((node) => node.setSpent("k1", 1, nanos(0), now)));
-    expect(await three.snapshot("k1", 1, now)).toMatchObject({ balance: 900, spentToday: 100 });
+    await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_000), 4)));
+    await Promise.all(cluster.map((node) => node.setSpent("k1", acct(1), nanos(0), now)));
+    expect(await three.snapshot("k1", acct(1), now)).toMatchObject({ balance: 900, spentToday: 100 });
 
     expect(await dropPrefix(limiters.prefix)).toBeGreaterThan(0);
-    expect(await one.knowsAccount(1)).toBe(true); // a node's cache, until its next admission sees the loss
+    expect(await one.knowsAccount(acct(1))).toBe(true); // a node's cache, until its next admission sees the loss
     const lost = await one.acquire(request({ reserve: nanos(1) }));
     expect(lost).toMatchObject({ ok: false, refusal: "insufficient_quota" });
-    expect(await one.knowsAccount(1)).toBe(false);
+    expect(await one.knowsAccount(acct(1))).toBe(false);
     // The store's state (balance 900 at revision 4, 100 spent today), seeded by all three at once, twice.
     for (let round = 0; round < 2; round++) {
       await Promise.all(
         cluster.flatMap((node) => [
-          node.setBalance(1, nanos(900), 4),
-          node.setSpent("k1", 1, nanos(100), now),
+          node.setBalance(acct(1), nanos(900), 4),
+          node.setSpent("k1", acct(1), nanos(100), now),
         ]),
       );
     }
-    expect(await two.snapshot("k1", 1, now)).toMatchObject({
+    expect(await two.snapshot("k1", acct(1), now)).toMatchObject({
       balance: 900,
       spentToday: 100,
       accountReserved: 0,
       inFlight: 0,
     });
     // A credit made in the store moves its revision: the newer figure replaces the seeded one.
-    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(1_400), 5)));
-    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(900), 4)));
-    expect((await three.snapshot("k1", 1, now)).balance).toBe(nanos(1_400));
+    await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_400), 5)));
+    await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(900), 4)));
+    expect((await three.snapshot("k1", acct(1), now)).balance).toBe(nanos(1_400));
   });
 
   test("a credit reseed moves the balance by the credit total's change, keeping releases not yet stored", async () => {
@@ -350,24 +357,24 @@ describe("releases and seeding", () => {
     const [one, two, three] = cluster;
     if (!one || !two || !three) throw new Error("three nodes expected");
     const now = Date.now();
-    await Promise.all(cluster.map((node) => node.setBalance(1, nanos(1_000), 1, nanos(0))));
+    await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_000), 1, nanos(0))));
     const a = await one.acquire(request({ reserve: nanos(100) }));
     if (!a.ok) throw new Error("a must pass");
     await one.release(a.ticket, nanos(100), now); // released in Redis, not stored yet
     // A credit of 500 is stored (revision 2); the store's balance does not have the debit yet.
-    await Promise.all([two, three].map((node) => node.setBalance(1, nanos(1_500), 2, nanos(500))));
-    expect((await three.snapshot("k1", 1, now)).balance).toBe(nanos(1_400));
+    await Promise.all([two, three].map((node) => node.setBalance(acct(1), nanos(1_500), 2, nanos(500))));
+    expect((await three.snapshot("k1", acct(1), now)).balance).toBe(nanos(1_400));
     // An older revision read late changes nothing; a later one without a new credit changes nothing.
-    await one.setBalance(1, nanos(1_000), 1, nanos(0));
-    await one.setBalance(1, nanos(1_400), 3, nanos(500));
-    expect((await two.snapshot("k1", 1, now)).balance).toBe(nanos(1_400));
+    await one.setBalance(acct(1), nanos(1_000), 1, nanos(0));
+    await one.setBalance(acct(1), nanos(1_400), 3, nanos(500));
+    expect((await two.snapshot("k1", acct(1), now)).balance).toBe(nanos(1_400));
   });
 
   test("every key of an account is in its {acct:N} hash slot", async () => {
     const [node] = await nodes(1);
     if (!node) throw new Error("one node expected");
-    await node.setBalance(42, nanos(10), 1);
-    const a = await node.acquire(request({ accountId: 42, keyId: "key_x", rpm: 5, reserve: nanos(1) }));
+    await node.setBalance(acct(42), nanos(10), 1);
+    const a = await node.acquire(request({ accountId: acct(42), keyId: "key_x", rpm: 5, reserve: nanos(1) }));
     if (!a.ok) throw new Error("a must pass");
     const whileHeld = await keysUnder(limiters.prefix);
     await node.release(a.ticket, nanos(1), Date.now());
@@ -384,7 +391,7 @@ describe("Redis down", () => {
   test("killed: acquire rejects as unreachable (not at a socket timeout); restarted empty: the scripts reload, the node reseeds", async () => {
     privateRedis = await PrivateRedis.start();
     const node = await limiters.make({ url: privateRedis.url });
-    await node.setBalance(1, nanos(1_000), 1);
+    await node.setBalance(acct(1), nanos(1_000), 1);
     const held = await node.acquire(request({ reserve: nanos(100) }));
     if (!held.ok) throw new Error("must pass before Redis stops");
     await privateRedis.kill();
@@ -407,10 +414,10 @@ describe("Redis down", () => {
     }
     // Reconnected to an empty Redis: the account is unknown again, so the gateway reseeds it.
     expect(first).toMatchObject({ ok: false, refusal: "insufficient_quota" });
-    expect(await node.knowsAccount(1)).toBe(false);
+    expect(await node.knowsAccount(acct(1))).toBe(false);
     await node.beat();
     expect(node.held).toBe(0);
-    await node.setBalance(1, nanos(960), 2);
+    await node.setBalance(acct(1), nanos(960), 2);
     expect(await node.acquire(request({ reserve: nanos(960) }))).toMatchObject({ ok: true });
     expect((await node.acquire(request({ reserve: nanos(1) }))).ok).toBe(false);
   });
@@ -418,7 +425,7 @@ describe("Redis down", () => {
   test("hung (SIGSTOP): acquire rejects at the deadline", async () => {
     privateRedis = await PrivateRedis.start();
     const node = await limiters.make({ url: privateRedis.url, timeoutMs: 150 });
-    await node.setBalance(1, nanos(1_000), 1);
+    await node.setBalance(acct(1), nanos(1_000), 1);
     privateRedis.signal("SIGSTOP");
     try {
       const failure = await node.acquire(request({ reserve: nanos(1) })).catch((error: unknown) => error);
@@ -432,7 +439,7 @@ describe("Redis down", () => {
 
   test("a busy event loop is not a slow Redis: calls sent before the loop blocks for 3 deadlines are answered, not refused", async () => {
     const node = await limiters.make({ timeoutMs: 100 });
-    await node.setBalance(1, nanos(1_000_000), 1);
+    await node.setBalance(acct(1), nanos(1_000_000), 1);
     for (let round = 0; round < 3; round++) {
       const calls = Array.from({ length: 20 }, () => node.acquire(request({ reserve: nanos(1) })));
       // The loop is blocked on purpose (as by a CPU-starved host): every timer fires late.
@@ -448,7 +455,7 @@ describe("Redis down", () => {
     const master = await PrivateRedis.start();
     try {
       const node = await limiters.make({ url: privateRedis.url });
-      await node.setBalance(1, nanos(1_000), 1);
+      await node.setBalance(acct(1), nanos(1_000), 1);
       await privateRedis.send("REPLICAOF", ["127.0.0.1", String(master.port)]);
       const failure = await node.acquire(request({ reserve: nanos(1) })).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(LimiterUnavailableError);
@@ -463,7 +470,7 @@ describe("Redis down", () => {
     try {
       // A lease far longer than the test: only the cancel can bring the slot back in time.
       const node = await limiters.make({ url: proxy.url, timeoutMs: 150, leaseMs: 120_000 });
-      await node.setBalance(1, nanos(1_000), 1);
+      await node.setBalance(acct(1), nanos(1_000), 1);
       const limits = { rpm: 5, concurrency: 1, reserve: nanos(100) };
       proxy.delayMs = 400;
       const failure = await node.acquire(request(limits)).catch((error: unknown) => error);
@@ -475,14 +482,14 @@ describe("Redis down", () => {
       for (let i = 0; i < 50 && inFlight !== 0; i++) {
         await node.beat().catch(() => undefined);
         inFlight = await node
-          .snapshot("k1", 1, Date.now())
+          .snapshot("k1", acct(1), Date.now())
           .then((s) => s.inFlight)
           .catch(() => -1);
         if (inFlight !== 0) await Bun.sleep(100);
       }
-      const snapshot = await node.snapshot("k1", 1, Date.now());
+      const snapshot = await node.snapshot("k1", acct(1), Date.now());
       expect(snapshot).toMatchObject({ inFlight: 0, keyReserved: 0, accountReserved: 0 });
-      expect((await node.peek("k1", 1, 5, Date.now())).remaining).toBe(5);
+      expect((await node.peek("k1", acct(1), 5, Date.now())).remaining).toBe(5);
       // Once Redis answers in time again, the heartbeat's retry confirms the cancel and forgets it.
       await node.beat();
       expect(node.cancelling).toBe(0);
@@ -495,10 +502,10 @@ describe("Redis down", () => {
 
   test("a cancelled ticket id is never admitted, even when its acquire runs after the cancel", async () => {
     const node = await limiters.make();
-    await node.setBalance(1, nanos(1_000), 1);
+    await node.setBalance(acct(1), nanos(1_000), 1);
     const keys = new RedisKeys(limiters.prefix);
-    const account = keys.account(1);
-    const window = keys.window(1, "k1");
+    const account = keys.account(acct(1));
+    const window = keys.window(acct(1), "k1");
     const client = new RedisClient(REDIS_URL);
     try {
       const cancelled = await SCRIPTS.cancel.run(
@@ -513,8 +520,11 @@ describe("Redis down", () => {
         ["0", "t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
       );
       expect((reply as number[]).slice(0, 2)).toEqual([0, 5]);
-      expect(await node.snapshot("k1", 1, Date.now())).toMatchObject({ inFlight: 0, accountReserved: 0 });
-      expect((await node.peek("k1", 1, 5, Date.now())).remaining).toBe(5);
+      expect(await node.snapshot("k1", acct(1), Date.now())).toMatchObject({
+        inFlight: 0,
+        accountReserved: 0,
+      });
+      expect((await node.peek("k1", acct(1), 5, Date.now())).remaining).toBe(5);
     } finally {
       client.close();
     }
@@ -536,7 +546,7 @@ describe("Redis down", () => {
   test("scripts flushed from Redis are loaded again on the next call", async () => {
     privateRedis = await PrivateRedis.start();
     const node = await limiters.make({ url: privateRedis.url });
-    await node.setBalance(1, nanos(10), 1);
+    await node.setBalance(acct(1), nanos(10), 1);
     const client = new RedisClient(privateRedis.url);
     try {
       await client.send("SCRIPT", ["FLUSH"]);

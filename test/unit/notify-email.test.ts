@@ -3,9 +3,11 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { KeyCache } from "../../src/auth/keys.ts";
 import { parseAddress } from "../../src/base/ip.ts";
+import type { AccountId } from "../../src/base/types.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Notifier } from "../../src/notify/notifier.ts";
 import type { EventKind } from "../../src/notify/payloads.ts";
+import { acct } from "../helpers/ids.ts";
 import {
   addKey,
   notificationsConfig,
@@ -17,12 +19,12 @@ import {
 
 let world: World;
 let sink: SmtpSink;
-let accountId: number;
+let accountId: AccountId;
 
 beforeEach(async () => {
   world = await openWorld();
   sink = await startSmtpSink();
-  accountId = (await world.store.listAccounts())[0]?.id ?? 0;
+  accountId = (await world.store.listAccounts())[0]?.id ?? acct(0);
 });
 
 afterEach(async () => {
@@ -39,7 +41,7 @@ function notifierFor(port: number): Notifier {
 
 function emailChannel(events: EventKind[]) {
   return world.store.admin.createChannel({
-    accountId,
+    accountId: accountId,
     kind: "email",
     target: "ops@example.com",
     secret: null,

@@ -4,11 +4,12 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { KeyCache } from "../../src/auth/keys.ts";
 import { parseAddress } from "../../src/base/ip.ts";
-import type { Nanos } from "../../src/base/types.ts";
+import type { AccountId, Nanos } from "../../src/base/types.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Notifier } from "../../src/notify/notifier.ts";
 import type { EventKind } from "../../src/notify/payloads.ts";
 import { verify } from "../../src/notify/webhook.ts";
+import { acct } from "../helpers/ids.ts";
 import {
   addKey,
   addUsage,
@@ -29,14 +30,14 @@ let clock: number;
 let sleeps: number[];
 let notifier: Notifier;
 let keys: KeyCache;
-let accountId: number;
+let accountId: AccountId;
 
 beforeEach(async () => {
   world = await openWorld();
   receiver = startReceiver();
   clock = Date.now();
   sleeps = [];
-  accountId = (await world.store.listAccounts())[0]?.id ?? 0;
+  accountId = (await world.store.listAccounts())[0]?.id ?? acct(0);
   const config = notificationsConfig({ max_attempts: 3, retry_base_ms: 40, alert_interval_seconds: 60 });
   notifier = new Notifier(world.store, config, {
     now: () => clock,
@@ -56,7 +57,7 @@ afterEach(async () => {
 
 function channel(events: EventKind[], options: { url?: string; threshold?: number } = {}) {
   return world.store.admin.createChannel({
-    accountId,
+    accountId: accountId,
     kind: "webhook",
     target: options.url ?? receiver.url,
     secret: SECRET,

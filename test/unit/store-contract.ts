@@ -5,6 +5,7 @@ import type { KeyId } from "../../src/base/types.ts";
 import type { NewKey, Store } from "../../src/store/store.ts";
 import { StoreError } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
+import { acct } from "../helpers/ids.ts";
 
 let counter = 0;
 function newKey(overrides: Partial<NewKey> = {}): NewKey {
@@ -32,7 +33,7 @@ export function usageRecord(accountId: number, overrides: Partial<UsageRecord> =
     requestId: "req_1",
     clientRequestId: "client-1",
     keyId: "key_a",
-    accountId,
+    accountId: acct(accountId),
     model: "modelx-1",
     endpoint: "/v1/chat/completions",
     stream: false,

@@ -16,6 +16,7 @@ import {
   pgTable,
   text,
 } from "drizzle-orm/pg-core";
+import type { AccountId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 import type { Budgets } from "../sqlite/schema.ts";
 
@@ -45,7 +46,7 @@ const stamped = (name: string) => int(name).notNull().default(nowMs);
 const owner = (name: string, id: () => PgColumn) => int(name).notNull().references(id);
 
 export const accounts = pgTable("accounts", {
-  id: serialId(),
+  id: serialId().$type<AccountId>(),
   name: text("name").notNull().unique(),
   balanceNanos: int("balance_nanos").notNull().default(0),
   /** Budgets with periods, nano-USD by period (`{"monthly": 50000000000}`); null = none. */
@@ -64,7 +65,7 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: owner("account_id", () => accounts.id),
+    accountId: owner("account_id", () => accounts.id).$type<AccountId>(),
     groupId: owner("group_id", () => groups.id),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
@@ -89,7 +90,7 @@ export const ledger = pgTable(
   "ledger",
   {
     id: serialId(),
-    accountId: owner("account_id", () => accounts.id),
+    accountId: owner("account_id", () => accounts.id).$type<AccountId>(),
     amountNanos: int("amount_nanos").notNull(),
     kind: text("kind", { enum: ["credit", "debit"] }).notNull(),
     requestId: text("request_id").unique(),
@@ -111,7 +112,7 @@ export const usageRecords = pgTable(
     requestId: text("request_id").notNull().unique(),
     clientRequestId: text("client_request_id"),
     keyId: text("key_id").notNull(),
-    accountId: int("account_id").notNull(),
+    accountId: int("account_id").notNull().$type<AccountId>(),
     model: text("model").notNull(),
     endpoint: text("endpoint").notNull(),
     stream: boolean("stream").notNull(),
@@ -164,7 +165,9 @@ export const adminTokens = pgTable("admin_tokens", {
 
 export const notificationChannels = pgTable("notification_channels", {
   id: serialId(),
-  accountId: int("account_id").references(() => accounts.id),
+  accountId: int("account_id")
+    .references(() => accounts.id)
+    .$type<AccountId>(),
   kind: text("kind", { enum: ["webhook", "email"] }).notNull(),
   target: text("target").notNull(),
   secret: text("secret"),

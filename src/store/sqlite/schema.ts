@@ -4,6 +4,7 @@
 // and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import type { AccountId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 
 /** The default of every created_at: now in epoch milliseconds (pg/schema.ts has PostgreSQL's). */
@@ -20,7 +21,7 @@ export type Budgets = Partial<Record<"daily" | "weekly" | "monthly" | "total", n
 
 /** Who pays: an account holds a balance in nano-USD. */
 export const accounts = sqliteTable("accounts", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
+  id: integer("id").primaryKey({ autoIncrement: true }).$type<AccountId>(),
   name: text("name").notNull().unique(),
   balanceNanos: integer("balance_nanos").notNull().default(0),
   /** Budgets with periods, nano-USD by period (`{"monthly": 50000000000}`); null = none. */
@@ -41,7 +42,7 @@ export const apiKeys = sqliteTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: owner("account_id", () => accounts.id),
+    accountId: owner("account_id", () => accounts.id).$type<AccountId>(),
     groupId: owner("group_id", () => groups.id),
     name: text("name").notNull(),
     prefix: text("prefix").notNull(),
@@ -68,7 +69,7 @@ export const ledger = sqliteTable(
   "ledger",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    accountId: owner("account_id", () => accounts.id),
+    accountId: owner("account_id", () => accounts.id).$type<AccountId>(),
     amountNanos: integer("amount_nanos").notNull(),
     kind: text("kind", { enum: ["credit", "debit"] }).notNull(),
     /** The request a debit settles; unique so a request is never debited twice. */
@@ -101,7 +102,7 @@ export const usageRecords = sqliteTable(
     /** The client's own id for the request (`x-client-request-id` or `x-request-id`), as sent; not unique. */
     clientRequestId: text("client_request_id"),
     keyId: text("key_id").notNull(),
-    accountId: integer("account_id").notNull(),
+    accountId: integer("account_id").notNull().$type<AccountId>(),
     model: text("model").notNull(),
     endpoint: text("endpoint").notNull(),
     stream: integer("stream", { mode: "boolean" }).notNull(),
@@ -172,7 +173,9 @@ export const adminTokens = sqliteTable("admin_tokens", {
  */
 export const notificationChannels = sqliteTable("notification_channels", {
   id: integer("id").primaryKey({ autoIncrement: true }),
-  accountId: integer("account_id").references(() => accounts.id),
+  accountId: integer("account_id")
+    .references(() => accounts.id)
+    .$type<AccountId>(),
   kind: text("kind", { enum: ["webhook", "email"] }).notNull(),
   /** The webhook URL or the e-mail address. */
   target: text("target").notNull(),

@@ -3,7 +3,7 @@
 // PostgreSQL usage stores extend it with their own batch write, which stays per dialect.
 import { eq, getTableColumns, gte, sql } from "drizzle-orm";
 import { nanos } from "../../base/money.ts";
-import type { Nanos } from "../../base/types.ts";
+import type { AccountId, Nanos } from "../../base/types.ts";
 import type { Dialect } from "../dialect.ts";
 import type { SeedFigures, UsageFilter, UsageGroupBy, UsageRecord, UsageTotals } from "./record.ts";
 import { fromUsageRow } from "./rows.ts";
@@ -17,7 +17,7 @@ export class UsageReads {
     this.#dialect = dialect;
   }
 
-  async balances(): Promise<Map<number, Nanos>> {
+  async balances(): Promise<Map<AccountId, Nanos>> {
     const { accounts } = this.#dialect.tables;
     const rows = await this.#dialect.db.select({ id: accounts.id, b: accounts.balanceNanos }).from(accounts);
     return new Map(rows.map((r) => [r.id, nanos(r.b)]));

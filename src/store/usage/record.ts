@@ -1,7 +1,7 @@
 // The usage part of the store: usage records with their ledger debits, written in batches by the
 // billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
 // SQLite (sqlite/usage.ts) and PostgreSQL (pg/usage.ts) implement it; they pass the same tests.
-import type { Nanos } from "../../base/types.ts";
+import type { AccountId, Nanos } from "../../base/types.ts";
 import type { PricedTool, UsageCounts } from "../../wire/usage-counts.ts";
 
 /** The store_meta row holding the last usage-journal sequence number the store received. */
@@ -22,7 +22,7 @@ export interface SeedFigures {
   /** The store revision the figures belong to. */
   revision: number;
   /** Per account id: its balance and the total of its credits (CREDITED_META, 0 when none). */
-  accounts: Map<number, { balance: Nanos; credited: Nanos }>;
+  accounts: Map<AccountId, { balance: Nanos; credited: Nanos }>;
 }
 
 /**
@@ -40,7 +40,7 @@ export interface UsageRecord extends UsageCounts {
   /** The id the client sent for it, if any (absent in journal lines written before it existed). */
   clientRequestId?: string | null;
   keyId: string;
-  accountId: number;
+  accountId: AccountId;
   model: string;
   endpoint: string;
   stream: boolean;
@@ -105,7 +105,7 @@ export interface UsageStore {
   /** The last usage-journal sequence number committed (0 when none). */
   journalSeq(): Promise<number>;
   /** Every account's balance, by account id. */
-  balances(): Promise<Map<number, Nanos>>;
+  balances(): Promise<Map<AccountId, Nanos>>;
   /** Every account's balance and credit total with the store revision, in one snapshot. */
   seedFigures(): Promise<SeedFigures>;
   /** Each key's settled cost since `since` (ms since the epoch). */

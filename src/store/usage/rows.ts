@@ -3,6 +3,7 @@
 // and back, the ledger debits and balance changes of a batch, and the rules for replayed batches
 // and reused request ids.
 import { nanos } from "../../base/money.ts";
+import type { AccountId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 import type { ledger, usageRecords } from "../sqlite/schema.ts";
 import type { UsageRecord } from "./record.ts";
@@ -129,9 +130,9 @@ export function reusedIn(records: readonly UsageRecord[], inserted: Iterable<str
 export function debitsOf(
   records: readonly UsageRecord[],
   ids: readonly string[],
-): { debits: NewLedgerRow[]; perAccount: [number, number][] } {
+): { debits: NewLedgerRow[]; perAccount: [AccountId, number][] } {
   const debits: NewLedgerRow[] = [];
-  const costs = new Map<number, number>();
+  const costs = new Map<AccountId, number>();
   records.forEach((record, i) => {
     if (record.costNanos <= 0) return;
     debits.push({

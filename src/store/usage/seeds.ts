@@ -2,6 +2,7 @@
 // the revision in one snapshot, and the spending per key and per account.
 import { eq, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../../base/money.ts";
+import type { AccountId } from "../../base/types.ts";
 import type { Tables } from "../dialect.ts";
 import { CREDITED_META, REVISION_META, type SeedFigures } from "./record.ts";
 
@@ -32,7 +33,7 @@ export function creditedJoin(accounts: Tables["accounts"], creditedName: SQLWrap
 }
 
 export function toSeedFigures(
-  rows: readonly { id: number; balance: number; credited: number | null; revision: number }[],
+  rows: readonly { id: AccountId; balance: number; credited: number | null; revision: number }[],
 ): SeedFigures {
   return {
     revision: rows[0]?.revision ?? 0,
@@ -50,9 +51,9 @@ export function spendingFields<U extends Tables["usageRecords"]>(
 }
 
 /** Each key's and each account's spending from the costs summed per key and account. */
-export function spendingOf(rows: readonly { keyId: string; accountId: number; cost: number }[]) {
+export function spendingOf(rows: readonly { keyId: string; accountId: AccountId; cost: number }[]) {
   const byKey = new Map<string, number>();
-  const byAccount = new Map<number, number>();
+  const byAccount = new Map<AccountId, number>();
   for (const row of rows) {
     byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
     byAccount.set(row.accountId, (byAccount.get(row.accountId) ?? 0) + row.cost);
