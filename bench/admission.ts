@@ -8,7 +8,7 @@
 import { parseArgs } from "node:util";
 import { RedisClient } from "bun";
 import { nanos } from "../src/base/money.ts";
-import { toAccountId } from "../src/base/types.ts";
+import { toAccountId, toKeyId } from "../src/base/types.ts";
 import type { AcquireRequest, Limiter } from "../src/limits/limiter.ts";
 import { MemoryLimiter } from "../src/limits/memory.ts";
 import { RedisLimiter } from "../src/limits/redis.ts";
@@ -25,7 +25,7 @@ const ROUNDS = Number(values.rounds ?? 5);
 const REDIS = values.redis ?? "redis://127.0.0.1:6379";
 
 const base: AcquireRequest = {
-  keyId: "key_bench",
+  keyId: toKeyId("key_bench"),
   accountId: toAccountId(1),
   rpm: 1_000_000_000,
   concurrency: 1_000_000,

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { nanos } from "../src/base/money.ts";
-import type { KeyId } from "../src/base/types.ts";
+import { toKeyId } from "../src/base/types.ts";
 import { UsageFeed } from "../src/billing/feed.ts";
 import { LedgerMeter } from "../src/billing/ledger.ts";
 import { StoreThread } from "../src/billing/store-thread.ts";
@@ -55,7 +55,7 @@ async function benchMeter(options: { journalPath?: string; thread?: StoreThread 
   });
   await meter.start();
   const principal = {
-    keyId: "key_bench" as KeyId,
+    keyId: toKeyId("key_bench"),
     keyName: "bench",
     accountId: account.id,
     accountName: account.name,
@@ -117,7 +117,7 @@ async function benchWriter() {
   const writer = new GroupCommitWriter<UsageRecord>((batch) => store.usage.commit(batch), { windowMs: 1 });
   const record = (i: number): UsageRecord => ({
     requestId: `writer_${i}`,
-    keyId: "key_bench",
+    keyId: toKeyId("key_bench"),
     accountId: account.id,
     model: "modelx-5.4-mini",
     endpoint: "/v1/responses",

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { nanos } from "../src/base/money.ts";
-import type { KeyId } from "../src/base/types.ts";
+import { toKeyId } from "../src/base/types.ts";
 import type { Meter, MeteredKey } from "../src/billing/contract.ts";
 import { startBilling } from "../src/billing/start.ts";
 import { findModel } from "../src/catalog/models.ts";
@@ -92,7 +92,7 @@ async function primary(count: number, concurrency: number): Promise<void> {
   const account = await store.createAccount("bench", nanos(1_000_000_000_000_000));
   const billing = await startBilling(config, store);
   const key: MeteredKey = {
-    keyId: "key_bench" as KeyId,
+    keyId: toKeyId("key_bench"),
     keyName: "bench",
     accountId: account.id,
     accountName: account.name,

@@ -8,7 +8,7 @@
 import { parseArgs } from "node:util";
 import { RedisClient } from "bun";
 import { nanos } from "../src/base/money.ts";
-import { toAccountId } from "../src/base/types.ts";
+import { toAccountId, toKeyId } from "../src/base/types.ts";
 import type { AcquireRequest, Limiter, Ticket } from "../src/limits/limiter.ts";
 import { MemoryLimiter } from "../src/limits/memory.ts";
 import { RedisLimiter } from "../src/limits/redis.ts";
@@ -37,7 +37,7 @@ interface Sample {
 function request(i: number): AcquireRequest {
   // Ten keys of one account, limits that never refuse: every request runs the whole admission.
   return {
-    keyId: `key_${i % 10}`,
+    keyId: toKeyId(`key_${i % 10}`),
     accountId: toAccountId(1),
     rpm: 1_000_000,
     concurrency: 1_000,

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { nanos } from "../src/base/money.ts";
+import { toKeyId } from "../src/base/types.ts";
 import { StoreThread } from "../src/billing/store-thread.ts";
 import { openStore } from "../src/store/open.ts";
 import type { UsageRecord } from "../src/store/usage/record.ts";
@@ -61,7 +62,7 @@ function batch(size: number): { records: UsageRecord[]; lines: string } {
     const record: UsageRecord = {
       requestId: `req_${n.toString(16).padStart(24, "0")}`,
       clientRequestId: null,
-      keyId: "key_0cbfd95ce18c48d8",
+      keyId: toKeyId("key_0cbfd95ce18c48d8"),
       accountId: account.id,
       model: "modelx-5.5",
       endpoint: "/v1/chat/completions",

@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import { formatUsd, nanos } from "../base/money.ts";
 import { startOfUtcDay } from "../base/time.ts";
-import type { KeyId } from "../base/types.ts";
+import { toKeyId } from "../base/types.ts";
 import type { MeteredKey } from "../billing/contract.ts";
 import type { Gateway } from "../gateway.ts";
 import { type Account, type Group, StoreError } from "../store/store.ts";
@@ -67,7 +67,7 @@ async function accountBudgets(gateway: Gateway, name: string) {
   if (!account) throw new StoreError("not_found", `account "${name}" does not exist`);
   const figures = gateway.meter.budgetFigures;
   const metered: MeteredKey = {
-    keyId: "" as KeyId,
+    keyId: toKeyId(""),
     keyName: "",
     accountId: account.id,
     accountName: account.name,

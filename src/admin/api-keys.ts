@@ -2,6 +2,7 @@
 // revoke and enable. Changes go through the Store, which bumps the revision every key cache polls.
 import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
+import { type KeyId, toKeyId } from "../base/types.ts";
 import type { KeyPatch } from "../store/admin.ts";
 import { type AdminCall, adminRoute, readJson, readQuery } from "./http.ts";
 import { budgetView, createKey, keyView, meteredOf } from "./keys.ts";
@@ -40,7 +41,7 @@ const KeyQuery = v.strictObject({
 });
 
 /** A key as the admin API shows it: the CLI's view plus what it spent today (UTC). */
-async function views(call: AdminCall, ids?: Set<string>) {
+async function views(call: AdminCall, ids?: Set<KeyId>) {
   const { byKey } = await call.gateway.store.admin.spending(startOfUtcDay());
   const keys = await call.gateway.store.listKeys();
   return keys
@@ -48,8 +49,13 @@ async function views(call: AdminCall, ids?: Set<string>) {
     .map((k) => ({ ...keyView(k), spent_today_nanos: byKey.get(k.id) ?? 0 }));
 }
 
+/** The key a /keys/{id} route names. */
+function keyIdOf(call: AdminCall): KeyId {
+  return toKeyId(call.params.id ?? "");
+}
+
 /** One key's view with its budgets in their current periods (and its account's). */
-async function oneView(call: AdminCall, id: string) {
+async function oneView(call: AdminCall, id: KeyId) {
   const key = await call.gateway.store.admin.getKey(id); // 404 when unknown
   const [view] = await views(call, new Set([id]));
   const figures = call.gateway.meter.budgetFigures;
@@ -79,7 +85,7 @@ export const listKeys = adminRoute(async (call) => {
   return { object: "list", data: rows };
 });
 
-export const getKey = adminRoute(async (call) => oneView(call, call.params.id ?? ""));
+export const getKey = adminRoute(async (call) => oneView(call, keyIdOf(call)));
 
 export const createKeyRoute = adminRoute(async (call) => {
   const input = await readJson(call.ctx, CreateKey);
@@ -105,7 +111,7 @@ export const createKeyRoute = adminRoute(async (call) => {
 }, 201);
 
 export const updateKey = adminRoute(async (call) => {
-  const id = call.params.id ?? "";
+  const id = keyIdOf(call);
   const input = await readJson(call.ctx, UpdateKey);
   const current = input.budgets ? await call.gateway.store.admin.getKey(id) : undefined;
   const daily = input.budgets?.daily;
@@ -130,7 +136,7 @@ export const updateKey = adminRoute(async (call) => {
 
 function statusRoute(status: "enabled" | "revoked") {
   return adminRoute(async (call) => {
-    const id = call.params.id ?? "";
+    const id = keyIdOf(call);
     await call.gateway.store.setKeyStatus(id, status);
     await call.gateway.store.admin.audit(call.actor, status === "revoked" ? "key.revoke" : "key.enable", id);
     return oneView(call, id);

@@ -56,7 +56,7 @@ export interface KeyCacheOptions {
   /** How often last-used times are written back, in ms. */
   touchMs?: number;
   /** Writes last-used times (default: the store's touchKeys, on this thread). */
-  touch?: (lastUsed: ReadonlyMap<string, number>) => Promise<void>;
+  touch?: (lastUsed: ReadonlyMap<KeyId, number>) => Promise<void>;
   now?: () => number;
 }
 
@@ -65,11 +65,11 @@ export class KeyCache {
   readonly #store: Store;
   readonly #refreshMs: number;
   readonly #touchMs: number;
-  readonly #touch: (lastUsed: ReadonlyMap<string, number>) => Promise<void>;
+  readonly #touch: (lastUsed: ReadonlyMap<KeyId, number>) => Promise<void>;
   readonly #now: () => number;
   #byHash = new Map<string, CachedKey>();
   #revision = -1;
-  #lastUsed = new Map<string, number>();
+  #lastUsed = new Map<KeyId, number>();
   #timers: ReturnType<typeof setInterval>[] = [];
   #refreshing = false;
   /** A refresh asked for while one was running: run once more after it. */

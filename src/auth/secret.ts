@@ -1,6 +1,6 @@
 // API key secrets: `sk-` plus 32 random bytes in URL-safe base64; only their SHA-256 is stored.
 import { randomBytes } from "node:crypto";
-import type { KeyId } from "../base/types.ts";
+import { type KeyId, toKeyId } from "../base/types.ts";
 
 const PREFIX_LENGTH = 10;
 
@@ -23,7 +23,7 @@ export function issueSecret(): IssuedSecret {
     secret,
     secretHash: hashSecret(secret),
     prefix: secret.slice(0, PREFIX_LENGTH),
-    id: `key_${randomBytes(8).toString("hex")}` as KeyId,
+    id: toKeyId(`key_${randomBytes(8).toString("hex")}`),
   };
 }
 

@@ -5,7 +5,7 @@
 // admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
 // them while such a listener exists); the others (notifications) see only this node's.
 
-import type { AccountId } from "../base/types.ts";
+import type { AccountId, KeyId } from "../base/types.ts";
 import type { UsageSource } from "../store/usage/record.ts";
 import type { ToolCalls } from "../wire/usage-counts.ts";
 
@@ -17,7 +17,7 @@ export interface UsageEvent {
   at: number;
   method: string;
   endpoint: string;
-  keyId: string;
+  keyId: KeyId;
   keyName: string;
   accountId: AccountId;
   model: string;

@@ -14,6 +14,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { log } from "../base/log.ts";
+import type { KeyId } from "../base/types.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
 
 /** What the main side asks of the worker. */
@@ -27,7 +28,7 @@ export type ThreadRequest =
       records: string | undefined;
       batchId: string | undefined;
     }
-  | { id: number; kind: "touch"; lastUsed: [string, number][] }
+  | { id: number; kind: "touch"; lastUsed: [KeyId, number][] }
   | { id: number; kind: "close" };
 
 /** The worker's answer to one request. */
@@ -96,7 +97,7 @@ export class StoreThread {
   }
 
   /** Writes keys' last-used times (store.touchKeys) on the thread. */
-  async touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+  async touchKeys(lastUsed: ReadonlyMap<KeyId, number>): Promise<void> {
     await this.#start();
     await this.#ask({ kind: "touch", lastUsed: [...lastUsed] });
   }

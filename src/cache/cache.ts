@@ -3,7 +3,7 @@
 // a hit costs (a fraction of the original), and where answers live — the SQLite file of a single
 // node (sqlite.ts), or Redis when nodes share one (redis.ts).
 import { nanos } from "../base/money.ts";
-import type { AccountId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import type { CacheConfig, CachePolicyConfig } from "../config/cache.ts";
 import type { Config } from "../config/schema.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
@@ -32,7 +32,7 @@ export interface CachePlan {
 
 /** Who is asking, as the cache needs it. */
 export interface CacheCaller {
-  keyId: string;
+  keyId: KeyId;
   accountId: AccountId;
   group: string;
 }

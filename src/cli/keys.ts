@@ -3,6 +3,7 @@
 import { createKey, keyView } from "../admin/keys.ts";
 import { checkCidr } from "../base/ip.ts";
 import { formatUsd } from "../base/money.ts";
+import { toKeyId } from "../base/types.ts";
 import type { Budgets } from "../store/sqlite/schema.ts";
 import { budgetChange, printBudgets, withChange } from "./budgets.ts";
 import { positiveInt, printableName, usd } from "./flag-values.ts";
@@ -106,11 +107,11 @@ export async function keysCommand(args: string[]): Promise<void> {
       if (!id || extra !== undefined) throw new UsageError(USAGE);
       const config = configFrom(values);
       const store = await openStoreCaughtUp(config);
-      let key = await store.admin.getKey(id);
+      let key = await store.admin.getKey(toKeyId(id));
       const change = budgetChange(values.budget ?? [], values.remove ?? []);
       if (Object.keys(change).length > 0) {
         const { daily, ...others } = change;
-        key = await store.admin.updateKey(id, {
+        key = await store.admin.updateKey(toKeyId(id), {
           ...(daily === undefined ? {} : { dailyCap: daily }),
           ...(Object.keys(others).length > 0 ? { budgets: withChange(key.budgets, others) } : {}),
         });
@@ -124,7 +125,7 @@ export async function keysCommand(args: string[]): Promise<void> {
       const [id, extra] = positionals;
       if (!id || extra !== undefined) throw new UsageError(USAGE);
       const store = await storeFrom(values);
-      const key = await store.setKeyStatus(id, sub === "revoke" ? "revoked" : "enabled");
+      const key = await store.setKeyStatus(toKeyId(id), sub === "revoke" ? "revoked" : "enabled");
       console.log(values.json ? JSON.stringify(keyView(key)) : `key ${key.id} is now ${keyView(key).status}`);
       return;
     }

@@ -2,6 +2,7 @@
 // store's one-dimension totals: the outer dimensions narrow the filter (a key id, an account name,
 // a day's bounds) and the innermost one is the store's GROUP BY. Model can only be grouped by the
 // store, so it is always made the innermost dimension; rows keep the order the operator asked for.
+import { toKeyId } from "../base/types.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageFilter, UsageTotals } from "../store/usage/record.ts";
 
@@ -69,7 +70,8 @@ async function group(
   const out: GroupedTotals[] = [];
   for (const { group: value } of rows) {
     if (value === null) continue;
-    const narrowed = first === "key" ? { ...filter, keyId: value } : dayFilter(filter, value, offsetMinutes);
+    const narrowed =
+      first === "key" ? { ...filter, keyId: toKeyId(value) } : dayFilter(filter, value, offsetMinutes);
     for (const row of await group(store, narrowed, rest, offsetMinutes))
       out.push({ groups: { [first]: value, ...row.groups }, totals: row.totals });
   }

@@ -4,6 +4,7 @@
 // (for invoices and reconciliation against provider bills).
 import * as v from "valibot";
 import { formatUsd } from "../base/money.ts";
+import { toKeyId } from "../base/types.ts";
 import { describeIssues } from "../base/validation.ts";
 import type { UsageTotals } from "../store/usage/record.ts";
 import { PRICED_TOOLS } from "../wire/usage-counts.ts";
@@ -53,7 +54,7 @@ const TimeFlag = v.pipe(
   ),
 );
 const Flags = v.object({
-  key: v.optional(v.pipe(v.string(), v.minLength(1))),
+  key: v.optional(v.pipe(v.string(), v.minLength(1), v.transform(toKeyId))),
   account: v.optional(v.pipe(v.string(), v.minLength(1))),
   since: v.optional(TimeFlag),
   until: v.optional(TimeFlag),

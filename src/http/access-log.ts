@@ -11,7 +11,7 @@
 // after its headers left, and its line then carries the tokens it used.
 import type { Principal } from "../auth/keys.ts";
 import { log } from "../base/log.ts";
-import { toAccountId } from "../base/types.ts";
+import { toAccountId, toKeyId } from "../base/types.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import type { Gateway } from "../gateway.ts";
@@ -219,7 +219,7 @@ function unbilledEvent(
     at: Date.now(),
     method: ended.method,
     endpoint: ended.path,
-    keyId: principal?.keyId ?? "",
+    keyId: principal?.keyId ?? toKeyId(""),
     keyName: principal?.keyName ?? "",
     accountId: principal?.accountId ?? toAccountId(0),
     model: note?.model ?? "",

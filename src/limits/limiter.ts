@@ -5,7 +5,7 @@
 // against a factory), and both take their terms from here: the billing day, the RPM window's
 // length, and how the figures an engine read become the contract's answers.
 import { nanos } from "../base/money.ts";
-import type { AccountId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import { BillingDay } from "./day.ts";
 import { BudgetCalendar, type BudgetPeriod } from "./periods.ts";
 
@@ -15,7 +15,7 @@ export const CONCURRENCY_RETRY_MS = 1_000;
 export const BALANCE_RETRY_MS = 60_000;
 
 export interface AcquireRequest {
-  keyId: string;
+  keyId: KeyId;
   accountId: AccountId;
   /** Requests per sliding minute; null = no limit. */
   rpm: number | null;
@@ -91,7 +91,7 @@ export type Refusal =
 export interface Ticket {
   /** Unique per admission: the reservation and the slot are keyed by it, and releases are idempotent by it. */
   id: string;
-  keyId: string;
+  keyId: KeyId;
   accountId: AccountId;
   reserved: Nanos;
   /** The tokens held in the token windows (absent when no token limit applied). */
@@ -145,13 +145,13 @@ export interface Limiter {
    * the token windows when `tpm` names their limits.
    */
   peek(
-    keyId: string,
+    keyId: KeyId,
     accountId: AccountId,
     rpm: number | null,
     now: number,
     tpm?: { tpm: number | null; accountTpm: number | null },
   ): Promise<RateState>;
-  snapshot(keyId: string, accountId: AccountId, now: number): Promise<LimitSnapshot>;
+  snapshot(keyId: KeyId, accountId: AccountId, now: number): Promise<LimitSnapshot>;
   /**
    * A budget's figures in the period that contains `now`: spent there, reserved by requests in
    * flight, and the period's bounds; undefined when the limiter holds no figure for it yet.
@@ -176,7 +176,7 @@ export interface Limiter {
    * Sets what a key (of `accountId`) has spent in the billing day that contains `now` (at start). A
    * shared limiter applies it once per billing day, never adding to what it counts.
    */
-  setSpent(keyId: string, accountId: AccountId, spent: Nanos, now: number): Promise<void>;
+  setSpent(keyId: KeyId, accountId: AccountId, spent: Nanos, now: number): Promise<void>;
   /**
    * Makes a shared limiter rebuild itself from the ledger (generations, seeds, reconciliation; see
    * LimiterLedger). True when it did: balances and spending then come from rebase(), not from
@@ -216,7 +216,7 @@ export interface LedgerFigures {
   /** How far the ledger holds each node's usage journal (its stored sequence), by journal name. */
   journals: Map<string, number>;
   /** Each key's settled cost since the day start asked for, with its account. */
-  spent: { keyId: string; accountId: AccountId; spent: Nanos }[];
+  spent: { keyId: KeyId; accountId: AccountId; spent: Nanos }[];
 }
 
 /**

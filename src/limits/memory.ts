@@ -2,7 +2,7 @@
 // (it runs to completion without yielding). Balances and spent-today are seeded from the store at
 // start; after that the hot path touches only these maps.
 import { nanos } from "../base/money.ts";
-import type { AccountId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -202,7 +202,7 @@ export class MemoryLimiter implements Limiter {
   }
 
   async peek(
-    keyId: string,
+    keyId: KeyId,
     accountId: AccountId,
     rpm: number | null,
     now: number,
@@ -225,7 +225,7 @@ export class MemoryLimiter implements Limiter {
     return holder.tokens;
   }
 
-  async snapshot(keyId: string, accountId: AccountId, now: number): Promise<LimitSnapshot> {
+  async snapshot(keyId: KeyId, accountId: AccountId, now: number): Promise<LimitSnapshot> {
     const key = this.#key(keyId, now);
     return this.#terms.snapshot(figures(key, this.#account(accountId)), key.inFlight, now);
   }
@@ -246,12 +246,12 @@ export class MemoryLimiter implements Limiter {
     account.loaded = true;
   }
 
-  async setSpent(keyId: string, _accountId: AccountId, spent: Nanos, now: number): Promise<void> {
+  async setSpent(keyId: KeyId, _accountId: AccountId, spent: Nanos, now: number): Promise<void> {
     this.#key(keyId, now).spent = spent;
   }
 
   /** The key's state, rolled over to the billing day of `now` (spent restarts; reservations stay). */
-  #key(keyId: string, now: number): KeyState {
+  #key(keyId: KeyId, now: number): KeyState {
     const day = this.#terms.day.index(now);
     let key = this.#keys.get(keyId);
     if (!key) {

@@ -4,6 +4,7 @@
 // A copy is trusted only when Redis holds an epoch, begun on the Redis process now running (a
 // restart from a snapshot, or a failover, is another run), for this ledger, and the ledger's own
 // epoch is the same (a database restored from a backup has an older one).
+import type { KeyId } from "../base/types.ts";
 import type { LedgerFigures } from "./limiter.ts";
 
 /** Redis's generation as READ_EPOCH answers it. */
@@ -66,7 +67,7 @@ export function seedArgs(
   figures: LedgerFigures,
   balance: number,
   day: number,
-  spent: readonly { keyId: string; spent: number }[],
+  spent: readonly { keyId: KeyId; spent: number }[],
 ): string[] {
   const args = [String(epoch), String(figures.revision), String(balance), String(day)];
   args.push(String(figures.journals.size));

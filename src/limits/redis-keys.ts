@@ -1,4 +1,4 @@
-import type { AccountId } from "../base/types.ts";
+import type { AccountId, KeyId } from "../base/types.ts";
 // Key names of the Redis limiter. Every key of one account carries the `{acct:N}` hash tag, so an
 // account's state sits in one hash slot and each script touches one slot (Redis Cluster can serve
 // it). The prefix separates clusters (and tests) sharing one Redis.
@@ -40,7 +40,7 @@ export class RedisKeys {
   }
 
   /** Sorted set: the key's admissions in the RPM window (in its account's slot). */
-  window(accountId: AccountId, keyId: string): string {
+  window(accountId: AccountId, keyId: KeyId): string {
     return `${this.prefix}:{acct:${accountId}}:w:${keyId}`;
   }
 
@@ -48,7 +48,7 @@ export class RedisKeys {
    * A token window (zset of admissions, hash of their tokens and `sum`): the key's, or with no
    * key the account's (in the account's slot).
    */
-  tokens(accountId: AccountId, keyId?: string): { z: string; h: string } {
+  tokens(accountId: AccountId, keyId?: KeyId): { z: string; h: string } {
     const base = `${this.prefix}:{acct:${accountId}}`;
     const which = keyId === undefined ? "a" : `k:${keyId}`;
     return { z: `${base}:tz:${which}`, h: `${base}:th:${which}` };

@@ -32,7 +32,7 @@
 import { RedisClient } from "bun";
 import { log } from "../base/log.ts";
 import { nanos } from "../base/money.ts";
-import type { AccountId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import {
   type AcquireRequest,
   type AcquireResult,
@@ -621,7 +621,7 @@ export class RedisLimiter implements Limiter {
   }
 
   async peek(
-    keyId: string,
+    keyId: KeyId,
     accountId: AccountId,
     rpm: number | null,
     now: number,
@@ -649,14 +649,14 @@ export class RedisLimiter implements Limiter {
   }
 
   /** The token windows a request with these limits is counted in: the key's, then the account's. */
-  #tokenKeys(accountId: AccountId, keyId: string, tpm: number | null, accountTpm: number | null) {
+  #tokenKeys(accountId: AccountId, keyId: KeyId, tpm: number | null, accountTpm: number | null) {
     const windows: { z: string; h: string }[] = [];
     if (tpm !== null) windows.push(this.#keys.tokens(accountId, keyId));
     if (accountTpm !== null) windows.push(this.#keys.tokens(accountId));
     return windows;
   }
 
-  async snapshot(keyId: string, accountId: AccountId, now: number): Promise<LimitSnapshot> {
+  async snapshot(keyId: KeyId, accountId: AccountId, now: number): Promise<LimitSnapshot> {
     let r = await this.#snapshotOnce(keyId, accountId, now);
     if (r.loaded === 0 && this.#ledger) {
       await this.rebase();
@@ -665,7 +665,7 @@ export class RedisLimiter implements Limiter {
     return this.#terms.snapshot(r, r.inFlight, r.now);
   }
 
-  async #snapshotOnce(keyId: string, accountId: AccountId, now: number) {
+  async #snapshotOnce(keyId: KeyId, accountId: AccountId, now: number) {
     const keys = this.#keys.account(accountId);
     const reply = await this.#run(
       SCRIPTS.snapshot,
@@ -693,7 +693,7 @@ export class RedisLimiter implements Limiter {
     this.#known.add(accountId);
   }
 
-  async setSpent(keyId: string, accountId: AccountId, spent: Nanos, now: number): Promise<void> {
+  async setSpent(keyId: KeyId, accountId: AccountId, spent: Nanos, now: number): Promise<void> {
     await this.#run(
       SCRIPTS.setSpent,
       [this.#keys.account(accountId).account],
@@ -742,7 +742,7 @@ export class RedisLimiter implements Limiter {
       throw new LimiterUnavailableError("the ledger went back while Redis was rebuilt from it; retry");
     }
     const day = this.#terms.day.index(now);
-    const spentOf = new Map<AccountId, { keyId: string; spent: number }[]>();
+    const spentOf = new Map<AccountId, { keyId: KeyId; spent: number }[]>();
     for (const key of figures.spent) {
       const list = spentOf.get(key.accountId) ?? [];
       list.push(key);

@@ -2,6 +2,7 @@
 // dialect (dialect.ts): the same Drizzle queries run on SQLite and on PostgreSQL.
 
 import { and, desc, eq, getTableColumns, gte } from "drizzle-orm";
+import type { KeyId } from "../base/types.ts";
 import type {
   AdminStore,
   AdminToken,
@@ -92,14 +93,14 @@ export class DrizzleAdminStore implements AdminStore {
     return this.#db.select(getTableColumns(auditLog)).from(auditLog).orderBy(desc(auditLog.id)).limit(limit);
   }
 
-  async getKey(id: string): Promise<KeyRecord> {
+  async getKey(id: KeyId): Promise<KeyRecord> {
     const [row] = await selectKeys(this.#dialect).where(eq(this.#t.apiKeys.id, id)).limit(1);
     if (!row)
       throw new StoreError("not_found", `key "${id}" does not exist; GET /admin/v1/keys lists the ids`);
     return toKeyRecord(row);
   }
 
-  async updateKey(id: string, patch: KeyPatch): Promise<KeyRecord> {
+  async updateKey(id: KeyId, patch: KeyPatch): Promise<KeyRecord> {
     const set = keyPatchSet(patch);
     if (patch.group !== undefined) {
       // Outside the key's transaction: groups are never deleted, so the id stays valid.

@@ -1,7 +1,7 @@
 // The operator's part of the store (`store.admin`): admin tokens, the audit log, key edits,
 // spending and usage aggregates read from usage_records, notification channels and deliveries.
 
-import type { AccountId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../base/types.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Budgets } from "./sqlite/schema.ts";
 import type { UsageRecord } from "./usage/record.ts";
@@ -49,7 +49,7 @@ export type UsageGrouping = "key" | "model" | "day";
 export interface UsageFilter {
   /** Records created at or after this time (ms since epoch). */
   since: number;
-  keyId?: string | undefined;
+  keyId?: KeyId | undefined;
   accountId?: AccountId | undefined;
   model?: string | undefined;
 }
@@ -113,12 +113,12 @@ export interface AdminStore {
   audit(actor: string, action: string, target: string, detail?: Record<string, unknown>): Promise<void>;
   listAudit(limit: number): Promise<AuditEntry[]>;
 
-  getKey(id: string): Promise<KeyRecord>;
+  getKey(id: KeyId): Promise<KeyRecord>;
   /** Changes a key's settings and bumps the store revision so gateways reload their key cache. */
-  updateKey(id: string, patch: KeyPatch): Promise<KeyRecord>;
+  updateKey(id: KeyId, patch: KeyPatch): Promise<KeyRecord>;
 
   /** Cost of requests since `since`, per key id and per account id. */
-  spending(since: number): Promise<{ byKey: Map<string, number>; byAccount: Map<AccountId, number> }>;
+  spending(since: number): Promise<{ byKey: Map<KeyId, number>; byAccount: Map<AccountId, number> }>;
   /** Sets (null: removes) an account's budgets; every gateway applies them at its next revision check. */
   setAccountBudgets(account: string, budgets: Budgets | null): Promise<void>;
   usage(grouping: UsageGrouping, filter: UsageFilter): Promise<UsageAggregate[]>;

@@ -5,6 +5,7 @@
 // are synchronous: a body that awaited between statements would let other queries on the
 // connection run inside it.
 import type { Column, SQL, SQLWrapper, Table } from "drizzle-orm";
+import type { KeyId } from "../base/types.ts";
 import type { PricedTool } from "../wire/usage-counts.ts";
 import type * as pg from "./pg/schema.ts";
 import type { QueryDb } from "./query-db.ts";
@@ -38,7 +39,7 @@ export interface Dialect extends DialectSql {
    * Sets a key's columns and moves the revision gateways watch, in one transaction; false, and
    * nothing written, when no key has the id. An empty patch only moves the revision.
    */
-  readonly patchKey: (id: string, set: KeyColumnPatch) => Promise<boolean>;
+  readonly patchKey: (id: KeyId, set: KeyColumnPatch) => Promise<boolean>;
   /** Sets an account's budgets and moves the revision, in one transaction; false when no account has the name. */
   readonly patchAccountBudgets: (name: string, budgets: sqlite.Budgets | null) => Promise<boolean>;
 }

@@ -3,6 +3,7 @@
 // dialect's transaction). Each store (sqlite.ts, pg.ts) extends it with its opening, migration,
 // revision reads and its transactions that change accounts, groups and keys.
 import { eq, getTableColumns } from "drizzle-orm";
+import type { KeyId } from "../base/types.ts";
 import { toAccount } from "./admin-rows.ts";
 import { DrizzleAdminStore } from "./admin-store.ts";
 import type { Dialect } from "./dialect.ts";
@@ -38,7 +39,7 @@ export abstract class DrizzleStore {
     return (await selectKeys(this.#dialect).orderBy(apiKeys.createdAt, apiKeys.id)).map(toKeyRecord);
   }
 
-  async setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord> {
+  async setKeyStatus(id: KeyId, status: KeyStatus): Promise<KeyRecord> {
     if (!(await this.#dialect.patchKey(id, { status }))) {
       throw new StoreError("not_found", `key "${id}" does not exist; \`modelgate keys list\` shows the ids`);
     }

@@ -2,7 +2,7 @@
 // and group names) and such a row as a KeyRecord, a new key's row, a patch as column values.
 import { eq } from "drizzle-orm";
 import { nanos } from "../base/money.ts";
-import type { AccountId, KeyId } from "../base/types.ts";
+import type { AccountId } from "../base/types.ts";
 import type { KeyPatch } from "./admin.ts";
 import type { Dialect, Tables } from "./dialect.ts";
 import type * as sqlite from "./sqlite/schema.ts";
@@ -35,13 +35,12 @@ type KeyColumns<
   dailyCap: K["dailyCapNanos"];
 };
 
-type KeyRow = Omit<KeyRecord, "id" | "dailyCap"> & { id: string; dailyCap: number | null };
+type KeyRow = Omit<KeyRecord, "dailyCap"> & { dailyCap: number | null };
 
 /** A key row (keyColumnsOf) as the KeyRecord operators see. */
 export function toKeyRecord(row: KeyRow): KeyRecord {
   return {
     ...row,
-    id: row.id as KeyId,
     dailyCap: row.dailyCap === null ? null : nanos(row.dailyCap),
   };
 }

@@ -105,9 +105,9 @@ export interface Store {
 
   createKey(key: NewKey): Promise<KeyRecord>;
   listKeys(): Promise<KeyRecord[]>;
-  setKeyStatus(id: string, status: KeyStatus): Promise<KeyRecord>;
+  setKeyStatus(id: KeyId, status: KeyStatus): Promise<KeyRecord>;
   /** Every key with its hash and group patterns, for the in-memory auth cache. */
   loadAuthKeys(): Promise<AuthKeyRecord[]>;
   /** Records last-used times in one batch (ms since epoch per key id). */
-  touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void>;
+  touchKeys(lastUsed: ReadonlyMap<KeyId, number>): Promise<void>;
 }

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
 import type { Principal } from "../../src/auth/keys.ts";
 import { setLogFormat } from "../../src/base/log.ts";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId } from "../../src/base/types.ts";
 import { type Admission, type Meter, NO_USAGE, type Settlement } from "../../src/billing/contract.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { findModel } from "../../src/catalog/models.ts";
@@ -15,6 +14,7 @@ import { loggedMeter, pathOf, pendingLines, requestEnded } from "../../src/http/
 import type { RequestContext } from "../../src/http/context.ts";
 import { TrafficMetrics } from "../../src/metrics/traffic.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
+import { acct, kid } from "../helpers/ids.ts";
 
 const written: Record<string, unknown>[] = [];
 const originalWrite = process.stderr.write.bind(process.stderr);
@@ -33,7 +33,7 @@ const feed = new UsageFeed();
 const published: UsageEvent[] = [];
 feed.subscribe((e) => published.push(e));
 const gateway = { feed } as unknown as Gateway;
-const principal = { keyId: "key_1" as KeyId, keyName: "ci-bot", accountId: 7 } as Principal;
+const principal = { keyId: kid("key_1"), keyName: "ci-bot", accountId: acct(7) } as Principal;
 const model = findModel("modelx-5.5");
 if (!model) throw new Error("modelx-5.5 left the catalog");
 

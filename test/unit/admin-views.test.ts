@@ -8,11 +8,10 @@ import { auditView, requestView, usageView } from "../../src/admin/api-usage.ts"
 import { eventRecord } from "../../src/admin/events.ts";
 import { keyView } from "../../src/admin/keys.ts";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId } from "../../src/base/types.ts";
 import type { UsageEvent } from "../../src/billing/feed.ts";
 import type { KeyRecord } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 
 const T1 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const T1_ISO = "2026-01-02T03:04:05.678Z";
@@ -49,7 +48,7 @@ describe("accounts and groups", () => {
 
 describe("keys", () => {
   const key: KeyRecord = {
-    id: "key_1" as KeyId,
+    id: kid("key_1"),
     name: "ci",
     prefix: "sk-abc",
     account: "acme",
@@ -214,7 +213,7 @@ describe("usage, requests and audit", () => {
 
   const row: UsageRecord = {
     requestId: "req_1",
-    keyId: "key_1",
+    keyId: kid("key_1"),
     accountId: acct(7),
     model: "modelx-5.4",
     endpoint: "/v1/chat/completions",
@@ -298,7 +297,7 @@ describe("the live event record", () => {
     at: T1,
     method: "POST",
     endpoint: "/v1/chat/completions",
-    keyId: "key_1",
+    keyId: kid("key_1"),
     keyName: "ci",
     accountId: acct(7),
     model: "modelx-5.4",

@@ -3,7 +3,7 @@
 import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { nanos, parseUsd } from "../../src/base/money.ts";
-import type { AccountId, KeyId, Nanos } from "../../src/base/types.ts";
+import type { AccountId, Nanos } from "../../src/base/types.ts";
 import type { AdmitInput, WorstCase } from "../../src/billing/contract.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger.ts";
@@ -12,6 +12,7 @@ import { findModel, type ModelInfo } from "../../src/catalog/models.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.ts";
 import type { UsageCounts } from "../../src/wire/usage-counts.ts";
+import { kid } from "../helpers/ids.ts";
 
 export function usd(text: string): Nanos {
   const parsed = parseUsd(text);
@@ -77,7 +78,7 @@ export function principalOf(
   limits: Partial<Pick<Principal, "dailyCap" | "rpm" | "concurrency">> = {},
 ): Principal {
   return {
-    keyId: "key_test" as KeyId,
+    keyId: kid("key_test"),
     keyName: "test",
     accountId: account.id,
     accountName: account.name,

@@ -17,7 +17,7 @@ import { StoreThread } from "../../src/billing/store-thread.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 import { usd } from "./billing-fixture.ts";
 
 const dirs: string[] = [];
@@ -35,7 +35,7 @@ function record(i: number, accountId: number, cost: number): UsageRecord {
   return {
     requestId: `req_journal_${i}`,
     clientRequestId: null,
-    keyId: "key_test",
+    keyId: kid("key_test"),
     accountId: acct(accountId),
     model: "modelx-5.5",
     endpoint: "/v1/chat/completions",

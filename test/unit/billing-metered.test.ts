@@ -8,7 +8,7 @@ import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { Handoff } from "../../src/base/handoff.ts";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId, Nanos } from "../../src/base/types.ts";
+import type { Nanos } from "../../src/base/types.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../../src/billing/contract.ts";
 import { type Ending, metered, NO_USAGE } from "../../src/billing/layer.ts";
 import { ResponseCache } from "../../src/cache/cache.ts";
@@ -21,7 +21,7 @@ import type { RequestContext } from "../../src/http/context.ts";
 import { PROTOCOLS } from "../../src/protocols/index.ts";
 import { ChannelTable } from "../../src/upstream/channels.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 import { admitInput } from "./billing-fixture.ts";
 
 const createChatCompletion = textRow(PROTOCOLS.chat);
@@ -57,7 +57,7 @@ class HeldMeter implements Meter {
 
 const input = admitInput(
   {
-    keyId: "key_test" as KeyId,
+    keyId: kid("key_test"),
     keyName: "test",
     accountId: acct(1),
     accountName: "default",

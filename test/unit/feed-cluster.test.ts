@@ -3,7 +3,7 @@
 // request on the node that served it); the relay is told how many cluster listeners there are.
 import { expect, test } from "bun:test";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 
 function event(requestId: string): UsageEvent {
   return {
@@ -11,7 +11,7 @@ function event(requestId: string): UsageEvent {
     at: 1,
     method: "POST",
     endpoint: "/v1/chat/completions",
-    keyId: "key_a",
+    keyId: kid("key_a"),
     keyName: "a",
     accountId: acct(1),
     model: "m",

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let redis = new RedisLimiters();
@@ -42,7 +42,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_009 }))).ok).toBe(false);
       expect((await limiter.acquire(request({ rpm: 2, now: T0 + 60_010 }))).ok).toBe(true);
       // A refused request is not counted: the window holds T0+60000 and T0+60010 only.
-      expect(await limiter.peek("k1", acct(1), 2, T0 + 120_000)).toEqual({
+      expect(await limiter.peek(kid("k1"), acct(1), 2, T0 + 120_000)).toEqual({
         limit: 2,
         remaining: 1,
         resetMs: 10,
@@ -52,9 +52,9 @@ for (const [name, make] of Object.entries(FACTORIES)) {
     test("windows are per key", async () => {
       const limiter = await make();
       await limiter.setBalance(acct(1), nanos(0), 1);
-      expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(true);
-      expect((await limiter.acquire(request({ keyId: "a", rpm: 1 }))).ok).toBe(false);
-      expect((await limiter.acquire(request({ keyId: "b", rpm: 1 }))).ok).toBe(true);
+      expect((await limiter.acquire(request({ keyId: kid("a"), rpm: 1 }))).ok).toBe(true);
+      expect((await limiter.acquire(request({ keyId: kid("a"), rpm: 1 }))).ok).toBe(false);
+      expect((await limiter.acquire(request({ keyId: kid("b"), rpm: 1 }))).ok).toBe(true);
     });
 
     test("concurrency slots are held until release", async () => {
@@ -95,11 +95,11 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect(
         (await limiter.acquire(request({ dailyCap: nanos(100), reserve: nanos(1), now: midnight }))).ok,
       ).toBe(false);
-      const snap = await limiter.snapshot("k1", acct(1), midnight);
+      const snap = await limiter.snapshot(kid("k1"), acct(1), midnight);
       expect(snap).toMatchObject({ spentToday: 0, keyReserved: 100, dayStart: midnight });
       // b settles after midnight: its cost counts in the new day.
       await limiter.release(b.ticket, nanos(25), midnight + 1);
-      expect(await limiter.snapshot("k1", acct(1), midnight + 1)).toMatchObject({
+      expect(await limiter.snapshot(kid("k1"), acct(1), midnight + 1)).toMatchObject({
         spentToday: 25,
         keyReserved: 70,
       });
@@ -107,13 +107,13 @@ for (const [name, make] of Object.entries(FACTORIES)) {
 
     test("a configured day offset moves the boundary (UTC+8 day starts at 16:00 UTC)", async () => {
       const limiter = await make(480);
-      await limiter.setSpent("k1", acct(1), nanos(100), Date.parse("2026-05-01T15:59:59Z"));
-      const before = await limiter.snapshot("k1", acct(1), Date.parse("2026-05-01T15:59:59Z"));
+      await limiter.setSpent(kid("k1"), acct(1), nanos(100), Date.parse("2026-05-01T15:59:59Z"));
+      const before = await limiter.snapshot(kid("k1"), acct(1), Date.parse("2026-05-01T15:59:59Z"));
       expect(before.spentToday).toBe(nanos(100));
       expect(new Date(before.dayEnd).toISOString()).toBe("2026-05-01T16:00:00.000Z");
-      expect((await limiter.snapshot("k1", acct(1), Date.parse("2026-05-01T16:00:00Z"))).spentToday).toBe(
-        nanos(0),
-      );
+      expect(
+        (await limiter.snapshot(kid("k1"), acct(1), Date.parse("2026-05-01T16:00:00Z"))).spentToday,
+      ).toBe(nanos(0));
     });
 
     test("balance: reservations count until released, then the actual cost is debited", async () => {
@@ -127,7 +127,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
         facts: { balance: 100, reserved: 70 },
       });
       await limiter.release(a.ticket, nanos(20), T0);
-      expect(await limiter.snapshot("k1", acct(1), T0)).toMatchObject({
+      expect(await limiter.snapshot(kid("k1"), acct(1), T0)).toMatchObject({
         balance: 80,
         accountReserved: 0,
         inFlight: 0,
@@ -150,16 +150,16 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       const limiter = await make();
       await limiter.setBalance(acct(1), nanos(100), 1);
       const held = await limiter.acquire(
-        request({ keyId: "k2", rpm: 1, concurrency: 1, reserve: nanos(40) }),
+        request({ keyId: kid("k2"), rpm: 1, concurrency: 1, reserve: nanos(40) }),
       );
       if (!held.ok) throw new Error("the first request must pass");
-      expect(await limiter.acquire(request({ keyId: "k2", rpm: 1 }))).toMatchObject({
+      expect(await limiter.acquire(request({ keyId: kid("k2"), rpm: 1 }))).toMatchObject({
         refusal: "rate_limit_exceeded",
         retryAfterMs: 60_000,
         rate: { limit: 1, remaining: 0, resetMs: 60_000 },
         facts: { limit: 1, balance: 100, reserved: 40, spent: 0 },
       });
-      expect(await limiter.acquire(request({ keyId: "k2", concurrency: 1 }))).toMatchObject({
+      expect(await limiter.acquire(request({ keyId: kid("k2"), concurrency: 1 }))).toMatchObject({
         refusal: "concurrency_limit_exceeded",
         retryAfterMs: 1_000,
         facts: { limit: 1, balance: 100, reserved: 40, spent: 0 },
@@ -170,7 +170,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
         facts: { limit: 100, balance: 100, reserved: 40, spent: 0 },
       });
       // The daily cap's figures are the key's: its own reservations, not the account's.
-      await limiter.setSpent("k1", acct(1), nanos(5), T0);
+      await limiter.setSpent(kid("k1"), acct(1), nanos(5), T0);
       expect(await limiter.acquire(request({ dailyCap: nanos(10), reserve: nanos(6) }))).toMatchObject({
         refusal: "daily_quota_exceeded",
         retryAfterMs: 12 * 3_600_000,
@@ -186,7 +186,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       if (!a.ok) throw new Error("a must pass");
       await limiter.release(a.ticket, nanos(30), T0);
       await limiter.release(a.ticket, nanos(30), T0);
-      expect(await limiter.snapshot("k1", acct(1), T0)).toMatchObject({
+      expect(await limiter.snapshot(kid("k1"), acct(1), T0)).toMatchObject({
         balance: 70,
         accountReserved: 0,
         spentToday: 30,
@@ -220,7 +220,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       expect((await limiter.acquire(tpm({ tokens: 301, now: T0 + 30 }))).ok).toBe(false);
       // At exactly T0 + 60 s, a has left the window; b (600) is still in it.
       const limits = { tpm: 1_000, accountTpm: null };
-      expect((await limiter.peek("k1", acct(1), null, T0 + 60_000, limits)).tokens).toEqual({
+      expect((await limiter.peek(kid("k1"), acct(1), null, T0 + 60_000, limits)).tokens).toEqual({
         limit: 1_000,
         remaining: 400,
         resetMs: 20,
@@ -228,7 +228,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       // A release after its entry left the window changes nothing there.
       if (!b.ok) throw new Error("b must pass");
       await limiter.release(b.ticket, nanos(0), T0 + 60_020, undefined, 5);
-      expect((await limiter.peek("k1", acct(1), null, T0 + 60_020, limits)).tokens).toEqual({
+      expect((await limiter.peek(kid("k1"), acct(1), null, T0 + 60_020, limits)).tokens).toEqual({
         limit: 1_000,
         remaining: 1_000,
         resetMs: 0,
@@ -258,16 +258,21 @@ for (const [name, make] of Object.entries(FACTORIES)) {
     test("TPM per account counts every key of it; the tighter window is reported", async () => {
       const limiter = await make();
       await limiter.setBalance(acct(1), nanos(1_000), 1);
-      const a = await limiter.acquire(request({ keyId: "a", accountTpm: 1_000, tpm: 5_000, tokens: 600 }));
+      const a = await limiter.acquire(
+        request({ keyId: kid("a"), accountTpm: 1_000, tpm: 5_000, tokens: 600 }),
+      );
       expect(a).toMatchObject({ ok: true, rate: { tokens: { limit: 1_000, remaining: 400 } } });
       expect(
-        await limiter.acquire(request({ keyId: "b", accountTpm: 1_000, tokens: 600, now: T0 + 1 })),
+        await limiter.acquire(request({ keyId: kid("b"), accountTpm: 1_000, tokens: 600, now: T0 + 1 })),
       ).toMatchObject({ ok: false, refusal: "token_rate_limit_exceeded", facts: { limit: 1_000 } });
       // Another account is not counted.
       await limiter.setBalance(acct(2), nanos(1_000), 1);
       expect(
-        (await limiter.acquire(request({ accountId: acct(2), keyId: "c", accountTpm: 1_000, tokens: 600 })))
-          .ok,
+        (
+          await limiter.acquire(
+            request({ accountId: acct(2), keyId: kid("c"), accountTpm: 1_000, tokens: 600 }),
+          )
+        ).ok,
       ).toBe(true);
     });
 
@@ -280,7 +285,7 @@ for (const [name, make] of Object.entries(FACTORIES)) {
         ),
       );
       expect(results.filter((r) => r.ok).length).toBe(10);
-      const rate = await limiter.peek("k1", acct(1), null, T0, { tpm: 1_000, accountTpm: null });
+      const rate = await limiter.peek(kid("k1"), acct(1), null, T0, { tpm: 1_000, accountTpm: null });
       expect(rate.tokens?.remaining).toBe(0);
     });
   });

@@ -8,7 +8,7 @@ import { nanos } from "../../src/base/money.ts";
 import type { AccountId } from "../../src/base/types.ts";
 import type { LedgerFigures, LimiterLedger } from "../../src/limits/limiter.ts";
 import { RedisKeys } from "../../src/limits/redis-keys.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 import { dropPrefix, limitRequest, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let limiters = new RedisLimiters();
@@ -93,7 +93,7 @@ describe("attached to a ledger", () => {
     await node.rebase();
     await node.release(second, nanos(40), Date.now(), 2);
     expect(await redisBalance(limiters.prefix, 1)).toBe(900);
-    expect((await node.snapshot("k1", acct(1), Date.now())).accountReserved).toBe(nanos(0));
+    expect((await node.snapshot(kid("k1"), acct(1), Date.now())).accountReserved).toBe(nanos(0));
   });
 
   test("the reconciliation puts a drifted balance back to the ledger's and reports it", async () => {

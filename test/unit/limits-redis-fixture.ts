@@ -6,14 +6,14 @@ import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest } from "../../src/limits/limiter.ts";
 import { RedisLimiter, type RedisLimiterOptions } from "../../src/limits/redis.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 
 export const REDIS_URL = process.env.MODELGATE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 /** An admission of key k1 of account 1 with no limits and nothing reserved, unless `partial` says otherwise. */
 export function limitRequest(now: number, partial: Partial<AcquireRequest>): AcquireRequest {
   return {
-    keyId: "k1",
+    keyId: kid("k1"),
     accountId: acct(1),
     rpm: null,
     concurrency: null,

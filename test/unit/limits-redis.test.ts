@@ -7,7 +7,6 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import * as v from "valibot";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId } from "../../src/base/types.ts";
 import { NO_USAGE } from "../../src/billing/contract.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger.ts";
@@ -27,7 +26,7 @@ import { RedisKeys } from "../../src/limits/redis-keys.ts";
 import { SCRIPTS } from "../../src/limits/redis-scripts.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 import { admitInput } from "./billing-fixture.ts";
 import {
   dropPrefix,
@@ -162,7 +161,7 @@ describe("several nodes admitting at once", () => {
     expect(results.filter((r) => !r.ok && r.refusal === "insufficient_quota")).toHaveLength(35);
     // Each settles at its full reservation on a node other than the one that admitted it.
     await Promise.all(held.map((ticket, i) => cluster[(i + 1) % 3]?.release(ticket, nanos(100), Date.now())));
-    expect(await cluster[1]?.snapshot("k1", acct(1), Date.now())).toMatchObject({
+    expect(await cluster[1]?.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
       balance: 0,
       accountReserved: 0,
       inFlight: 0,
@@ -174,7 +173,7 @@ describe("several nodes admitting at once", () => {
   test("a daily cap over several keys' nodes: reservations and spending both count", async () => {
     const cluster = await nodes();
     await cluster[0]?.setBalance(acct(1), nanos(1_000_000), 1);
-    await cluster[1]?.setSpent("k1", acct(1), nanos(300), Date.now());
+    await cluster[1]?.setSpent(kid("k1"), acct(1), nanos(300), Date.now());
     const results = await storm(cluster, 30, { dailyCap: nanos(1_000), reserve: nanos(100) });
     expect(tickets(results)).toHaveLength(7);
     expect(results.filter((r) => !r.ok && r.refusal === "daily_quota_exceeded")).toHaveLength(23);
@@ -197,7 +196,7 @@ describe("leases", () => {
       refusal: "concurrency_limit_exceeded",
     });
     await Bun.sleep(700);
-    expect(await alive.snapshot("k1", acct(1), Date.now())).toMatchObject({
+    expect(await alive.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
       inFlight: 0,
       accountReserved: 0,
       keyReserved: 0,
@@ -209,7 +208,7 @@ describe("leases", () => {
     // and the slot and reservation now held by the other request are untouched.
     await dead.release(held.ticket, nanos(50), Date.now());
     await alive.release(held.ticket, nanos(50), Date.now());
-    expect(await alive.snapshot("k1", acct(1), Date.now())).toMatchObject({
+    expect(await alive.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
       balance: 950,
       accountReserved: 900,
       inFlight: 1,
@@ -245,7 +244,7 @@ describe("releases and seeding", () => {
     if (!a?.ok || !b?.ok) throw new Error("both must pass");
     await Promise.all(cluster.flatMap((node) => [node.release(a.ticket, nanos(120), Date.now())]));
     await Promise.all(cluster.map((node) => node.release(a.ticket, nanos(120), Date.now())));
-    expect(await cluster[2]?.snapshot("k1", acct(1), Date.now())).toMatchObject({
+    expect(await cluster[2]?.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
       balance: 880,
       accountReserved: 200,
       keyReserved: 200,
@@ -267,7 +266,7 @@ describe("releases and seeding", () => {
         Array.from({ length: 6 }, (_, i) =>
           node.acquire(
             request({
-              keyId: `k${1 + (i % 2)}`,
+              keyId: kid(`k${1 + (i % 2)}`),
               concurrency: 10,
               reserve: nanos(500),
               tpm: 10_000,
@@ -290,14 +289,14 @@ describe("releases and seeding", () => {
     expect((await scripts()) - before).toBe(1);
     expect(node.held).toBe(0);
     // 100 + … + 105 debited, every reservation and slot freed, each window holding 40 a ticket.
-    expect(await node.snapshot("k1", acct(1), Date.now())).toMatchObject({
+    expect(await node.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
       balance: 10_000 - 615,
       accountReserved: 0,
       keyReserved: 0,
       inFlight: 0,
       spentToday: 100 + 102 + 104,
     });
-    const rate = await node.peek("k2", acct(1), null, Date.now(), { tpm: 10_000, accountTpm: 20_000 });
+    const rate = await node.peek(kid("k2"), acct(1), null, Date.now(), { tpm: 10_000, accountTpm: 20_000 });
     expect(rate.tokens).toMatchObject({ limit: 10_000, remaining: 10_000 - 3 * 40 });
     expect(await node.budget(acct(1), weekly, Date.now())).toMatchObject({
       spent: 100 + 102 + 104,
@@ -305,7 +304,7 @@ describe("releases and seeding", () => {
     });
     // Released again (a replay), in one turn too: nothing changes.
     await Promise.all(admitted.map((t, i) => node.release(t, nanos(100 + i), Date.now(), undefined, 40)));
-    expect(await node.snapshot("k1", acct(1), Date.now())).toMatchObject({
+    expect(await node.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
       balance: 10_000 - 615,
       inFlight: 0,
     });
@@ -317,14 +316,14 @@ describe("releases and seeding", () => {
     if (!one || !two || !three) throw new Error("three nodes expected");
     const now = Date.now();
     await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_000), 4)));
-    await Promise.all(cluster.map((node) => node.setSpent("k1", acct(1), nanos(0), now)));
+    await Promise.all(cluster.map((node) => node.setSpent(kid("k1"), acct(1), nanos(0), now)));
     const a = await one.acquire(request({ reserve: nanos(100) }));
     if (!a.ok) throw new Error("a must pass");
     await two.release(a.ticket, nanos(100), now);
     // Seeding again at the same revision never overwrites or adds to live counters.
     await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_000), 4)));
-    await Promise.all(cluster.map((node) => node.setSpent("k1", acct(1), nanos(0), now)));
-    expect(await three.snapshot("k1", acct(1), now)).toMatchObject({ balance: 900, spentToday: 100 });
+    await Promise.all(cluster.map((node) => node.setSpent(kid("k1"), acct(1), nanos(0), now)));
+    expect(await three.snapshot(kid("k1"), acct(1), now)).toMatchObject({ balance: 900, spentToday: 100 });
 
     expect(await dropPrefix(limiters.prefix)).toBeGreaterThan(0);
     expect(await one.knowsAccount(acct(1))).toBe(true); // a node's cache, until its next admission sees the loss
@@ -336,11 +335,11 @@ describe("releases and seeding", () => {
       await Promise.all(
         cluster.flatMap((node) => [
           node.setBalance(acct(1), nanos(900), 4),
-          node.setSpent("k1", acct(1), nanos(100), now),
+          node.setSpent(kid("k1"), acct(1), nanos(100), now),
         ]),
       );
     }
-    expect(await two.snapshot("k1", acct(1), now)).toMatchObject({
+    expect(await two.snapshot(kid("k1"), acct(1), now)).toMatchObject({
       balance: 900,
       spentToday: 100,
       accountReserved: 0,
@@ -349,7 +348,7 @@ describe("releases and seeding", () => {
     // A credit made in the store moves its revision: the newer figure replaces the seeded one.
     await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(1_400), 5)));
     await Promise.all(cluster.map((node) => node.setBalance(acct(1), nanos(900), 4)));
-    expect((await three.snapshot("k1", acct(1), now)).balance).toBe(nanos(1_400));
+    expect((await three.snapshot(kid("k1"), acct(1), now)).balance).toBe(nanos(1_400));
   });
 
   test("a credit reseed moves the balance by the credit total's change, keeping releases not yet stored", async () => {
@@ -363,18 +362,20 @@ describe("releases and seeding", () => {
     await one.release(a.ticket, nanos(100), now); // released in Redis, not stored yet
     // A credit of 500 is stored (revision 2); the store's balance does not have the debit yet.
     await Promise.all([two, three].map((node) => node.setBalance(acct(1), nanos(1_500), 2, nanos(500))));
-    expect((await three.snapshot("k1", acct(1), now)).balance).toBe(nanos(1_400));
+    expect((await three.snapshot(kid("k1"), acct(1), now)).balance).toBe(nanos(1_400));
     // An older revision read late changes nothing; a later one without a new credit changes nothing.
     await one.setBalance(acct(1), nanos(1_000), 1, nanos(0));
     await one.setBalance(acct(1), nanos(1_400), 3, nanos(500));
-    expect((await two.snapshot("k1", acct(1), now)).balance).toBe(nanos(1_400));
+    expect((await two.snapshot(kid("k1"), acct(1), now)).balance).toBe(nanos(1_400));
   });
 
   test("every key of an account is in its {acct:N} hash slot", async () => {
     const [node] = await nodes(1);
     if (!node) throw new Error("one node expected");
     await node.setBalance(acct(42), nanos(10), 1);
-    const a = await node.acquire(request({ accountId: acct(42), keyId: "key_x", rpm: 5, reserve: nanos(1) }));
+    const a = await node.acquire(
+      request({ accountId: acct(42), keyId: kid("key_x"), rpm: 5, reserve: nanos(1) }),
+    );
     if (!a.ok) throw new Error("a must pass");
     const whileHeld = await keysUnder(limiters.prefix);
     await node.release(a.ticket, nanos(1), Date.now());
@@ -482,14 +483,14 @@ describe("Redis down", () => {
       for (let i = 0; i < 50 && inFlight !== 0; i++) {
         await node.beat().catch(() => undefined);
         inFlight = await node
-          .snapshot("k1", acct(1), Date.now())
+          .snapshot(kid("k1"), acct(1), Date.now())
           .then((s) => s.inFlight)
           .catch(() => -1);
         if (inFlight !== 0) await Bun.sleep(100);
       }
-      const snapshot = await node.snapshot("k1", acct(1), Date.now());
+      const snapshot = await node.snapshot(kid("k1"), acct(1), Date.now());
       expect(snapshot).toMatchObject({ inFlight: 0, keyReserved: 0, accountReserved: 0 });
-      expect((await node.peek("k1", acct(1), 5, Date.now())).remaining).toBe(5);
+      expect((await node.peek(kid("k1"), acct(1), 5, Date.now())).remaining).toBe(5);
       // Once Redis answers in time again, the heartbeat's retry confirms the cancel and forgets it.
       await node.beat();
       expect(node.cancelling).toBe(0);
@@ -505,7 +506,7 @@ describe("Redis down", () => {
     await node.setBalance(acct(1), nanos(1_000), 1);
     const keys = new RedisKeys(limiters.prefix);
     const account = keys.account(acct(1));
-    const window = keys.window(acct(1), "k1");
+    const window = keys.window(acct(1), kid("k1"));
     const client = new RedisClient(REDIS_URL);
     try {
       const cancelled = await SCRIPTS.cancel.run(
@@ -520,11 +521,11 @@ describe("Redis down", () => {
         ["0", "t-late", "k1", "5", "1", "-1", "100", "", "60000", "15000", "0"],
       );
       expect((reply as number[]).slice(0, 2)).toEqual([0, 5]);
-      expect(await node.snapshot("k1", acct(1), Date.now())).toMatchObject({
+      expect(await node.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
         inFlight: 0,
         accountReserved: 0,
       });
-      expect((await node.peek("k1", acct(1), 5, Date.now())).remaining).toBe(5);
+      expect((await node.peek(kid("k1"), acct(1), 5, Date.now())).remaining).toBe(5);
     } finally {
       client.close();
     }
@@ -616,7 +617,7 @@ async function meterOn(url: string, dailyCap = nanos(1e12)) {
   const account = await store.createAccount("acme", nanos(1_000_000_000_000));
   await store.setGroup("default", ["*"]);
   const key = await store.createKey({
-    id: "key_test" as KeyId,
+    id: kid("key_test"),
     account: "acme",
     group: "default",
     name: "test",

@@ -1,17 +1,16 @@
 // The Store contract: every implementation (SQLite now, PostgreSQL later) must pass these tests.
 import { describe, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId } from "../../src/base/types.ts";
 import type { NewKey, Store } from "../../src/store/store.ts";
 import { StoreError } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 
 let counter = 0;
 function newKey(overrides: Partial<NewKey> = {}): NewKey {
   counter++;
   return {
-    id: `key_test${counter}` as KeyId,
+    id: kid(`key_test${counter}`),
     account: "acme",
     group: "all",
     name: `k${counter}`,
@@ -32,7 +31,7 @@ export function usageRecord(accountId: number, overrides: Partial<UsageRecord> =
   return {
     requestId: "req_1",
     clientRequestId: "client-1",
-    keyId: "key_a",
+    keyId: kid("key_a"),
     accountId: acct(accountId),
     model: "modelx-1",
     endpoint: "/v1/chat/completions",
@@ -137,7 +136,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(auth[0]?.secretHash).toBe(input.secretHash);
       expect(auth[0]?.groupModelPatterns).toEqual(["*"]);
       expect((await store.listKeys()).map((k) => k.id)).toEqual([input.id]);
-      await expect(store.setKeyStatus("key_missing", "revoked")).rejects.toThrow("does not exist");
+      await expect(store.setKeyStatus(kid("key_missing"), "revoked")).rejects.toThrow("does not exist");
       await expect(store.createKey(newKey({ account: "nobody" }))).rejects.toThrow('account "nobody"');
       await expect(store.createKey(newKey({ group: "nogroup" }))).rejects.toThrow('group "nogroup"');
       await store.close();
@@ -168,7 +167,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       expect(await store.usage.find("req_1")).toEqual(record);
       expect(await settled(store)).toEqual({ requests: 1, debited: 1_000, balance: 9_000 });
       expect((await store.usage.balances()).get(account.id)).toBe(nanos(9_000));
-      expect(await store.usage.spentByKeySince(0)).toEqual(new Map([["key_a", nanos(1_000)]]));
+      expect(await store.usage.spentByKeySince(0)).toEqual(new Map([[kid("key_a"), nanos(1_000)]]));
       await store.close();
     });
 
@@ -268,14 +267,14 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.usage.commit([
         usageRecord(account.id, { requestId: "r1" }),
         usageRecord(account.id, { requestId: "r2", model: "modelz-2", createdAt: 1_700_000_000_000 + day }),
-        usageRecord(account.id, { requestId: "r3", keyId: "key_b", costNanos: nanos(0) }),
+        usageRecord(account.id, { requestId: "r3", keyId: kid("key_b"), costNanos: nanos(0) }),
       ]);
       const byModel = await store.usage.totals({ account: "acme" }, "model");
       expect(byModel.map((t) => [t.group, t.requests, t.costNanos as number])).toEqual([
         ["modelx-1", 2, 1_000],
         ["modelz-2", 1, 1_000],
       ]);
-      const byDay = await store.usage.totals({ keyId: "key_a" }, "day");
+      const byDay = await store.usage.totals({ keyId: kid("key_a") }, "day");
       expect(byDay.map((t) => [t.group, t.requests])).toEqual([
         ["2023-11-14", 1],
         ["2023-11-15", 1],

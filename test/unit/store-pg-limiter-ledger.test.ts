@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { nanos } from "../../src/base/money.ts";
 import { openStore } from "../../src/store/open.ts";
 import { tempDir } from "../helpers/gateway.ts";
+import { kid } from "../helpers/ids.ts";
 import { usageRecord } from "./store-contract.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
@@ -44,7 +45,7 @@ test("identity, epochs, nodes alive and the figures of one snapshot", async () =
     const figures = await ledger.figures(Date.now() - 86_400_000);
     expect(figures.balances.get(account.id)).toBe(nanos(8_000));
     expect(figures.journals.get(ledger.journal)).toBe(2);
-    expect(figures.spent).toEqual([{ keyId: "key_a", accountId: account.id, spent: nanos(1_000) }]);
+    expect(figures.spent).toEqual([{ keyId: kid("key_a"), accountId: account.id, spent: nanos(1_000) }]);
   } finally {
     await store.close();
     await other.close();

@@ -4,8 +4,8 @@
 // that rolled back; watching stops cleanly.
 import { afterAll, expect, test } from "bun:test";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId } from "../../src/base/types.ts";
 import { openStore } from "../../src/store/open.ts";
+import { kid } from "../helpers/ids.ts";
 import { dropPgDatabases, pgDatabase } from "./store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
@@ -32,7 +32,7 @@ test("a watching store hears each committed change made by another store, and no
     await writer.setGroup("mini", ["modelx-5.4-mini"]);
     expect(await reaches(() => heard, 3)).toBe(3);
     const key = await writer.createKey({
-      id: "key_notify1" as KeyId,
+      id: kid("key_notify1"),
       account: "acme",
       group: "mini",
       name: "n",

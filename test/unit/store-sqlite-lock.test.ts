@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { nanos } from "../../src/base/money.ts";
-import type { KeyId } from "../../src/base/types.ts";
 import { openStore } from "../../src/store/open.ts";
+import { kid } from "../helpers/ids.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -45,7 +45,7 @@ test("a write that reads first waits for another connection's commit instead of 
 
   const holder = await holdWriteLock(file, 300);
   const key = await store.createKey({
-    id: "key_lock1" as KeyId,
+    id: kid("key_lock1"),
     account: "acme",
     group: "all",
     name: "lock",

@@ -16,7 +16,7 @@ import {
   pgTable,
   text,
 } from "drizzle-orm/pg-core";
-import type { AccountId } from "../../base/types.ts";
+import type { AccountId, KeyId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 import type { Budgets } from "../sqlite/schema.ts";
 
@@ -64,7 +64,7 @@ export const groups = pgTable("groups", {
 export const apiKeys = pgTable(
   "api_keys",
   {
-    id: text("id").primaryKey(),
+    id: text("id").primaryKey().$type<KeyId>(),
     accountId: owner("account_id", () => accounts.id).$type<AccountId>(),
     groupId: owner("group_id", () => groups.id),
     name: text("name").notNull(),
@@ -111,7 +111,7 @@ export const usageRecords = pgTable(
     id: serialId(),
     requestId: text("request_id").notNull().unique(),
     clientRequestId: text("client_request_id"),
-    keyId: text("key_id").notNull(),
+    keyId: text("key_id").notNull().$type<KeyId>(),
     accountId: int("account_id").notNull().$type<AccountId>(),
     model: text("model").notNull(),
     endpoint: text("endpoint").notNull(),

@@ -4,7 +4,7 @@
 import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
-import type { Nanos } from "../../base/types.ts";
+import type { KeyId, Nanos } from "../../base/types.ts";
 import type { LimiterLedger } from "../../limits/limiter.ts";
 import { toAccount } from "../admin-rows.ts";
 import { DrizzleStore } from "../drizzle-store.ts";
@@ -200,7 +200,7 @@ export class PgStore extends DrizzleStore implements Store {
     return this.admin.getKey(key.id);
   }
 
-  async touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+  async touchKeys(lastUsed: ReadonlyMap<KeyId, number>): Promise<void> {
     if (lastUsed.size === 0) return;
     // Not a #change: last-used times are informational and must not make every gateway reload.
     const values = [...lastUsed].map(([id, at]) => sql`(${id}::text, ${at}::bigint)`);

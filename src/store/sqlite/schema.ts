@@ -4,7 +4,7 @@
 // and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { AccountId } from "../../base/types.ts";
+import type { AccountId, KeyId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 
 /** The default of every created_at: now in epoch milliseconds (pg/schema.ts has PostgreSQL's). */
@@ -41,7 +41,7 @@ export const groups = sqliteTable("groups", {
 export const apiKeys = sqliteTable(
   "api_keys",
   {
-    id: text("id").primaryKey(),
+    id: text("id").primaryKey().$type<KeyId>(),
     accountId: owner("account_id", () => accounts.id).$type<AccountId>(),
     groupId: owner("group_id", () => groups.id),
     name: text("name").notNull(),
@@ -101,7 +101,7 @@ export const usageRecords = sqliteTable(
     requestId: text("request_id").notNull().unique(),
     /** The client's own id for the request (`x-client-request-id` or `x-request-id`), as sent; not unique. */
     clientRequestId: text("client_request_id"),
-    keyId: text("key_id").notNull(),
+    keyId: text("key_id").notNull().$type<KeyId>(),
     accountId: integer("account_id").notNull().$type<AccountId>(),
     model: text("model").notNull(),
     endpoint: text("endpoint").notNull(),

@@ -2,7 +2,7 @@
 import { Database } from "bun:sqlite";
 import { eq, sql } from "drizzle-orm";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import type { Nanos } from "../../base/types.ts";
+import type { KeyId, Nanos } from "../../base/types.ts";
 import { toAccount } from "../admin-rows.ts";
 import { DrizzleStore } from "../drizzle-store.ts";
 import { newKeyRow } from "../key-rows.ts";
@@ -140,7 +140,7 @@ export class SqliteStore extends DrizzleStore implements Store {
     return this.admin.getKey(key.id);
   }
 
-  async touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void> {
+  async touchKeys(lastUsed: ReadonlyMap<KeyId, number>): Promise<void> {
     if (lastUsed.size === 0) return;
     // Not a #change: last-used times are informational and must not make every gateway reload.
     this.#db.transaction((tx) => {

@@ -3,7 +3,7 @@
 // PostgreSQL usage stores extend it with their own batch write, which stays per dialect.
 import { eq, getTableColumns, gte, sql } from "drizzle-orm";
 import { nanos } from "../../base/money.ts";
-import type { AccountId, Nanos } from "../../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../../base/types.ts";
 import type { Dialect } from "../dialect.ts";
 import type { SeedFigures, UsageFilter, UsageGroupBy, UsageRecord, UsageTotals } from "./record.ts";
 import { fromUsageRow } from "./rows.ts";
@@ -32,7 +32,7 @@ export class UsageReads {
     return toSeedFigures(rows);
   }
 
-  async spentByKeySince(since: number): Promise<Map<string, Nanos>> {
+  async spentByKeySince(since: number): Promise<Map<KeyId, Nanos>> {
     const { usageRecords } = this.#dialect.tables;
     const rows = await this.#dialect.db
       .select({ k: usageRecords.keyId, c: sql<number>`sum(${usageRecords.costNanos})`.mapWith(Number) })

@@ -1,7 +1,7 @@
 // The usage part of the store: usage records with their ledger debits, written in batches by the
 // billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
 // SQLite (sqlite/usage.ts) and PostgreSQL (pg/usage.ts) implement it; they pass the same tests.
-import type { AccountId, Nanos } from "../../base/types.ts";
+import type { AccountId, KeyId, Nanos } from "../../base/types.ts";
 import type { PricedTool, UsageCounts } from "../../wire/usage-counts.ts";
 
 /** The store_meta row holding the last usage-journal sequence number the store received. */
@@ -39,7 +39,7 @@ export interface UsageRecord extends UsageCounts {
   requestId: string;
   /** The id the client sent for it, if any (absent in journal lines written before it existed). */
   clientRequestId?: string | null;
-  keyId: string;
+  keyId: KeyId;
   accountId: AccountId;
   model: string;
   endpoint: string;
@@ -64,7 +64,7 @@ export interface UsageRecord extends UsageCounts {
 export type UsageGroupBy = "model" | "key" | "day";
 
 export interface UsageFilter {
-  keyId?: string | undefined;
+  keyId?: KeyId | undefined;
   /** Account name. */
   account?: string | undefined;
   /** Inclusive lower bound, ms since the epoch. */
@@ -109,7 +109,7 @@ export interface UsageStore {
   /** Every account's balance and credit total with the store revision, in one snapshot. */
   seedFigures(): Promise<SeedFigures>;
   /** Each key's settled cost since `since` (ms since the epoch). */
-  spentByKeySince(since: number): Promise<Map<string, Nanos>>;
+  spentByKeySince(since: number): Promise<Map<KeyId, Nanos>>;
   /** The stored record of a request id. */
   find(requestId: string): Promise<UsageRecord | undefined>;
   /** Totals over the filter, one row per group (or one overall row without groupBy). */

@@ -2,7 +2,7 @@
 // the revision in one snapshot, and the spending per key and per account.
 import { eq, type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import { nanos } from "../../base/money.ts";
-import type { AccountId } from "../../base/types.ts";
+import type { AccountId, KeyId } from "../../base/types.ts";
 import type { Tables } from "../dialect.ts";
 import { CREDITED_META, REVISION_META, type SeedFigures } from "./record.ts";
 
@@ -51,8 +51,8 @@ export function spendingFields<U extends Tables["usageRecords"]>(
 }
 
 /** Each key's and each account's spending from the costs summed per key and account. */
-export function spendingOf(rows: readonly { keyId: string; accountId: AccountId; cost: number }[]) {
-  const byKey = new Map<string, number>();
+export function spendingOf(rows: readonly { keyId: KeyId; accountId: AccountId; cost: number }[]) {
+  const byKey = new Map<KeyId, number>();
   const byAccount = new Map<AccountId, number>();
   for (const row of rows) {
     byKey.set(row.keyId, (byKey.get(row.keyId) ?? 0) + row.cost);
