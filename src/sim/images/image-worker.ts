@@ -1,6 +1,7 @@
 // The simulator's image thread (a Worker started by thread.ts): runs image requests one after
 // another and sends each event back as it is made. Between events it lets its own event loop run,
 // so a cancel from a client that left stops the request at the next image.
+import { idleCollector } from "../../base/thread.ts";
 import { type SimImageRequest, SimInputError, simImages } from "./engine.ts";
 import type { ImageThreadReply, ImageThreadRequest } from "./thread.ts";
 
@@ -8,6 +9,9 @@ declare const self: Worker;
 
 const cancelled = new Set<number>();
 let chain: Promise<void> = Promise.resolve();
+let running = 0;
+// Decoded uploads and made images would stay in this thread's heap after a burst (base/thread.ts).
+const heap = idleCollector(1000);
 
 self.addEventListener("message", (event: MessageEvent<ImageThreadRequest>) => {
   const message = event.data;
@@ -15,6 +19,8 @@ self.addEventListener("message", (event: MessageEvent<ImageThreadRequest>) => {
     cancelled.add(message.id);
     return;
   }
+  running++;
+  heap.busy();
   chain = chain.then(() => run(message.id, message.request));
 });
 
@@ -36,5 +42,6 @@ async function run(id: number, request: SimImageRequest): Promise<void> {
     send({ id, error, input: thrown instanceof SimInputError });
   } finally {
     cancelled.delete(id);
+    if (--running === 0) heap.done();
   }
 }
