@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import * as v from "valibot";
 import { nanos } from "../src/base/money.ts";
-import { toKeyId } from "../src/base/types.ts";
+import { toKeyId, toModelId } from "../src/base/types.ts";
 import { UsageFeed } from "../src/billing/feed.ts";
 import { LedgerMeter } from "../src/billing/ledger.ts";
 import { StoreThread } from "../src/billing/store-thread.ts";
@@ -119,7 +119,7 @@ async function benchWriter() {
     requestId: `writer_${i}`,
     keyId: toKeyId("key_bench"),
     accountId: account.id,
-    model: "modelx-5.4-mini",
+    model: toModelId("modelx-5.4-mini"),
     endpoint: "/v1/responses",
     stream: true,
     status: 200,

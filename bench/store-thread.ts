@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { nanos } from "../src/base/money.ts";
-import { toKeyId } from "../src/base/types.ts";
+import { toKeyId, toModelId } from "../src/base/types.ts";
 import { StoreThread } from "../src/billing/store-thread.ts";
 import { openStore } from "../src/store/open.ts";
 import type { UsageRecord } from "../src/store/usage/record.ts";
@@ -64,7 +64,7 @@ function batch(size: number): { records: UsageRecord[]; lines: string } {
       clientRequestId: null,
       keyId: toKeyId("key_0cbfd95ce18c48d8"),
       accountId: account.id,
-      model: "modelx-5.5",
+      model: toModelId("modelx-5.5"),
       endpoint: "/v1/chat/completions",
       stream: false,
       status: 200,

@@ -2,7 +2,7 @@
 // and /admin/v1/audit (who changed what, when). Read from usage_records and audit_log.
 import * as v from "valibot";
 import { startOfUtcDay } from "../base/time.ts";
-import { toAccountId, toKeyId } from "../base/types.ts";
+import { toAccountId, toKeyId, toModelId } from "../base/types.ts";
 import type { AuditEntry, UsageAggregate } from "../store/admin.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
 import { adminRoute, intText, readQuery } from "./http.ts";
@@ -11,7 +11,7 @@ import { isoTime, usageCounts } from "./view.ts";
 const Filters = {
   days: v.optional(intText(1, 366), "30"),
   key: v.optional(v.pipe(v.string(), v.transform(toKeyId))),
-  model: v.optional(v.string()),
+  model: v.optional(v.pipe(v.string(), v.transform(toModelId))),
   account: v.optional(v.pipe(intText(1, Number.MAX_SAFE_INTEGER), v.transform(toAccountId))),
 };
 

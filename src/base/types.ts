@@ -12,6 +12,11 @@ export type AccountId = Brand<number, "AccountId">;
 /** Money as an integer number of nano-USD (1 USD = 1e9). */
 export type Nanos = Brand<number, "Nanos">;
 
+/** Brands a model id where one enters the code: a store row, a parsed request or flag. */
+export function toModelId(id: string): ModelId {
+  return id as ModelId;
+}
+
 /** Brands a key id where one enters the code: a store row, a parsed request or flag. */
 export function toKeyId(id: string): KeyId {
   return id as KeyId;

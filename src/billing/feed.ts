@@ -5,7 +5,7 @@
 // admin event stream) also receives those other nodes publish (src/limits/redis-feed.ts relays
 // them while such a listener exists); the others (notifications) see only this node's.
 
-import type { AccountId, KeyId } from "../base/types.ts";
+import type { AccountId, KeyId, ModelId } from "../base/types.ts";
 import type { UsageSource } from "../store/usage/record.ts";
 import type { ToolCalls } from "../wire/usage-counts.ts";
 
@@ -20,7 +20,7 @@ export interface UsageEvent {
   keyId: KeyId;
   keyName: string;
   accountId: AccountId;
-  model: string;
+  model: ModelId;
   stream: boolean;
   status: number;
   inputTokens: number;

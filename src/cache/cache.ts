@@ -3,7 +3,7 @@
 // a hit costs (a fraction of the original), and where answers live — the SQLite file of a single
 // node (sqlite.ts), or Redis when nodes share one (redis.ts).
 import { nanos } from "../base/money.ts";
-import type { AccountId, KeyId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, ModelId, Nanos } from "../base/types.ts";
 import type { CacheConfig, CachePolicyConfig } from "../config/cache.ts";
 import type { Config } from "../config/schema.ts";
 import type { CacheBackend, CachedAnswer } from "./entry.ts";
@@ -82,7 +82,7 @@ export class ResponseCache {
     caller: CacheCaller,
     headers: Headers,
     endpoint: string,
-    model: string,
+    model: ModelId,
     body: Record<string, unknown>,
   ): CachePlan | undefined {
     if (this.#backend === undefined) return undefined;

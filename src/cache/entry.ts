@@ -2,7 +2,7 @@
 // (SQLite on one node, sqlite.ts; Redis in a cluster, redis.ts) implement, and the canonical
 // request key they are found by.
 
-import type { Nanos } from "../base/types.ts";
+import type { ModelId, Nanos } from "../base/types.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
 import type { UsageCounts } from "../wire/usage-counts.ts";
 
@@ -61,7 +61,7 @@ function canonical(value: unknown): string {
 export function requestKey(
   scope: string,
   endpoint: string,
-  model: string,
+  model: ModelId,
   body: Record<string, unknown>,
 ): string {
   const fields: Record<string, unknown> = {};

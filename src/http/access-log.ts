@@ -11,7 +11,7 @@
 // after its headers left, and its line then carries the tokens it used.
 import type { Principal } from "../auth/keys.ts";
 import { log } from "../base/log.ts";
-import { toAccountId, toKeyId } from "../base/types.ts";
+import { type ModelId, toAccountId, toKeyId, toModelId } from "../base/types.ts";
 import type { Admission, AdmitInput, Meter, Settlement } from "../billing/contract.ts";
 import type { UsageEvent } from "../billing/feed.ts";
 import type { Gateway } from "../gateway.ts";
@@ -40,7 +40,7 @@ interface Ended {
 /** What the meter saw of a request, from its admission (or refusal) to its line. */
 interface Note {
   keyName: string;
-  model: string;
+  model: ModelId;
   admitted: boolean;
   settled: Settlement | undefined;
   ended: Ended | undefined;
@@ -222,7 +222,7 @@ function unbilledEvent(
     keyId: principal?.keyId ?? toKeyId(""),
     keyName: principal?.keyName ?? "",
     accountId: principal?.accountId ?? toAccountId(0),
-    model: note?.model ?? "",
+    model: note?.model ?? toModelId(""),
     stream: false,
     status: ended.status,
     inputTokens: 0,

@@ -1,7 +1,7 @@
 // The operator's part of the store (`store.admin`): admin tokens, the audit log, key edits,
 // spending and usage aggregates read from usage_records, notification channels and deliveries.
 
-import type { AccountId, KeyId, Nanos } from "../base/types.ts";
+import type { AccountId, KeyId, ModelId, Nanos } from "../base/types.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Budgets } from "./sqlite/schema.ts";
 import type { UsageRecord } from "./usage/record.ts";
@@ -51,7 +51,7 @@ export interface UsageFilter {
   since: number;
   keyId?: KeyId | undefined;
   accountId?: AccountId | undefined;
-  model?: string | undefined;
+  model?: ModelId | undefined;
 }
 
 export interface UsageAggregate {

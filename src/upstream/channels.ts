@@ -3,7 +3,7 @@
 // its concurrency cap and its credentials used in turn. A call holds a Lease from acquire() until
 // its answer is complete; the lease reports the outcome to the circuit exactly once.
 
-import { Secret } from "../base/types.ts";
+import { type ModelId, Secret } from "../base/types.ts";
 import { ModelAllowList } from "../catalog/groups.ts";
 import { type Quirks, resolveQuirks } from "../config/presets.ts";
 import type { ChannelConfig, Config } from "../config/schema.ts";
@@ -139,7 +139,7 @@ export class ChannelTable {
   }
 
   /** The channels for a model, in the order to try them this time; empty when none serves it. */
-  forModel(modelId: string): readonly Channel[] {
+  forModel(modelId: ModelId): readonly Channel[] {
     const list = this.#byModel.get(modelId);
     return list === undefined ? [] : orderChannels(list);
   }

@@ -11,7 +11,7 @@ import { nanos } from "../../src/base/money.ts";
 import type { UsageEvent } from "../../src/billing/feed.ts";
 import type { KeyRecord } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
-import { acct, kid } from "../helpers/ids.ts";
+import { acct, kid, mid } from "../helpers/ids.ts";
 
 const T1 = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 const T1_ISO = "2026-01-02T03:04:05.678Z";
@@ -215,7 +215,7 @@ describe("usage, requests and audit", () => {
     requestId: "req_1",
     keyId: kid("key_1"),
     accountId: acct(7),
-    model: "modelx-5.4",
+    model: mid("modelx-5.4"),
     endpoint: "/v1/chat/completions",
     stream: true,
     status: 200,
@@ -300,7 +300,7 @@ describe("the live event record", () => {
     keyId: kid("key_1"),
     keyName: "ci",
     accountId: acct(7),
-    model: "modelx-5.4",
+    model: mid("modelx-5.4"),
     stream: false,
     status: 200,
     inputTokens: 100,

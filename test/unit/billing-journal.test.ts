@@ -17,7 +17,7 @@ import { StoreThread } from "../../src/billing/store-thread.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
-import { acct, kid } from "../helpers/ids.ts";
+import { acct, kid, mid } from "../helpers/ids.ts";
 import { usd } from "./billing-fixture.ts";
 
 const dirs: string[] = [];
@@ -37,7 +37,7 @@ function record(i: number, accountId: number, cost: number): UsageRecord {
     clientRequestId: null,
     keyId: kid("key_test"),
     accountId: acct(accountId),
-    model: "modelx-5.5",
+    model: mid("modelx-5.5"),
     endpoint: "/v1/chat/completions",
     stream: false,
     status: 200,

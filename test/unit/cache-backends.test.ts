@@ -9,6 +9,7 @@ import type { CacheBackend, CachedAnswer } from "../../src/cache/entry.ts";
 import { requestKey } from "../../src/cache/entry.ts";
 import { RedisCache } from "../../src/cache/redis.ts";
 import { SqliteCache } from "../../src/cache/sqlite.ts";
+import { mid } from "../helpers/ids.ts";
 import { dropPrefix, REDIS_URL, testPrefix } from "./limits-redis-fixture.ts";
 
 const prefixes: string[] = [];
@@ -91,9 +92,9 @@ for (const [name, open] of FACTORIES) {
 describe("the request key", () => {
   const body = { model: "gpt-4o", messages: [{ role: "user", content: "hi" }], temperature: 0.5 };
   test("stream, stream_options and user do not change it; key order does not; other fields do", () => {
-    const key = requestKey("account:1", "/v1/chat/completions", "modelx-5.5", body);
+    const key = requestKey("account:1", "/v1/chat/completions", mid("modelx-5.5"), body);
     expect(
-      requestKey("account:1", "/v1/chat/completions", "modelx-5.5", {
+      requestKey("account:1", "/v1/chat/completions", mid("modelx-5.5"), {
         temperature: 0.5,
         stream: true,
         stream_options: { include_usage: true },
@@ -103,11 +104,11 @@ describe("the request key", () => {
       }),
     ).toBe(key);
     expect(
-      requestKey("account:1", "/v1/chat/completions", "modelx-5.5", { ...body, temperature: 0.6 }),
+      requestKey("account:1", "/v1/chat/completions", mid("modelx-5.5"), { ...body, temperature: 0.6 }),
     ).not.toBe(key);
-    expect(requestKey("account:1", "/v1/chat/completions", "modelx-5.4", body)).not.toBe(key);
-    expect(requestKey("account:2", "/v1/chat/completions", "modelx-5.5", body)).not.toBe(key);
-    expect(requestKey("account:1", "/v1/responses", "modelx-5.5", body)).not.toBe(key);
+    expect(requestKey("account:1", "/v1/chat/completions", mid("modelx-5.4"), body)).not.toBe(key);
+    expect(requestKey("account:2", "/v1/chat/completions", mid("modelx-5.5"), body)).not.toBe(key);
+    expect(requestKey("account:1", "/v1/responses", mid("modelx-5.5"), body)).not.toBe(key);
     expect(key.startsWith("account:1:")).toBe(true);
   });
 });

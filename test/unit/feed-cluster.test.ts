@@ -3,7 +3,7 @@
 // request on the node that served it); the relay is told how many cluster listeners there are.
 import { expect, test } from "bun:test";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
-import { acct, kid } from "../helpers/ids.ts";
+import { acct, kid, mid } from "../helpers/ids.ts";
 
 function event(requestId: string): UsageEvent {
   return {
@@ -14,7 +14,7 @@ function event(requestId: string): UsageEvent {
     keyId: kid("key_a"),
     keyName: "a",
     accountId: acct(1),
-    model: "m",
+    model: mid("m"),
     stream: false,
     status: 200,
     inputTokens: 1,

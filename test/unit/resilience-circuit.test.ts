@@ -6,6 +6,7 @@ import { ConfigSchema } from "../../src/config/schema.ts";
 import { ChannelTable, orderChannels } from "../../src/upstream/channels.ts";
 import { Circuit } from "../../src/upstream/circuit.ts";
 import { backoffMs } from "../../src/upstream/retry.ts";
+import { mid } from "../helpers/ids.ts";
 
 function clock() {
   let now = 1000;
@@ -66,7 +67,7 @@ describe("channel order and backoff", () => {
   const table = new ChannelTable(config);
 
   test("higher priority first; within a priority the weight decides how often a channel leads", () => {
-    const channels = table.forModel("modelx-5.4");
+    const channels = table.forModel(mid("modelx-5.4"));
     let heavyFirst = 0;
     let seed = 1;
     const random = () => {

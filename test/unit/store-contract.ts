@@ -4,7 +4,7 @@ import { nanos } from "../../src/base/money.ts";
 import type { NewKey, Store } from "../../src/store/store.ts";
 import { StoreError } from "../../src/store/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
-import { acct, kid } from "../helpers/ids.ts";
+import { acct, kid, mid } from "../helpers/ids.ts";
 
 let counter = 0;
 function newKey(overrides: Partial<NewKey> = {}): NewKey {
@@ -33,7 +33,7 @@ export function usageRecord(accountId: number, overrides: Partial<UsageRecord> =
     clientRequestId: "client-1",
     keyId: kid("key_a"),
     accountId: acct(accountId),
-    model: "modelx-1",
+    model: mid("modelx-1"),
     endpoint: "/v1/chat/completions",
     stream: false,
     status: 200,
@@ -178,7 +178,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         usageRecord(account.id, {
           requestId: "req_ünï\"cødé'\\",
           clientRequestId: null,
-          model: 'mod"el\\x',
+          model: mid('mod"el\\x'),
           stream: true,
           clientAddress: "::1",
           endUser: "line\nbreak 🙂",
@@ -266,7 +266,11 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const day = 86_400_000;
       await store.usage.commit([
         usageRecord(account.id, { requestId: "r1" }),
-        usageRecord(account.id, { requestId: "r2", model: "modelz-2", createdAt: 1_700_000_000_000 + day }),
+        usageRecord(account.id, {
+          requestId: "r2",
+          model: mid("modelz-2"),
+          createdAt: 1_700_000_000_000 + day,
+        }),
         usageRecord(account.id, { requestId: "r3", keyId: kid("key_b"), costNanos: nanos(0) }),
       ]);
       const byModel = await store.usage.totals({ account: "acme" }, "model");
@@ -295,7 +299,7 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
         usageRecord(account.id, { requestId: "t2", toolCalls: { web_search: 1, web_fetch: 3 } }),
         usageRecord(account.id, {
           requestId: "t3",
-          model: "modelz-2",
+          model: mid("modelz-2"),
           toolCalls: { image_generation: 2, code_interpreter: 0 },
         }),
       ]);
@@ -325,10 +329,10 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       const store = await open();
       const account = await store.createAccount("acme", nanos(10_000));
       await store.usage.commit([
-        usageRecord(account.id, { requestId: "a1", model: "modelx-transcribe", audioMs: 61_500 }),
-        usageRecord(account.id, { requestId: "a2", model: "modelx-transcribe", audioMs: 2_250 }),
-        usageRecord(account.id, { requestId: "s1", model: "modelx-tts", characters: 4_096 }),
-        usageRecord(account.id, { requestId: "s2", model: "modelx-tts", characters: 17 }),
+        usageRecord(account.id, { requestId: "a1", model: mid("modelx-transcribe"), audioMs: 61_500 }),
+        usageRecord(account.id, { requestId: "a2", model: mid("modelx-transcribe"), audioMs: 2_250 }),
+        usageRecord(account.id, { requestId: "s1", model: mid("modelx-tts"), characters: 4_096 }),
+        usageRecord(account.id, { requestId: "s2", model: mid("modelx-tts"), characters: 17 }),
         usageRecord(account.id, { requestId: "t1" }),
       ]);
       const byModel = await store.admin.usage("model", { since: 0 });

@@ -16,7 +16,7 @@ import {
   pgTable,
   text,
 } from "drizzle-orm/pg-core";
-import type { AccountId, KeyId } from "../../base/types.ts";
+import type { AccountId, KeyId, ModelId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 import type { Budgets } from "../sqlite/schema.ts";
 
@@ -113,7 +113,7 @@ export const usageRecords = pgTable(
     clientRequestId: text("client_request_id"),
     keyId: text("key_id").notNull().$type<KeyId>(),
     accountId: int("account_id").notNull().$type<AccountId>(),
-    model: text("model").notNull(),
+    model: text("model").notNull().$type<ModelId>(),
     endpoint: text("endpoint").notNull(),
     stream: boolean("stream").notNull(),
     status: int("status").notNull(),

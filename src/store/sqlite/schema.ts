@@ -4,7 +4,7 @@
 // and `drizzle-kit generate --config drizzle.pg.config.ts`.
 import { sql } from "drizzle-orm";
 import { index, integer, type SQLiteColumn, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import type { AccountId, KeyId } from "../../base/types.ts";
+import type { AccountId, KeyId, ModelId } from "../../base/types.ts";
 import type { ToolCalls } from "../../wire/usage-counts.ts";
 
 /** The default of every created_at: now in epoch milliseconds (pg/schema.ts has PostgreSQL's). */
@@ -103,7 +103,7 @@ export const usageRecords = sqliteTable(
     clientRequestId: text("client_request_id"),
     keyId: text("key_id").notNull().$type<KeyId>(),
     accountId: integer("account_id").notNull().$type<AccountId>(),
-    model: text("model").notNull(),
+    model: text("model").notNull().$type<ModelId>(),
     endpoint: text("endpoint").notNull(),
     stream: integer("stream", { mode: "boolean" }).notNull(),
     status: integer("status").notNull(),

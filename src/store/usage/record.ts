@@ -1,7 +1,7 @@
 // The usage part of the store: usage records with their ledger debits, written in batches by the
 // billing writer, and the reads billing needs at start and `modelgate usage` needs for reports.
 // SQLite (sqlite/usage.ts) and PostgreSQL (pg/usage.ts) implement it; they pass the same tests.
-import type { AccountId, KeyId, Nanos } from "../../base/types.ts";
+import type { AccountId, KeyId, ModelId, Nanos } from "../../base/types.ts";
 import type { PricedTool, UsageCounts } from "../../wire/usage-counts.ts";
 
 /** The store_meta row holding the last usage-journal sequence number the store received. */
@@ -41,7 +41,7 @@ export interface UsageRecord extends UsageCounts {
   clientRequestId?: string | null;
   keyId: KeyId;
   accountId: AccountId;
-  model: string;
+  model: ModelId;
   endpoint: string;
   stream: boolean;
   status: number;
