@@ -20,7 +20,7 @@ import { CollectingTap, endOf, type Keep, storable } from "./keep.ts";
 import { relayJson } from "./nonstream.ts";
 import { relayStream } from "./stream.ts";
 import { countedOutput, estimatedUsage, type StreamTap, UsageTap } from "./tap.ts";
-import { type Translation, translateJson, translateStream } from "./translated.ts";
+import { type Translation, translateJson, translateReader } from "./translated.ts";
 
 export interface RespondInput {
   ctx: RequestContext;
@@ -86,7 +86,7 @@ export function respond(input: RespondInput): MeteredAnswer {
   }
   const { body, reader } = answer;
   // Translated: usage comes from the upstream's own events, the rest from what the writer wrote.
-  const translated = translation ? translateStream(translation, body.stream(), reader) : undefined;
+  const translated = translation ? translateReader(translation, body, reader) : undefined;
   const relayed: StreamTap = translated?.tap ?? new UsageTap(view.protocol, reader);
   const { keep } = input;
   const collector =
@@ -95,7 +95,8 @@ export function respond(input: RespondInput): MeteredAnswer {
   const ended = new Handoff<Ending, Nanos>();
   let ttfbMs: number | undefined;
   const stream = relayStream({
-    // Native: the relay reads the guarded upstream body itself, one read loop and no stream between.
+    // The relay reads the guarded upstream body itself (or the translator reading it): one read
+    // loop and no stream between.
     body: translated?.body ?? body,
     tap,
     abort: answered.abort,

@@ -8,6 +8,7 @@ import { createParser } from "eventsource-parser";
 import { protocolOf } from "../../protocols/index.ts";
 import { replyReader, replyWriter, tryTranslateAnswer } from "../../protocols/translate.ts";
 import type { StreamUsage } from "../../protocols/usage-reader.ts";
+import type { BodyReader } from "../../upstream/guard.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import { SseFeed } from "../../wire/sse.ts";
 import type { IrEvent, TextProtocol } from "../../wire/text-form.ts";
@@ -43,10 +44,19 @@ export function translateJson(t: Translation, channel: string, upstream: unknown
   return encoder.encode(JSON.stringify(answer.value));
 }
 
+type ReadResult = Awaited<ReturnType<BodyReader["read"]>>;
+
 export interface TranslatedStream {
   /** The client protocol's event bytes. */
   body: ReadableStream<Uint8Array>;
   /** The relay's tap: the client's side from what was written, usage from the upstream's events. */
+  tap: TranslatedTap;
+}
+
+/** A translated stream as a reader the relay reads directly (no stream between it and the upstream). */
+export interface TranslatedReader {
+  /** The client protocol's event bytes, one written event a read. */
+  body: BodyReader;
   tap: TranslatedTap;
 }
 
@@ -85,27 +95,32 @@ export class TranslatedTap implements StreamTap {
 }
 
 /**
- * A byte stream of the upstream's SSE events rewritten, event by event, in the client's protocol,
- * while `reader` (the answer's usage reader, in the upstream's protocol) reads the upstream's
- * events. An upstream event that grows past `maxEventBytes` without ending errors the stream (the
- * relay then ends it as broken and the upstream is cancelled), so the parser never holds more.
+ * The upstream's SSE events rewritten, event by event, in the client's protocol, while `reader`
+ * (the answer's usage reader, in the upstream's protocol) reads the upstream's events. A pull
+ * reader over `source`: each read takes upstream chunks until the writer wrote something, so the
+ * relay reads it with no stream in between (each ReadableStream hop costs a few µs an event). An
+ * upstream event that grows past `maxEventBytes` without ending fails the read and cancels the
+ * upstream (the relay then ends the stream as broken), so the parser never holds more.
  */
-export function translateStream(
+export function translateReader(
   t: Translation,
-  body: ReadableStream<Uint8Array>,
+  source: BodyReader,
   reader: StreamUsage,
   maxEventBytes = MAX_EVENT_BYTES,
-): TranslatedStream {
+): TranslatedReader {
   const tap = new TranslatedTap(t.to, reader);
   const ir = replyReader(t.from);
   const writer = replyWriter(t.to, t.model, t.inputEstimate, t.request, t.includeUsage ?? true);
   const startCarriesAnswer = protocolOf(t.to).translate.startCarriesAnswer;
   const decoder = new TextDecoder();
-  let out: TransformStreamDefaultController<Uint8Array> | undefined;
+  /** Written event bytes not yet read, oldest first, from `next` on. */
+  let out: Uint8Array[] = [];
+  let next = 0;
+  let ended = false;
   /** Bytes fed since the last event was dispatched: what the parser may be holding. */
   let held = 0;
-  const write = (event: IrEvent, controller: TransformStreamDefaultController<Uint8Array> | undefined) => {
-    for (const bytes of writer.push(event)) controller?.enqueue(bytes);
+  const write = (event: IrEvent) => {
+    for (const bytes of writer.push(event)) out.push(bytes);
     if (event.type === "finish" || event.type === "error") tap.ended = true;
     // The start event carries the answer as it stands (Responses `response.created`).
     else if (event.type === "start" && startCarriesAnswer) tap.created = writer.answer();
@@ -115,29 +130,68 @@ export function translateStream(
       onEvent: (e) => {
         held = 0;
         reader.onEvent(e.event, e.data);
-        for (const event of eventsOf(ir.read(e.event, e.data))) write(event, out);
+        for (const event of eventsOf(ir.read(e.event, e.data))) write(event);
       },
     }),
   );
-  const transform = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      out = controller;
-      // stream: true keeps a UTF-8 character cut between two chunks whole.
-      sse.feed(decoder.decode(chunk, { stream: true }));
-      held += chunk.byteLength;
-      if (held > maxEventBytes) {
-        controller.error(
-          new Error(`the upstream sent an event larger than ${maxEventBytes} bytes without ending it`),
-        );
+  const take = (): ReadResult | undefined => {
+    const bytes = out[next];
+    if (bytes === undefined) return undefined;
+    next++;
+    if (next === out.length) {
+      out = [];
+      next = 0;
+    }
+    return { done: false, value: bytes };
+  };
+  const body: BodyReader = {
+    async read() {
+      for (;;) {
+        const ready = take();
+        if (ready !== undefined) return ready;
+        if (ended) return { done: true };
+        const step = await source.read();
+        if (step.done) {
+          ended = true;
+          const rest = decoder.decode();
+          if (rest !== "") sse.feed(rest);
+          sse.end();
+          for (const event of ir.end()) write(event);
+          continue;
+        }
+        // stream: true keeps a UTF-8 character cut between two chunks whole.
+        sse.feed(decoder.decode(step.value, { stream: true }));
+        held += step.value.byteLength;
+        if (held > maxEventBytes) {
+          out = [];
+          next = 0;
+          ended = true;
+          await source.cancel().catch(() => undefined);
+          throw new Error(`the upstream sent an event larger than ${maxEventBytes} bytes without ending it`);
+        }
       }
     },
-    flush(controller) {
-      out = controller;
-      const rest = decoder.decode();
-      if (rest !== "") sse.feed(rest);
-      sse.end();
-      for (const event of ir.end()) write(event, controller);
+    cancel: (reason) => source.cancel(reason),
+  };
+  return { body, tap };
+}
+
+/** translateReader over a byte stream, as a byte stream (for callers that hold streams). */
+export function translateStream(
+  t: Translation,
+  body: ReadableStream<Uint8Array>,
+  reader: StreamUsage,
+  maxEventBytes = MAX_EVENT_BYTES,
+): TranslatedStream {
+  // A done read of a byte stream carries no value, as BodyReader says.
+  const translated = translateReader(t, body.getReader() as BodyReader, reader, maxEventBytes);
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const step = await translated.body.read();
+      if (step.done) controller.close();
+      else controller.enqueue(step.value);
     },
+    cancel: (reason) => translated.body.cancel(reason),
   });
-  return { body: body.pipeThrough(transform), tap };
+  return { body: stream, tap: translated.tap };
 }
