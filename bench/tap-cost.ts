@@ -2,7 +2,8 @@
 // 64-event stream of each protocol (answers.ts), one event per chunk as the network delivers paced
 // events, pushed through src/pipeline/relay/stream.ts relayStream with its UsageTap (and with a tap that
 // does nothing, so the difference is the tap's share), through the tap alone on events already
-// parsed, and through src/pipeline/relay/translated.ts translateStream for the bench's translated pairs.
+// parsed, and through src/pipeline/relay/translated.ts translateStream for the bench's translated pairs,
+// alone and relayed as the gateway relays them (through relayStream with the translated tap).
 // Prints µs of CPU (user + system, this process) per event, the median of the rounds.
 //
 //   bun bench/tap-cost.ts [--src DIR] [--rounds N] [--streams N] [--json]
@@ -150,6 +151,33 @@ async function translateOnce(from: Protocol, to: Protocol): Promise<void> {
   if ((await drain(stream)) === 0) throw new Error(`translateStream ${from} → ${to} wrote nothing`);
 }
 
+/**
+ * A translated stream as the gateway relays it: the translator's output through relayStream with
+ * the translated tap. Since translateReader the relay reads the translator directly; before, the
+ * translator was a TransformStream the upstream body was piped through (then read by the relay).
+ */
+async function relayTranslatedOnce(from: Protocol, to: Protocol): Promise<void> {
+  const t = { from, to, model: MODEL_ID, inputEstimate: 19, request: { model: MODEL_ID } };
+  const direct = (translated as { translateReader?: TranslatedModule["translateReader"] }).translateReader;
+  const source = direct
+    ? direct(t, body(from).getReader() as never, usage.streamUsage(from))
+    : translated.translateStream(t, body(from), usage.streamUsage(from));
+  let ended = false;
+  const out = relay.relayStream({
+    body: source.body,
+    tap: source.tap,
+    abort: () => undefined,
+    keepaliveMs: 60_000,
+    dropUsageChunk: false,
+    onFirstByte: () => undefined,
+    onEnd: async (outcome) => {
+      ended = outcome === "complete";
+    },
+  });
+  await drain(out);
+  if (!ended) throw new Error(`relayStream did not complete the translated ${from} → ${to} stream`);
+}
+
 /** µs of CPU per upstream event for `run` over STREAMS streams: the median of ROUNDS rounds. */
 async function perEvent(protocol: Protocol, run: () => Promise<void> | void): Promise<number> {
   const events = CHUNKS[protocol].length;
@@ -192,6 +220,10 @@ const pairs: [Protocol, Protocol][] = [
 ];
 for (const [from, to] of pairs)
   figures[`translate ${from} → ${to}`] = await perEvent(from, () => translateOnce(from, to));
+// The relayed translation needs a tap per translated stream (since the walk refactor).
+if (BOUND_READER)
+  for (const [from, to] of pairs)
+    figures[`relay translated ${from} → ${to}`] = await perEvent(from, () => relayTranslatedOnce(from, to));
 
 if (values.json) console.log(JSON.stringify({ src: SRC, rounds: ROUNDS, streams: STREAMS, figures }));
 else {
