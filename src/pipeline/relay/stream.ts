@@ -162,6 +162,10 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
 
   /** Parses a run of whole events once, then writes its bytes (less the usage chunk, if one to drop). */
   const emit = (whole: Uint8Array) => {
+    if (o.tap.readsEvents === false) {
+      relay(whole);
+      return;
+    }
     parsed = 0;
     dropAt = -1;
     // Events end on an ASCII line end, so the bytes before one always decode whole.

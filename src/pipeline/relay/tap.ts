@@ -20,6 +20,11 @@ export interface StreamTap {
   /** The client's stream reached its proper end (its terminal event, normal or error). */
   readonly complete: boolean;
   /**
+   * False when the tap reads none of the client's events (it knows them from elsewhere, and counts
+   * them itself): the relay then writes the bytes without parsing them as SSE.
+   */
+  readonly readsEvents?: boolean;
+  /**
    * Takes one event the relay parsed. Returns true when it is a Chat usage-only chunk (what the
    * gateway asked for with `stream_options.include_usage`), so the relay can drop it for a client
    * that did not.

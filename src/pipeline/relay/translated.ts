@@ -63,7 +63,10 @@ export interface TranslatedReader {
 /** The tap of a translated stream (see the module header). */
 export class TranslatedTap implements StreamTap {
   readonly protocol: TextProtocol;
+  /** Events handed to the relay, counted by the translator (one written piece is one event). */
   events = 0;
+  /** The relay need not parse what the writer wrote (a cache's CollectingTap around it still does). */
+  readonly readsEvents = false;
   created: Obj | undefined;
   /** The writer wrote the client protocol's end (a finish or an error). */
   ended = false;
@@ -78,9 +81,8 @@ export class TranslatedTap implements StreamTap {
     return this.ended;
   }
 
-  /** Counts the client's events; there is no usage chunk to drop (the writer wrote only what was asked). */
+  /** There is no usage chunk to drop (the writer wrote only what was asked); the events are counted as handed out. */
   onEvent(): boolean {
-    this.events++;
     return false;
   }
 
@@ -138,6 +140,8 @@ export function translateReader(
     const bytes = out[next];
     if (bytes === undefined) return undefined;
     next++;
+    // Every piece a writer returns is one SSE event with data (sseEvent, sseJson).
+    tap.events++;
     if (next === out.length) {
       out = [];
       next = 0;
