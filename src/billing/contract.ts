@@ -1,7 +1,7 @@
 // The billing seam every endpoint uses: admit before calling upstream (limits, reservation),
 // settle exactly once on every path afterwards. LedgerMeter (ledger.ts) implements it.
 import type { Principal } from "../auth/keys.ts";
-import type { Nanos } from "../base/types.ts";
+import type { ModelId, Nanos } from "../base/types.ts";
 import type { ModelInfo } from "../catalog/models.ts";
 import type { LimiterHealth } from "../limits/limiter.ts";
 import type { UsageSource } from "../store/usage/record.ts";
@@ -31,7 +31,7 @@ export interface ToolReserve {
 /** What one call of the Responses image generation tool makes, as its tool definition asks. */
 export interface ImageToolFacts {
   /** The tool's `model` when it is a catalog image model, else the configured default prices it. */
-  model: string | undefined;
+  model: ModelId | undefined;
   quality: string;
   size: string;
   /** Progress images streamed before the final one; each is billed as a generation. */

@@ -4,6 +4,7 @@
 // or uses floats.
 
 import { parseUsd } from "../base/money.ts";
+import { type ModelId, toModelId } from "../base/types.ts";
 import { MODELS } from "../catalog/models.ts";
 import {
   DEFAULT_AUDIO_PRICES,
@@ -51,10 +52,10 @@ export interface AudioPrice {
 }
 
 export interface PriceTable {
-  text: ReadonlyMap<string, TextPrice>;
-  images: ReadonlyMap<string, ImagePrice>;
+  text: ReadonlyMap<ModelId, TextPrice>;
+  images: ReadonlyMap<ModelId, ImagePrice>;
   /** Transcription and speech models, priced per minute, per character or per token kind. */
-  audio: ReadonlyMap<string, AudioPrice>;
+  audio: ReadonlyMap<ModelId, AudioPrice>;
   /** Multiplier for `input_fidelity: high`, in thousandths (1500 = ×1.5). */
   highFidelityPermille: bigint;
   /** Nano-USD per call of each priced hosted tool. */
@@ -62,7 +63,7 @@ export interface PriceTable {
   /** Calls reserved per priced tool a request does not cap (`[billing.tools] reserve_calls`). */
   reserveCalls: number;
   /** The image generation tool: the image model that prices its calls, and calls reserved uncapped. */
-  imageTool: { model: string; reserveCalls: number };
+  imageTool: { model: ModelId; reserveCalls: number };
 }
 
 function usd(text: string): bigint {
@@ -108,9 +109,9 @@ const UNPRICED_TEXT: TextPriceDefaults = {
 
 /** Builds the table every request is priced from; configured fields override defaults one by one. */
 export function buildPriceTable(config: BillingConfig): PriceTable {
-  const text = new Map<string, TextPrice>();
-  const images = new Map<string, ImagePrice>();
-  const audio = new Map<string, AudioPrice>();
+  const text = new Map<ModelId, TextPrice>();
+  const images = new Map<ModelId, ImagePrice>();
+  const audio = new Map<ModelId, AudioPrice>();
   for (const model of MODELS) {
     if (model.family === "image") {
       const price = defaultImagePrice(model.id);
@@ -151,6 +152,7 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
     }
   }
   const tools = config.tools;
+  const imageToolModel = toModelId(tools.image_generation_model);
   return {
     text,
     images,
@@ -161,10 +163,10 @@ export function buildPriceTable(config: BillingConfig): PriceTable {
       file_search: usd(tools.file_search_usd_per_call),
       web_fetch: usd(tools.web_fetch_usd_per_call),
       // A call whose request gave no facts (never from the text path): the dearest generation.
-      image_generation: images.get(tools.image_generation_model)?.auto.auto ?? 0n,
+      image_generation: images.get(imageToolModel)?.auto.auto ?? 0n,
       code_interpreter: usd(tools.code_interpreter_usd_per_container),
     },
     reserveCalls: tools.reserve_calls,
-    imageTool: { model: tools.image_generation_model, reserveCalls: tools.image_generation_reserve_calls },
+    imageTool: { model: imageToolModel, reserveCalls: tools.image_generation_reserve_calls },
   };
 }

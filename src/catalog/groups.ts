@@ -1,4 +1,5 @@
 // Group model patterns: exact ids or a prefix ending in `*`; decides which models a key may use.
+import type { ModelId } from "../base/types.ts";
 import { MODELS, type ModelInfo } from "./models.ts";
 
 /** Checks that a pattern is an exact catalog id or a prefix ending in `*`; returns an error message if not. */
@@ -25,7 +26,7 @@ export class ModelAllowList {
     this.#allowed = new Set(MODELS.filter((m) => patterns.some((p) => matches(p, m.id))).map((m) => m.id));
   }
 
-  allows(modelId: string): boolean {
+  allows(modelId: ModelId): boolean {
     return this.#allowed.has(modelId);
   }
 

@@ -1,7 +1,7 @@
 // The model catalog: the fifteen public text and image ids (docs/api.md) and the embedding,
 // transcription and speech models, their families and sizes. Anything not listed here (older ids,
 // undated aliases, dotted messages ids) is "model not found".
-import type { ModelId } from "../base/types.ts";
+import { type ModelId, toModelId } from "../base/types.ts";
 
 /**
  * Text models speak Responses and Chat Completions; messages models speak Messages; image models
@@ -106,7 +106,7 @@ function text(
   maxOut: number,
 ): ModelInfo {
   return {
-    id: id as ModelId,
+    id: toModelId(id),
     family: "text",
     displayName,
     created: day(created),
@@ -126,7 +126,7 @@ function messages(
   thinking: AnthropicThinking = BUDGET,
 ): ModelInfo {
   return {
-    id: id as ModelId,
+    id: toModelId(id),
     family: "messages",
     displayName,
     created: day(created),
@@ -139,7 +139,7 @@ function messages(
 
 function image(id: string, displayName: string, created: string): ModelInfo {
   return {
-    id: id as ModelId,
+    id: toModelId(id),
     family: "image",
     displayName,
     created: day(created),
@@ -162,7 +162,7 @@ function embedding(
   shortens: boolean,
 ): ModelInfo {
   return {
-    id: id as ModelId,
+    id: toModelId(id),
     family: "embedding",
     displayName,
     created: day(created),
@@ -186,7 +186,7 @@ function transcription(
   facts: TranscriptionFacts,
 ): ModelInfo {
   return {
-    id: id as ModelId,
+    id: toModelId(id),
     family: "transcription",
     displayName,
     created: day(created),
@@ -212,7 +212,7 @@ const STREAMING_TRANSCRIBER: TranscriptionFacts = {
  */
 function speech(id: string, displayName: string, created: string, facts: SpeechFacts): ModelInfo {
   return {
-    id: id as ModelId,
+    id: toModelId(id),
     family: "speech",
     displayName,
     created: day(created),

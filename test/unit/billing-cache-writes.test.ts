@@ -7,6 +7,7 @@ import { Pricer } from "../../src/billing/cost.ts";
 import { buildPriceTable } from "../../src/billing/prices.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { anthropicUsage, openaiUsage } from "../../src/wire/text-usage.ts";
+import { mid } from "../helpers/ids.ts";
 import { model, usage } from "./billing-fixture.ts";
 
 const WORST = { kind: "text", inputTokens: 0, maxOutputTokens: 0 } as const;
@@ -104,7 +105,7 @@ describe("cache-write prices", () => {
       expect(price.cachedInput * 10n).toBe(price.input);
     }
     // OpenAI-style models bill no write premium.
-    const modelx = table.text.get("modelx-5.5");
+    const modelx = table.text.get(mid("modelx-5.5"));
     expect(modelx?.cacheWrite).toBe(modelx?.input);
   });
 

@@ -8,6 +8,7 @@ import { type AudioUnits, NO_AUDIO, NO_USAGE } from "../../src/billing/contract.
 import { audioCost, audioUnitsOf, Pricer } from "../../src/billing/cost.ts";
 import { buildPriceTable } from "../../src/billing/prices.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
+import { mid } from "../helpers/ids.ts";
 import { model } from "./billing-fixture.ts";
 
 function pricer(billing: Record<string, unknown> = {}): Pricer {
@@ -94,7 +95,7 @@ describe("speech", () => {
   test("a settlement with no units in its detail costs nothing; absent figures read as 0", () => {
     expect(audioUnitsOf(undefined)).toEqual(NO_AUDIO);
     expect(audioUnitsOf({ characters: 3 })).toEqual({ ...NO_AUDIO, characters: 3 });
-    const price = buildPriceTable(v.parse(BillingSchema, {})).audio.get("modelx-tts-1");
+    const price = buildPriceTable(v.parse(BillingSchema, {})).audio.get(mid("modelx-tts-1"));
     if (price === undefined) throw new Error("no price");
     expect<number>(audioCost(price, NO_AUDIO)).toBe(0);
   });

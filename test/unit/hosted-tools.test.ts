@@ -10,6 +10,7 @@ import { checkForwardable } from "../../src/pipeline/forwarding.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { answerUsage, streamUsage } from "../../src/protocols/usage.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
+import { mid } from "../helpers/ids.ts";
 import { model, usage } from "./billing-fixture.ts";
 
 const billing = (tools: Record<string, unknown> = {}) => v.parse(BillingSchema, { tools });
@@ -110,7 +111,7 @@ describe("which hosted tools a request may carry", () => {
       {
         tool: "image_generation",
         maxUses: undefined,
-        image: { model: "modelx-image-2", quality: "low", size: "1024x1024", partialImages: 2 },
+        image: { model: mid("modelx-image-2"), quality: "low", size: "1024x1024", partialImages: 2 },
       },
       {
         tool: "image_generation",
