@@ -283,7 +283,7 @@ async function answerText(
       trace,
       passThrough: trace === undefined ? clientTraceHeaders(ctx.request.headers) : undefined,
       stream: view.stream,
-      model: view.model,
+      model: model.id,
     });
     const answer = respond({
       ctx,

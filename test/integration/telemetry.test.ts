@@ -36,7 +36,7 @@ beforeAll(async () => {
   const channel = (name: string, url: string, priority: number) =>
     chatChannelToml(name, url, MODEL, priority, "upstream-model-7");
   gw = await startGateway({
-    config: `[bootstrap]\nbalance_usd = "100"\n[telemetry]\notlp_endpoint = "${receiver.url}"\nsampling_ratio = 1.0\n[routing]\nbackoff_base_ms = 10\nbackoff_max_ms = 20\n${channel("broken", broken.url, 10)}${channel("good", good.url, 1)}`,
+    config: `[bootstrap]\nbalance_usd = "100"\n[telemetry]\notlp_endpoint = "${receiver.url}"\nsampling_ratio = 1.0\n[aliases.models]\n"otter-chat" = "${MODEL}"\n[routing]\nbackoff_base_ms = 10\nbackoff_max_ms = 20\n${channel("broken", broken.url, 10)}${channel("good", good.url, 1)}`,
   });
 });
 
@@ -72,6 +72,29 @@ function requestSpanOf(spans: ReceivedSpan[], requestId: string): ReceivedSpan {
 }
 
 describe("OpenTelemetry traces", () => {
+  test("an aliased request: each attempt span names the model sent upstream, mapped from the catalog id", async () => {
+    const key = await newKey(["--name", "alias-key"]);
+    const response = await postChat(gw, key.secret, {
+      model: "otter-chat",
+      stream: false,
+      content: PROMPT,
+      maxTokens: 64,
+    });
+    expect(response.status).toBe(200);
+    await response.arrayBuffer();
+    const requestId = response.headers.get("x-request-id") ?? "";
+    await receiver.waitFor((s) => s.attributes["modelgate.request_id"] === requestId, 1);
+    const root = requestSpanOf(receiver.spans, requestId);
+    const attempts = receiver.spans.filter(
+      (s) => s.traceId === root.traceId && s.parentSpanId === root.spanId && s.name.startsWith("upstream "),
+    );
+    expect(attempts.map((a) => a.attributes["gen_ai.request.model"])).toEqual([
+      "upstream-model-7",
+      "upstream-model-7",
+    ]);
+    expect((good.last().json as { model: string }).model).toBe("upstream-model-7");
+  });
+
   test("non-stream with a failover: request span, admission, two attempts, settlement, GenAI attributes", async () => {
     const key = await newKey(["--name", "tracer-key"]);
     const response = await chat(key.secret, false, {
