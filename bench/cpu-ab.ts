@@ -22,6 +22,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { wholeOption } from "./options.ts";
 import { LOAD_CORE, loadAverage, type Proc, pinSelf, threadTimes } from "./procs.ts";
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
@@ -50,11 +51,7 @@ const { values } = parseArgs({
   strict: true,
 });
 
-function whole(name: string, raw: string | undefined, fallback: number): number {
-  const n = Number(raw ?? fallback);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a whole number ≥ 1, got ${raw}`);
-  return n;
-}
+const whole = wholeOption;
 const rate = whole("rate", values.rate, 1000);
 const seconds = whole("seconds", values.seconds, 2);
 const rounds = whole("rounds", values.rounds, 6);

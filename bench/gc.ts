@@ -18,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { wholeOption } from "./options.ts";
 import { cpuSecondsPrecise, LOAD_CORE, loadAverage, type Proc, pinSelf } from "./procs.ts";
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
@@ -46,11 +47,7 @@ const { values } = parseArgs({
   strict: true,
 });
 
-function whole(name: string, raw: string | undefined, fallback: number): number {
-  const n = Number(raw ?? fallback);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a whole number ≥ 1, got ${raw}`);
-  return n;
-}
+const whole = wholeOption;
 const rate = whole("rate", values.rate, 2000);
 const seconds = whole("seconds", values.seconds, 20);
 const warmupSeconds = whole("warmup-seconds", values["warmup-seconds"], 5);

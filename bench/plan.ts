@@ -2,6 +2,7 @@
 // small sizes (`--small`) that check every measurement works in seconds.
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { wholeOption } from "./options.ts";
 import { PATH_NAMES, type PathName } from "./paths.ts";
 import { TARGET_NAMES, type TargetName } from "./targets.ts";
 
@@ -133,13 +134,7 @@ export function parseOptions(argv: string[], fileLimit: number): Options {
     },
     strict: true,
   });
-  const number = (name: string, text: string | undefined, fallback: number): number => {
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`--${name}: expected a whole number of at least 1, got "${text}"`);
-    return n;
-  };
+  const number = wholeOption;
   const targets = (values.targets?.split(",") ?? [...TARGET_NAMES]).map((t) => t.trim());
   for (const t of targets) {
     if (!TARGET_NAMES.includes(t as TargetName))

@@ -19,6 +19,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createParser } from "eventsource-parser";
 import { ANSWERS, MODEL_ID, type Protocol } from "./answers.ts";
+import { wholeOption } from "./options.ts";
 import { loadAverage } from "./procs.ts";
 import { percentile } from "./stats.ts";
 
@@ -40,11 +41,7 @@ const { values } = parseArgs({
   },
   strict: true,
 });
-const whole = (name: string, text: string | undefined, fallback: number) => {
-  const n = text === undefined ? fallback : Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name}: expected a whole number ≥ 1, got "${text}"`);
-  return n;
-};
+const whole = wholeOption;
 const SRC = resolve(values.src ?? resolve(import.meta.dir, "../src"));
 const ROUNDS = whole("rounds", values.rounds, 9);
 const STREAMS = whole("streams", values.streams, 300);

@@ -131,11 +131,7 @@ export async function serveText(
   const { view } = decoded;
   const tools = checkForwardable(view.protocol, decoded.body, gateway.config.billing.tools);
   const textModel = requireTextModel(principal, gateway, view.model, view.protocol);
-  const inputTokens = await countPromptTokens(
-    view.promptText,
-    textModel.contextTokens,
-    String(principal.keyId),
-  );
+  const inputTokens = await countPromptTokens(view.promptText, textModel.contextTokens, principal.keyId);
   const model = checkModel(textModel, view, inputTokens);
   const reserved = reservedInputTokens(gateway, {
     protocol: view.protocol,

@@ -181,9 +181,14 @@ export async function balanceOf(
   return (await response.json()) as Record<string, number | string | null>;
 }
 
+/** The admin token printed in `logs` when a store was bootstrapped, if any. */
+export function adminTokenIn(logs: string): string | undefined {
+  return /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(logs)?.[1];
+}
+
 /** The admin token a gateway printed when it bootstrapped its store; fails when it printed none. */
 export function bootstrapAdminToken(gw: RunningGateway): string {
-  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+  const found = adminTokenIn(gw.logs());
   if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
   return found;
 }

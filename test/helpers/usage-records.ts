@@ -4,7 +4,7 @@
 // Given the gateway, a reader asks it to commit what it has settled (flushUsage) before each look,
 // instead of waiting out the store's batching delay (up to 500 ms a record).
 import { Database } from "bun:sqlite";
-import type { RunningGateway } from "./gateway.ts";
+import { adminTokenIn, type RunningGateway } from "./gateway.ts";
 import { waitFor } from "./wait.ts";
 
 /** The columns of usage_records tests look at, as stored. */
@@ -49,7 +49,7 @@ const adminTokens = new WeakMap<RunningGateway, string | null>();
 export async function flushUsage(gw: RunningGateway): Promise<void> {
   let token = adminTokens.get(gw);
   if (token === undefined) {
-    token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? null;
+    token = adminTokenIn(gw.logs()) ?? null;
     adminTokens.set(gw, token);
   }
   if (token === null) return;

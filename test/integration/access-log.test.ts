@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { binary, createKey, type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import {
+  adminTokenIn,
+  binary,
+  createKey,
+  type RunningGateway,
+  startGateway,
+  tempDir,
+} from "../helpers/gateway.ts";
 import { keyAccepted } from "../helpers/wait.ts";
 
 type Line = Record<string, unknown>;
@@ -58,7 +65,7 @@ describe("JSON access log (stderr is not a terminal)", () => {
     });
     secret = gw.key ?? "";
     limited = (await createKey(gw, ["--account", "default", "--name", "ci-bot", "--rpm", "1"])).secret;
-    admin = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+    admin = adminTokenIn(gw.logs()) ?? "";
     await keyAccepted(gw.url, limited);
   });
   afterAll(() => gw.dispose());

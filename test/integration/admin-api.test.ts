@@ -1,7 +1,7 @@
 // The admin API end to end against the compiled binary: token checks, key life cycle, credit,
 // audit, and the live event feed delivering a record per proxied request.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway | undefined;
@@ -23,7 +23,7 @@ function running(): RunningGateway {
 
 beforeAll(async () => {
   gw = await startGateway();
-  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+  const found = adminTokenIn(gw.logs());
   if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
   token = found;
 }, 60_000);

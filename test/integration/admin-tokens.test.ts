@@ -1,7 +1,7 @@
 // Revoking admin tokens (issue 17, defect 2) against the compiled binary: by the CLI and by the
 // admin API, refused within a second, and audited with who revoked them.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 let gw: RunningGateway;
@@ -33,7 +33,7 @@ function refused(token: string): Promise<true> {
 
 beforeAll(async () => {
   gw = await startGateway();
-  bootstrap = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  bootstrap = adminTokenIn(gw.logs()) ?? "";
 }, 60_000);
 afterAll(async () => {
   await gw.dispose();

@@ -9,6 +9,7 @@ import { type SimServer, startSimServer } from "../../src/sim/server.ts";
 import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { startCountingProxy, type UpstreamCounts } from "../helpers/counting-proxy.ts";
 import {
+  adminTokenIn,
   balanceOf as balanceFor,
   createKey,
   errorCode,
@@ -35,7 +36,7 @@ beforeAll(async () => {
     config: `[metrics]\noverhead_header = true\n[bootstrap]\nbalance_usd = "100"\n[[channels]]\nkind = "openai-chat"\nname = "sim-chat"\nbase_url = "http://127.0.0.1:${proxy.port}/v1"\napi_key_env = "SIM_UPSTREAM_KEY"\nmodels = ["modelx-*"]\n`,
     env: { SIM_UPSTREAM_KEY: "sk-upstream" },
   });
-  adminToken = /^\s{4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  adminToken = adminTokenIn(gw.logs()) ?? "";
 });
 
 afterAll(async () => {

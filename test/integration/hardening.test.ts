@@ -2,7 +2,7 @@
 // JSON bodies that are too deep or not UTF-8, image prompts counted in code points, truncated
 // image uploads, body read timeouts (408) and client disconnects that are not logged as failures.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { balanceOf, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, balanceOf, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { hostPort, rawExchange, rawRequest, rawUpgrade } from "../helpers/raw-http.ts";
 import { flatPng, halfMask } from "../unit/images-fixtures.ts";
 
@@ -242,7 +242,7 @@ describe("body read timeouts", () => {
 
 describe("money amounts", () => {
   test("an admin credit past the largest exact amount is 400 naming it, not 500 (found by the config fuzz)", async () => {
-    const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+    const token = adminTokenIn(gw.logs()) ?? "";
     const r = await fetch(`${gw.url}/admin/v1/accounts/default/credit`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

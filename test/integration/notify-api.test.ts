@@ -2,7 +2,7 @@
 // API receives a signed announcement and a rate-limited security alert for a revoked key that a
 // client keeps using; the deliveries endpoint records both as delivered.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { expectedSignature, type Receiver, startReceiver } from "../unit/notify-fixture.ts";
 
@@ -27,7 +27,7 @@ async function admin<T>(path: string, json?: unknown): Promise<{ status: number;
 beforeAll(async () => {
   receiver = startReceiver();
   gw = await startGateway({ config: "[admin.notifications]\nalert_interval_seconds = 3600\n" });
-  token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  token = adminTokenIn(gw.logs()) ?? "";
 }, 60_000);
 
 afterAll(async () => {

@@ -3,7 +3,7 @@
 // the missing-/v1 hint names the gateway's real address, and the log has one line per request —
 // a refusal included — while the admin API's polling stays out of it at the default level.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 
 let gw: RunningGateway;
 let admin = "";
@@ -12,7 +12,7 @@ beforeAll(async () => {
   gw = await startGateway({
     config: `[[channels]]\nkind = "sim"\nname = "only-mini"\nmodels = ["modelx-5.4-mini"]\n`,
   });
-  admin = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  admin = adminTokenIn(gw.logs()) ?? "";
 });
 afterAll(() => gw.dispose());
 

@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { type RawResponse, rawResponses } from "../helpers/raw-http.ts";
 import { dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
@@ -18,7 +18,7 @@ let adminToken: string;
 beforeAll(async () => {
   gw = await startGateway();
   key = gw.key ?? "";
-  adminToken = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  adminToken = adminTokenIn(gw.logs()) ?? "";
 }, 30_000);
 afterAll(async () => {
   await gw.dispose();
@@ -123,7 +123,7 @@ describe("pipelined requests (issue 25 item 3)", () => {
   test("two admin credits in one write (PostgreSQL store): the balance moves only by the credits answered", async () => {
     const pg = await startGateway({ args: ["--db", await pgDatabase()] });
     try {
-      const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(pg.logs())?.[1] ?? "";
+      const token = adminTokenIn(pg.logs()) ?? "";
       await pipelinedCredits(pg, token);
     } finally {
       await pg.dispose();

@@ -16,7 +16,7 @@ import {
 } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import { tempDir } from "../helpers/gateway.ts";
+import { adminTokenIn, tempDir } from "../helpers/gateway.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -201,7 +201,7 @@ test.skipIf(!hasTmux)(
       PATIENCE_MS,
     );
     expect(stderr).toContain("created account `default` with 10.00 USD");
-    const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(stderr)?.[1] ?? "";
+    const token = adminTokenIn(stderr) ?? "";
     expect(token).not.toBe("");
     const local = (line: string) => line.replaceAll("http://127.0.0.1:8080", url);
 

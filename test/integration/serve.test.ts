@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:http2";
 import { join } from "node:path";
-import { binary, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
+import { adminTokenIn, binary, runCli, startGateway, tempDir } from "../helpers/gateway.ts";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -134,7 +134,7 @@ describe("graceful shutdown", () => {
   test("an open admin event stream (a console's live log) ends at the start of the drain", async () => {
     // The deadline is long: were the feed counted as in flight, the drain would end at it, not drained.
     const gw = await startGateway({ dir: dir(), args: ["--shutdown-deadline", "60"] });
-    const token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+    const token = adminTokenIn(gw.logs());
     const feed = await fetch(`${gw.url}/admin/v1/events`, { headers: { authorization: `Bearer ${token}` } });
     expect(feed.status).toBe(200);
     const body = feed.body;

@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { connect } from "node:net";
 import { mp3File, wavFile } from "../helpers/audio.ts";
-import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { lastEventData } from "../helpers/sse-last.ts";
 import { keyAnswers, waitFor } from "../helpers/wait.ts";
 
@@ -436,7 +436,7 @@ describe("billing", () => {
     const speechId = speech.headers.get("x-request-id");
     await speech.arrayBuffer();
     await waitFor("the usage record", () => rows().find((r) => r.request_id === speechId));
-    const adminToken = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+    const adminToken = adminTokenIn(gw.logs());
     const sums = await fetch(`${gw.url}/admin/v1/usage?by=model&days=1&key=${key.id}`, {
       headers: { authorization: `Bearer ${adminToken}` },
     });

@@ -4,7 +4,7 @@
 // output cannot carry formulas or control characters.
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
+import { adminTokenIn, createKey, type RunningGateway, startGateway } from "../helpers/gateway.ts";
 import { hostPort, type RawResponse, rawUpgrade } from "../helpers/raw-http.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -70,7 +70,7 @@ describe("X-Forwarded-For from a trusted proxy (item 13)", () => {
 
 /** The admin token `serve` printed at its first start. */
 function adminToken(): string {
-  const found = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1];
+  const found = adminTokenIn(gw.logs());
   if (!found) throw new Error(`no admin token printed at bootstrap:\n${gw.logs()}`);
   return found;
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { binary, type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
+import { adminTokenIn, binary, type RunningGateway, startGateway, tempDir } from "../helpers/gateway.ts";
 
 // A private tmux server (its own socket in a directory of this run) and a session name unique
 // to this run: nothing else's sessions are seen or touched.
@@ -74,7 +74,7 @@ function tuiCommand(): string {
 beforeAll(async () => {
   if (!hasTmux) return;
   gw = await startGateway();
-  token = /^ {4}(mga-[A-Za-z0-9_-]+)$/m.exec(gw.logs())?.[1] ?? "";
+  token = adminTokenIn(gw.logs()) ?? "";
   tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24", tuiCommand());
 }, 60_000);
 

@@ -4,7 +4,7 @@ import * as v from "valibot";
 import type { Principal } from "../../src/auth/keys.ts";
 import { nanos, parseUsd } from "../../src/base/money.ts";
 import type { AccountId, Nanos } from "../../src/base/types.ts";
-import type { AdmitInput, WorstCase } from "../../src/billing/contract.ts";
+import { type AdmitInput, NO_USAGE, type WorstCase } from "../../src/billing/contract.ts";
 import { type UsageEvent, UsageFeed } from "../../src/billing/feed.ts";
 import { LedgerMeter } from "../../src/billing/ledger.ts";
 import { ModelAllowList } from "../../src/catalog/groups.ts";
@@ -108,16 +108,7 @@ export function admitInput(principal: Principal, modelId: string, worstCase: Wor
 }
 
 export function usage(partial: Partial<UsageCounts>): UsageCounts {
-  return {
-    inputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    cacheWrite1hTokens: 0,
-    outputTokens: 0,
-    reasoningTokens: 0,
-    generations: 0,
-    ...partial,
-  };
+  return { ...NO_USAGE, ...partial };
 }
 
 export const ZERO = nanos(0);
