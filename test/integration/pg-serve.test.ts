@@ -8,6 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { chat as chatTo } from "../helpers/chat-rig.ts";
 import { type RunningGateway, runCli, startGateway } from "../helpers/gateway.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { CommitCutter, dropPgDatabases, pgDatabase } from "../unit/store-pg-fixture.ts";
 
 afterAll(dropPgDatabases);
@@ -37,14 +38,19 @@ const SERVE_TEST_MS = 30_000;
 
 /** Sends a chat request once the gateway's key cache (it follows the store's revision) has the key. */
 async function servedOnceActive(gw: RunningGateway, secret: string): Promise<number> {
-  let response = await chat(gw, secret);
-  for (let i = 0; i < 50 && response.status === 401; i++) {
+  return waitFor("the key served", async () => {
+    const response = await chat(gw, secret);
     await response.text();
-    await Bun.sleep(100);
-    response = await chat(gw, secret);
-  }
-  await response.text();
-  return response.status;
+    return response.status === 401 ? undefined : response.status;
+  });
+}
+
+/** The key's usage totals once they count `requests` (the node commits its records in batches). */
+function usageReaching(db: string, keyId: string, requests: number): Promise<Totals> {
+  return waitFor(`${requests} requests stored`, async () => {
+    const totals = await usageOf(db, keyId);
+    return totals?.requests === requests ? totals : undefined;
+  });
 }
 
 interface Totals {
@@ -91,11 +97,7 @@ describe("serve on PostgreSQL", () => {
 
       expect(await servedOnceActive(gw, secret)).toBe(200);
 
-      let totals = await usageOf(db, keyId);
-      for (let i = 0; i < 50 && totals?.requests !== 1; i++) {
-        await Bun.sleep(100);
-        totals = await usageOf(db, keyId);
-      }
+      const totals = await usageReaching(db, keyId, 1);
       expect(totals?.requests).toBe(1);
       const cost = Number(totals?.cost_usd);
       expect(cost).toBeGreaterThan(0);
@@ -134,8 +136,7 @@ describe("serve on PostgreSQL", () => {
       const secret = created.stdout.trim();
       const keyId = /key_[0-9a-f]+/.exec(created.stderr)?.[0] ?? "";
       expect(await servedOnceActive(gw, secret)).toBe(200);
-      for (let i = 0; i < 50 && (await usageOf(db, keyId))?.requests !== 1; i++) await Bun.sleep(100);
-      expect((await usageOf(db, keyId))?.requests).toBe(1);
+      expect((await usageReaching(db, keyId, 1)).requests).toBe(1);
 
       cutter.refuse = true; // the node loses PostgreSQL: open connections cut, new ones refused
       for (let i = 0; i < 3; i++) {
@@ -149,11 +150,7 @@ describe("serve on PostgreSQL", () => {
       expect(existsSync(join(gw.dir, "node-a.log"))).toBe(true);
 
       cutter.refuse = false;
-      let totals = await usageOf(db, keyId);
-      for (let i = 0; i < 100 && totals?.requests !== 4; i++) {
-        await Bun.sleep(100);
-        totals = await usageOf(db, keyId);
-      }
+      const totals = await usageReaching(db, keyId, 4);
       expect(totals?.requests).toBe(4);
       expect(await gw.stop()).toBe(0);
       expect(start - (await balanceUsd(db, "default"))).toBeCloseTo(Number(totals?.cost_usd), 9);
