@@ -214,6 +214,26 @@ export function storeContract(name: string, open: () => Promise<Store>): void {
       await store.close();
     });
 
+    test("usage: a client's text with a NUL or an unpaired surrogate is stored with U+FFFD in their place; the batches after it commit", async () => {
+      const store = await open();
+      const account = await store.createAccount("acme", nanos(10_000));
+      const odd = usageRecord(account.id, {
+        requestId: "req_odd_text",
+        clientRequestId: "client\u0000id",
+        endUser: "a\u0000b\ud800c\udfffd 🙂",
+      });
+      expect(await store.usage.commit([odd])).toEqual(["req_odd_text"]);
+      expect(await store.usage.find("req_odd_text")).toEqual({
+        ...odd,
+        clientRequestId: "client\uFFFDid",
+        endUser: "a\uFFFDb\uFFFDc\uFFFDd 🙂",
+      });
+      const next = usageRecord(account.id, { requestId: "req_after_odd" });
+      expect(await store.usage.commit([next])).toEqual(["req_after_odd"]);
+      expect(await settled(store)).toMatchObject({ requests: 2, debited: 2_000 });
+      await store.close();
+    });
+
     test("usage: seed figures give each balance and credit total with the revision of the same snapshot", async () => {
       const store = await open();
       const account = await store.createAccount("acme", nanos(10_000));

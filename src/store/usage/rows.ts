@@ -52,7 +52,7 @@ export function* firstFreeReuse(): Generator<number, number, boolean> {
 export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
   return {
     requestId: id,
-    clientRequestId: r.clientRequestId ?? null,
+    clientRequestId: storableText(r.clientRequestId ?? null),
     keyId: r.keyId,
     accountId: r.accountId,
     model: r.model,
@@ -77,13 +77,24 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     latencyMs: r.latencyMs,
     ttfbMs: r.ttfbMs,
     clientAddress: r.clientAddress,
-    endUser: r.endUser,
+    endUser: storableText(r.endUser),
     // A journal line written before aliases existed has none.
     alias: r.alias ?? null,
     cacheHit: r.cacheHit ?? false,
     detail: r.detail,
     createdAt: r.createdAt,
   };
+}
+
+/**
+ * A client's free-form text (its `user`, its request id) as both stores can hold it: PostgreSQL's
+ * text takes neither a NUL nor an unpaired surrogate, and a batch holding one would fail, and every
+ * batch after it. Each becomes U+FFFD, the replacement character, on both stores alike.
+ */
+function storableText(text: string | null): string | null {
+  if (text === null) return null;
+  const formed = text.toWellFormed();
+  return formed.includes("\0") ? formed.replaceAll("\0", "\uFFFD") : formed;
 }
 
 /** Whether any hosted tool call is counted (a row stores null, not `{}`, when none is). */
