@@ -70,29 +70,41 @@ function enqueue(job: Job): void {
 
 /** Sends the next owner's next count to the thread (a Map iterates in insertion order: the turn). */
 function dispatch(): void {
-  const next = waiting.entries().next();
-  if (next.done) {
-    busy = false;
-    return;
+  for (;;) {
+    const next = waiting.entries().next();
+    if (next.done) {
+      busy = false;
+      return;
+    }
+    const [owner, queue] = next.value;
+    const job = queue.shift() as Job;
+    waiting.delete(owner);
+    if (queue.length > 0) waiting.set(owner, queue);
+    busy = true;
+    let id: number | undefined;
+    try {
+      const opened = thread.open({
+        reply(reply) {
+          thread.close(opened);
+          if ("error" in reply) job.reject(new Error(`the token thread failed: ${reply.error}`));
+          else job.resolve(reply.counts);
+          dispatch();
+        },
+        stopped(error) {
+          job.reject(error);
+          dispatch();
+        },
+      });
+      id = opened;
+      thread.post({ id, texts: job.texts, atMost: job.atMost });
+      return;
+    } catch (error) {
+      // The thread could not be started or reached: this count fails and the next one is tried,
+      // so the queue never waits on a count that was never sent.
+      if (id !== undefined) thread.close(id);
+      job.reject(error instanceof Error ? error : new Error(String(error)));
+    }
   }
-  const [owner, queue] = next.value;
-  const job = queue.shift() as Job;
-  waiting.delete(owner);
-  if (queue.length > 0) waiting.set(owner, queue);
-  busy = true;
-  const id = thread.open({
-    reply(reply) {
-      thread.close(id);
-      if ("error" in reply) job.reject(new Error(`the token thread failed: ${reply.error}`));
-      else job.resolve(reply.counts);
-      dispatch();
-    },
-    stopped(error) {
-      job.reject(error);
-      dispatch();
-    },
-  });
-  thread.post({ id, texts: job.texts, atMost: job.atMost });
 }
 
 /**

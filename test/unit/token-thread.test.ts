@@ -1,7 +1,8 @@
 // The token thread's batch form: texts long in all are counted off the calling thread, each count
 // in its text's place and equal to the tokenizer's; short ones in place; the single-text form on
 // the same path.
-import { expect, test } from "bun:test";
+import { expect, spyOn, test } from "bun:test";
+import { RequestThread } from "../../src/base/thread.ts";
 import { countEachTokens, countPromptTokens, INLINE_COUNT_CHARS } from "../../src/catalog/token-thread.ts";
 import { countTokens } from "../../src/catalog/tokenizer.ts";
 
@@ -51,4 +52,17 @@ test("long counts are served a key at a time: one key's queue holds another's co
   // In arrival order b1 came last; in turns it comes after the count in the thread and one more.
   expect(order.indexOf("b1")).toBeLessThanOrEqual(2);
   expect(order.filter((label) => label.startsWith("a"))).toEqual(["a1", "a2", "a3", "a4", "a5"]);
+});
+
+test("a count the thread could not be sent fails alone: the counts after it are still served", async () => {
+  const long = "word ".repeat(INLINE_COUNT_CHARS / 4);
+  const open = spyOn(RequestThread.prototype, "open").mockImplementationOnce(() => {
+    throw new Error("no thread could be started");
+  });
+  try {
+    await expect(countPromptTokens(long, undefined, "key_a")).rejects.toThrow("no thread could be started");
+  } finally {
+    open.mockRestore();
+  }
+  expect(await countPromptTokens(`${long}!`, undefined, "key_a")).toBe(countTokens(`${long}!`));
 });
