@@ -45,12 +45,14 @@ function checkDimensions(model: ModelInfo, body: EmbeddingBody): void {
  * together (countEachTokens: in place when short in all, else in the token thread); token-id
  * inputs are their length.
  */
-export async function countInputs(model: ModelInfo, inputs: EmbeddingInputs): Promise<number> {
+export async function countInputs(model: ModelInfo, inputs: EmbeddingInputs, owner = ""): Promise<number> {
   const perInput = model.embedding?.maxInputTokens ?? model.contextTokens;
   const perRequest = model.embedding?.maxRequestTokens ?? Number.POSITIVE_INFINITY;
   const single = inputs.items.length === 1;
   const counts =
-    inputs.kind === "text" ? await countEachTokens(inputs.items) : inputs.items.map((ids) => ids.length);
+    inputs.kind === "text"
+      ? await countEachTokens(inputs.items, undefined, owner)
+      : inputs.items.map((ids) => ids.length);
   let total = 0;
   for (const [i, tokens] of counts.entries()) {
     if (tokens > perInput) {
@@ -88,7 +90,7 @@ export async function createEmbeddings(
   );
   checkDimensions(model, body);
   const inputs = readInputs(body.input);
-  const inputTokens = await countInputs(model, inputs);
+  const inputTokens = await countInputs(model, inputs, principal.keyId);
   const alias = body.model === model.id ? undefined : body.model;
   return runEmbeddings(ctx, gateway, { principal, model, alias, body, inputs, inputTokens });
 }

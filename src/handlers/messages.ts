@@ -20,5 +20,7 @@ export async function countMessageTokens(
   requireVersion(ctx.request.headers);
   const request = decodeCountTokensRequest(parseJson(raw));
   requireTextModel(principal, gateway, request.model, "messages");
-  return Response.json({ input_tokens: await countPromptTokens(viewOfMessages(request).promptText) });
+  return Response.json({
+    input_tokens: await countPromptTokens(viewOfMessages(request).promptText, undefined, principal.keyId),
+  });
 }

@@ -3,8 +3,10 @@
 // the same path.
 import { expect, spyOn, test } from "bun:test";
 import { RequestThread } from "../../src/base/thread.ts";
+import { findModel } from "../../src/catalog/models.ts";
 import { countEachTokens, countPromptTokens, INLINE_COUNT_CHARS } from "../../src/catalog/token-thread.ts";
 import { countTokens } from "../../src/catalog/tokenizer.ts";
+import { countInputs } from "../../src/handlers/embeddings.ts";
 
 const texts = [
   "short",
@@ -65,4 +67,19 @@ test("a count the thread could not be sent fails alone: the counts after it are 
     open.mockRestore();
   }
   expect(await countPromptTokens(`${long}!`, undefined, "key_a")).toBe(countTokens(`${long}!`));
+});
+
+test("embedding inputs are counted in their key's turn too", async () => {
+  const model = findModel("modelx-embed-3-small");
+  if (model === undefined) throw new Error("no embedding model in the catalog");
+  const order: string[] = [];
+  const long = (i: number) => `${i} ${"word ".repeat(3_000)}`;
+  const all = [
+    ...[1, 2, 3, 4, 5].map((i) =>
+      countInputs(model, { kind: "text", items: [long(200 + i)] }, "hostile").then(() => order.push(`a${i}`)),
+    ),
+    countInputs(model, { kind: "text", items: [long(300)] }, "honest").then(() => order.push("b1")),
+  ];
+  await Promise.all(all);
+  expect(order.indexOf("b1")).toBeLessThanOrEqual(2);
 });
