@@ -2,9 +2,13 @@
 // (SQLite on one node, sqlite.ts; Redis in a cluster, redis.ts) implement, and the canonical
 // request key they are found by.
 
+import * as v from "valibot";
+import { nanos } from "../base/money.ts";
 import type { ModelId, Nanos } from "../base/types.ts";
+import { describeIssues } from "../base/validation.ts";
+import { PROTOCOLS } from "../protocols/index.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
-import type { UsageCounts } from "../wire/usage-counts.ts";
+import { PRICED_TOOLS, type UsageCounts } from "../wire/usage-counts.ts";
 
 /** A stored answer: complete, in the protocol it was asked in, with what it used and cost. */
 export interface CachedAnswer {
@@ -16,6 +20,45 @@ export interface CachedAnswer {
   costNanos: Nanos;
   createdAt: number;
   expiresAt: number;
+}
+
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+
+/**
+ * A stored answer as read back from a store shared by nodes (Redis): what another version of the
+ * gateway wrote, or a damaged value, must be a miss and never a hit billed from missing numbers.
+ */
+const StoredAnswer = v.object({
+  protocol: v.picklist(Object.keys(PROTOCOLS) as TextProtocol[]),
+  answer: v.string(),
+  usage: v.object({
+    inputTokens: count,
+    cachedInputTokens: count,
+    cacheWriteTokens: count,
+    cacheWrite1hTokens: count,
+    outputTokens: count,
+    reasoningTokens: count,
+    generations: count,
+    toolCalls: v.optional(v.partial(v.object(Object.fromEntries(PRICED_TOOLS.map((tool) => [tool, count]))))),
+    audioMs: v.optional(count),
+    characters: v.optional(count),
+  }),
+  costNanos: count,
+  createdAt: count,
+  expiresAt: count,
+});
+
+/** A stored answer read from its JSON text, or why the text is not one. */
+export function readStoredAnswer(text: string): { answer: CachedAnswer } | { problem: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { problem: error instanceof Error ? error.message : String(error) };
+  }
+  const parsed = v.safeParse(StoredAnswer, json);
+  if (!parsed.success) return { problem: describeIssues(parsed.issues) };
+  return { answer: { ...parsed.output, costNanos: nanos(parsed.output.costNanos) } };
 }
 
 export interface CacheBackend {

@@ -3,8 +3,8 @@
 // hash of their sizes, all in one hash slot. A put and its evictions are one script, so nodes
 // storing at once keep the total under `[cache] max_bytes`, the oldest going first.
 import { RedisClient } from "bun";
-import { nanos } from "../base/money.ts";
-import type { CacheBackend, CachedAnswer } from "./entry.ts";
+import { log } from "../base/log.ts";
+import { type CacheBackend, type CachedAnswer, readStoredAnswer } from "./entry.ts";
 
 /**
  * KEYS: entry, index, sizes. ARGV: value, ttl ms, created at, max bytes, member, entry key prefix,
@@ -73,9 +73,16 @@ export class RedisCache implements CacheBackend {
   async get(key: string, now: number): Promise<CachedAnswer | undefined> {
     const text = await this.#client.get(`${this.#prefix}e:${key}`);
     if (text === null) return undefined;
-    const entry = JSON.parse(text) as CachedAnswer;
-    if (entry.expiresAt <= now) return undefined;
-    return { ...entry, costNanos: nanos(entry.costNanos) };
+    const read = readStoredAnswer(text);
+    if ("problem" in read) {
+      // A miss: the answer is asked upstream again and its put replaces this value.
+      log("warn", "response cache: an unreadable stored answer was taken as a miss", {
+        key,
+        problem: read.problem,
+      });
+      return undefined;
+    }
+    return read.answer.expiresAt <= now ? undefined : read.answer;
   }
 
   async put(key: string, _scope: string, entry: CachedAnswer): Promise<void> {

@@ -3,6 +3,7 @@
 // found until it expires, replaced by a put of the same key, the oldest evicted first when the
 // total is over the bound, and purged by scope or all at once.
 import { afterAll, describe, expect, test } from "bun:test";
+import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import { NO_USAGE } from "../../src/billing/contract.ts";
 import type { CacheBackend, CachedAnswer } from "../../src/cache/entry.ts";
@@ -88,6 +89,38 @@ for (const [name, open] of FACTORIES) {
     });
   });
 }
+
+describe("the redis cache reading what another node wrote", () => {
+  // Nodes of one cluster share the cache, also across an upgrade: a value of another shape (an older
+  // version's usage without a field) or a damaged one is a miss, never a hit billed from missing numbers.
+  const written = answer("one");
+  const { generations: _dropped, ...olderUsage } = written.usage;
+  const cases: [string, string][] = [
+    ["not JSON", "{not json"],
+    ["usage of another shape", JSON.stringify({ ...written, usage: olderUsage })],
+    ["a cost that is not a number", JSON.stringify({ ...written, costNanos: "1234" })],
+    ["an unknown protocol", JSON.stringify({ ...written, protocol: "completions" })],
+  ];
+  for (const [name, value] of cases) {
+    test(`${name}: a miss, and the next put replaces it`, async () => {
+      const prefix = testPrefix();
+      prefixes.push(prefix);
+      const cache = await RedisCache.connect(REDIS_URL, prefix, 1_000_000);
+      const client = new RedisClient(REDIS_URL);
+      try {
+        await cache.put("account:1:a", "account:1", written);
+        expect(await cache.get("account:1:a", T0 + 1)).toEqual(written);
+        await client.set(`${prefix}:{cache}:e:account:1:a`, value);
+        expect(await cache.get("account:1:a", T0 + 1)).toBeUndefined();
+        await cache.put("account:1:a", "account:1", answer("two"));
+        expect(await cache.get("account:1:a", T0 + 1)).toEqual(answer("two"));
+      } finally {
+        client.close();
+        await cache.close();
+      }
+    });
+  }
+});
 
 describe("the request key", () => {
   const body = { model: "gpt-4o", messages: [{ role: "user", content: "hi" }], temperature: 0.5 };
