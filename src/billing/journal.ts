@@ -12,6 +12,7 @@
 // file renamed over it (a crash before the rename leaves the old file, a superset: the replay
 // skips what the store has).
 import {
+  appendFileSync,
   closeSync,
   existsSync,
   fstatSync,
@@ -182,18 +183,39 @@ export async function replayJournal<T>(
   journal: Journal<T>,
   sink: JournalSink<T>,
   batch: number,
+  problemOf: (item: unknown) => string | undefined,
 ): Promise<number> {
   const stored = await sink.journalSeq();
   const missing = journal.entries().filter((entry) => entry.seq > stored);
-  for (let i = 0; i < missing.length; i += batch) {
-    const chunk = missing.slice(i, i + batch);
+  const readable = missing.filter((entry) => {
+    const problem = problemOf(entry.item);
+    if (problem !== undefined) setAside(journal.path, entry, problem);
+    return problem === undefined;
+  });
+  for (let i = 0; i < readable.length; i += batch) {
+    const chunk = readable.slice(i, i + batch);
     await sink.commit(
       chunk.map((entry) => entry.item),
       chunk.at(-1)?.seq,
     );
   }
   journal.restart(Math.max(stored, missing.at(-1)?.seq ?? 0));
-  return missing.length;
+  return readable.length;
+}
+
+/**
+ * Keeps a journal line that is not a record (another version's shape, a hand edit) in
+ * `JOURNAL.rejected` for the operator, instead of failing every replay and so every start.
+ */
+function setAside<T>(path: string, entry: JournalEntry<T>, problem: string): void {
+  const rejected = `${path}.rejected`;
+  appendFileSync(rejected, `${entry.seq}\t${JSON.stringify(entry.item)}\n`);
+  log("error", "usage journal: a line is not a usage record; it was set aside, not stored", {
+    journal: path,
+    seq: entry.seq,
+    problem,
+    setAsideIn: rejected,
+  });
 }
 
 /**
@@ -206,12 +228,13 @@ export async function catchUpJournal<T>(
   path: string | undefined,
   sink: JournalSink<T>,
   batch: number,
+  problemOf: (item: unknown) => string | undefined,
 ): Promise<number | undefined> {
   if (path === undefined || !existsSync(path)) return undefined;
   const journal = Journal.open<T>(path);
   if (!journal) return undefined;
   try {
-    return await replayJournal(journal, sink, batch);
+    return await replayJournal(journal, sink, batch, problemOf);
   } finally {
     journal.close();
   }

@@ -27,6 +27,7 @@ import { MemoryLimiter } from "../limits/memory.ts";
 import { BUDGET_PERIODS, type BudgetCalendar, calendarOf } from "../limits/periods.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
+import { usageRecordProblem } from "../store/usage/record-check.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { headerFormOf } from "../wire/rate-headers.ts";
 import { BalanceSync } from "./balances.ts";
@@ -151,7 +152,8 @@ export class LedgerMeter implements Meter {
     this.#writer = new GroupCommitWriter(commit, {
       windowMs: options.billing.commit_window_ms,
       log: this.#journal,
-      storeBatch: thread ? STORE_THREAD_BATCH : STORE_BATCH,
+      // Commits made here (before the thread is ready, or after it stopped) keep to the event loop's size.
+      storeBatch: thread ? () => (thread.ready ? STORE_THREAD_BATCH : STORE_BATCH) : STORE_BATCH,
       storeDelayMs: STORE_DELAY_MS,
       onStored: (upTo) => limiter.stored?.(upTo),
     });
@@ -191,7 +193,7 @@ export class LedgerMeter implements Meter {
 
   /** Stores the journal's records the store has not received (settled before a crash). */
   async #replay(journal: Journal<UsageRecord>): Promise<void> {
-    const stored = await replayJournal(journal, this.#store.usage, STORE_BATCH);
+    const stored = await replayJournal(journal, this.#store.usage, STORE_BATCH, usageRecordProblem);
     if (stored > 0) {
       log("info", "usage journal: stored the records settled before the last stop", {
         records: stored,

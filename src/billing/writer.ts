@@ -57,8 +57,11 @@ export interface WriterOptions<T> {
   log?: DurableLog<T> | undefined;
   /** How long logged items wait for company before their commit to the store, in ms. */
   storeDelayMs?: number;
-  /** Most logged items per commit to the store; this many waiting commit at once. */
-  storeBatch?: number;
+  /**
+   * Most logged items per commit to the store; this many waiting commit at once. A function is asked
+   * before each commit (the ledger's limit depends on where the commit runs).
+   */
+  storeBatch?: number | (() => number);
   /** Called after each commit of logged items with the log sequence number of the last one. */
   onStored?: (upTo: number) => void;
 }
@@ -95,7 +98,7 @@ export class GroupCommitWriter<T> {
   readonly #retryMs: number;
   readonly #log: DurableLog<T> | undefined;
   readonly #storeDelayMs: number;
-  readonly #storeBatch: number;
+  readonly #storeBatch: () => number;
   readonly #onStored: ((upTo: number) => void) | undefined;
   #queue: Pending<T>[] = [];
   /** Logged (durable) items not yet in the store, oldest first. */
@@ -126,7 +129,8 @@ export class GroupCommitWriter<T> {
     this.#retryMs = options.retryMs ?? 50;
     this.#log = options.log;
     this.#storeDelayMs = options.storeDelayMs ?? 20;
-    this.#storeBatch = options.storeBatch ?? 256;
+    const storeBatch = options.storeBatch ?? 256;
+    this.#storeBatch = typeof storeBatch === "number" ? () => storeBatch : storeBatch;
     this.#onStored = options.onStored;
   }
 
@@ -220,7 +224,7 @@ export class GroupCommitWriter<T> {
 
   /** Makes logged items due for the store after the delay (at once when a full batch waits). */
   #scheduleStore(): void {
-    if (this.#loggedCount >= this.#storeBatch) this.#storeDue = true;
+    if (this.#loggedCount >= this.#storeBatch()) this.#storeDue = true;
     if (this.#storeDue) this.#storeLane();
     else this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#storeDelayMs);
   }
@@ -324,8 +328,9 @@ export class GroupCommitWriter<T> {
     let count = 0;
     let whole = 0;
     let rest: Logged<T> | undefined;
+    const most = this.#storeBatch();
     for (const next of this.#logged) {
-      const room = this.#storeBatch - count;
+      const room = most - count;
       if (room <= 0) break;
       if (next.items.length <= room) {
         taken.push(next);
@@ -365,7 +370,7 @@ export class GroupCommitWriter<T> {
     if (this.#loggedCount === 0) this.#log?.clear();
     else this.#log?.compact?.(this.#loggedCount, () => this.#logged.map((l) => l.text ?? "").join(""));
     // Items logged meanwhile wait for their own delay, unless a full batch, a flush or a close waits.
-    this.#storeDue = this.#closed || this.#flushes > 0 || this.#loggedCount >= this.#storeBatch;
+    this.#storeDue = this.#closed || this.#flushes > 0 || this.#loggedCount >= this.#storeBatch();
     if (!this.#storeDue && this.#loggedCount > 0) {
       this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#storeDelayMs);
     }

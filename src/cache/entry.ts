@@ -8,7 +8,7 @@ import type { ModelId, Nanos } from "../base/types.ts";
 import { describeIssues } from "../base/validation.ts";
 import { PROTOCOLS } from "../protocols/index.ts";
 import type { TextProtocol } from "../wire/text-form.ts";
-import { PRICED_TOOLS, type UsageCounts } from "../wire/usage-counts.ts";
+import { USAGE_COUNTS_FIELDS, type UsageCounts } from "../wire/usage-counts.ts";
 
 /** A stored answer: complete, in the protocol it was asked in, with what it used and cost. */
 export interface CachedAnswer {
@@ -22,7 +22,7 @@ export interface CachedAnswer {
   expiresAt: number;
 }
 
-const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const figure = v.pipe(v.number(), v.finite());
 
 /**
  * A stored answer as read back from a store shared by nodes (Redis): what another version of the
@@ -31,21 +31,10 @@ const count = v.pipe(v.number(), v.integer(), v.minValue(0));
 const StoredAnswer = v.object({
   protocol: v.picklist(Object.keys(PROTOCOLS) as TextProtocol[]),
   answer: v.string(),
-  usage: v.object({
-    inputTokens: count,
-    cachedInputTokens: count,
-    cacheWriteTokens: count,
-    cacheWrite1hTokens: count,
-    outputTokens: count,
-    reasoningTokens: count,
-    generations: count,
-    toolCalls: v.optional(v.partial(v.object(Object.fromEntries(PRICED_TOOLS.map((tool) => [tool, count]))))),
-    audioMs: v.optional(count),
-    characters: v.optional(count),
-  }),
-  costNanos: count,
-  createdAt: count,
-  expiresAt: count,
+  usage: v.object(USAGE_COUNTS_FIELDS),
+  costNanos: figure,
+  createdAt: figure,
+  expiresAt: figure,
 });
 
 /** A stored answer read from its JSON text, or why the text is not one. */

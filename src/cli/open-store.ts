@@ -7,6 +7,7 @@ import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { isPostgresUrl, openStore, sqlitePathOf, usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
+import { usageRecordProblem } from "../store/usage/record-check.ts";
 import type { Options } from "./flags.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -47,7 +48,7 @@ export async function openStoreCaughtUp(config: Config): Promise<Store> {
   refuseMissingDatabase(config.store.url);
   const store = await openStore(config.store.url, config.store.journal);
   const journal = usageJournalPath(config.store.url, config.store.journal);
-  const stored = await catchUpJournal(journal, store.usage, STORE_BATCH);
+  const stored = await catchUpJournal(journal, store.usage, STORE_BATCH, usageRecordProblem);
   if (stored) console.error(`stored ${stored} usage records left in the usage journal by a stopped server`);
   return store;
 }

@@ -3,6 +3,8 @@
 // billing, stored in the usage record (src/store/usage/record.ts). Vocabulary every stage speaks,
 // so it lives with the other shapes of the wire.
 
+import * as v from "valibot";
+
 /**
  * The hosted (server-side) tools whose calls the gateway counts from an upstream's answer and prices
  * per call (`[billing.tools]`): Responses `web_search_call` / `file_search_call` /
@@ -48,3 +50,23 @@ export interface UsageCounts {
   /** Input characters billed per character (speech); absent when none. */
   characters?: number | undefined;
 }
+
+const figure = v.pipe(v.number(), v.finite());
+
+/**
+ * UsageCounts' fields as a valibot shape, for usage read back from outside the process (a journal
+ * line, a cache entry another node wrote). Type checks only: a figure an upstream reported oddly (a
+ * fraction of a token) was settled as it is and must read back the same.
+ */
+export const USAGE_COUNTS_FIELDS = {
+  inputTokens: figure,
+  cachedInputTokens: figure,
+  cacheWriteTokens: figure,
+  cacheWrite1hTokens: figure,
+  outputTokens: figure,
+  reasoningTokens: figure,
+  generations: figure,
+  toolCalls: v.optional(v.partial(v.object(Object.fromEntries(PRICED_TOOLS.map((tool) => [tool, figure]))))),
+  audioMs: v.optional(figure),
+  characters: v.optional(figure),
+} satisfies Record<keyof UsageCounts, v.GenericSchema>;

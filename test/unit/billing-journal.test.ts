@@ -153,6 +153,36 @@ test("a restart stores exactly the journal records the store had not received, w
   await store.close();
 });
 
+test("a journal line that is not a usage record is set aside; the gateway starts and stores the others", async () => {
+  const dir = tempDir();
+  const dbPath = join(dir, "modelgate.db");
+  const journalPath = `${dbPath}-usage.log`;
+  const store = openSqliteStore(dbPath);
+  await store.migrate();
+  const account = await store.createAccount("acme", usd("100"));
+  const [first, last] = [record(1, account.id, 1_000), record(3, account.id, 3_000)];
+  // Another version's line, or a hand edit: JSON, but not a record (a failed replay stopped every start).
+  const stray = JSON.stringify({ requestId: "req_journal_2", costNanos: 2_000 });
+  writeFileSync(journalPath, `1\t${JSON.stringify(first)}\n2\t${stray}\n3\t${JSON.stringify(last)}\n`);
+
+  const meter = new LedgerMeter({
+    store,
+    feed: new UsageFeed(),
+    billing: v.parse(BillingSchema, {}),
+    pollMs: 0,
+    journalPath,
+  });
+  await meter.start();
+  expect((await store.usage.find(first.requestId))?.costNanos).toBe(first.costNanos);
+  expect((await store.usage.find(last.requestId))?.costNanos).toBe(last.costNanos);
+  expect(await store.usage.find("req_journal_2")).toBeUndefined();
+  expect((await store.usage.balances()).get(account.id)).toBe((usd("100") - 4_000) as Nanos);
+  expect(await store.usage.journalSeq()).toBe(3);
+  expect(readFileSync(`${journalPath}.rejected`, "utf8")).toBe(`2\t${stray}\n`);
+  await meter.close();
+  await store.close();
+});
+
 test("journal lines and plain records are committed on the thread, each batch once, with its number", async () => {
   const dir = tempDir();
   const dbPath = join(dir, "modelgate.db");

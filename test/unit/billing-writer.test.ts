@@ -199,6 +199,26 @@ describe("group-commit writer with a durable log", () => {
     await writer.close();
   });
 
+  test("a store batch given as a function is asked before each commit", async () => {
+    const log = new MemoryLog();
+    const commits: number[][] = [];
+    let most = 3;
+    const writer = new GroupCommitWriter<number>(
+      async (batch) => {
+        commits.push([...batch]);
+        most = 5; // as the ledger's limit grows once its store thread is ready
+      },
+      { log, storeDelayMs: 60_000, storeBatch: () => most },
+    );
+    await Promise.all(Array.from({ length: 8 }, (_, i) => writer.write(i)));
+    await writer.flush();
+    expect(commits).toEqual([
+      [0, 1, 2],
+      [3, 4, 5, 6, 7],
+    ]);
+    await writer.close();
+  });
+
   test("flush and close put every logged item in the store", async () => {
     const log = new MemoryLog();
     const committed: number[] = [];

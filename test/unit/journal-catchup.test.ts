@@ -1,7 +1,7 @@
 // Readers catching up on the usage journal (issue 17, defect 8): with no running owner the
 // records the store lacks are stored once, in order; with a running owner nothing is touched.
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { catchUpJournal, Journal, type JournalSink } from "../../src/billing/journal.ts";
@@ -33,6 +33,9 @@ function sink(seq: number): JournalSink<string> & { items: string[]; seq: number
   return state;
 }
 
+/** Takes every item as a record. */
+const anyItem = () => undefined;
+
 /** A journal with entries 1..n written by a process that is gone (its lock left behind). */
 function crashedJournal(n: number): string {
   const path = journalPath();
@@ -47,11 +50,11 @@ function crashedJournal(n: number): string {
 test("stores exactly the records the store lacks, in order, and empties the journal", async () => {
   const path = crashedJournal(10);
   const store = sink(4);
-  expect(await catchUpJournal(path, store, 3)).toBe(6);
+  expect(await catchUpJournal(path, store, 3, anyItem)).toBe(6);
   expect(store.items).toEqual(["r5", "r6", "r7", "r8", "r9", "r10"]);
   expect(store.seq).toBe(10);
   // A second reader (or the next serve start) finds nothing left to store: none twice.
-  expect(await catchUpJournal(path, store, 3)).toBe(0);
+  expect(await catchUpJournal(path, store, 3, anyItem)).toBe(0);
   expect(store.items).toHaveLength(6);
   expect(existsSync(`${path}.pid`)).toBe(false);
 });
@@ -60,12 +63,23 @@ test("a journal owned by a running process is left to it", async () => {
   const path = crashedJournal(3);
   writeFileSync(`${path}.pid`, String(process.ppid)); // alive: the test runner's parent
   const store = sink(0);
-  expect(await catchUpJournal(path, store, 10)).toBeUndefined();
+  expect(await catchUpJournal(path, store, 10, anyItem)).toBeUndefined();
   expect(store.items).toEqual([]);
 });
 
 test("no journal file: nothing to do and no file created", async () => {
   const path = journalPath();
-  expect(await catchUpJournal(path, sink(0), 10)).toBeUndefined();
+  expect(await catchUpJournal(path, sink(0), 10, anyItem)).toBeUndefined();
   expect(existsSync(path)).toBe(false);
+});
+
+test("a line that is not a record is set aside for the operator; the others are stored", async () => {
+  const path = crashedJournal(5);
+  const store = sink(0);
+  const notR3 = (item: unknown) => (item === "r3" ? "r3 is not a record" : undefined);
+  expect(await catchUpJournal(path, store, 2, notR3)).toBe(4);
+  expect(store.items).toEqual(["r1", "r2", "r4", "r5"]);
+  expect(store.seq).toBe(5);
+  expect(readFileSync(`${path}.rejected`, "utf8")).toBe('3\t"r3"\n');
+  expect(await catchUpJournal(path, store, 2, notR3)).toBe(0);
 });
