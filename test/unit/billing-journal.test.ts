@@ -163,7 +163,18 @@ test("a journal line that is not a usage record is set aside; the gateway starts
   const [first, last] = [record(1, account.id, 1_000), record(3, account.id, 3_000)];
   // Another version's line, or a hand edit: JSON, but not a record (a failed replay stopped every start).
   const stray = JSON.stringify({ requestId: "req_journal_2", costNanos: 2_000 });
-  writeFileSync(journalPath, `1\t${JSON.stringify(first)}\n2\t${stray}\n3\t${JSON.stringify(last)}\n`);
+  // An earlier version's record: without the fields added since, which the stores default.
+  const { cacheWriteTokens, cacheWrite1hTokens, ttfbMs, endUser, detail, ...earlier } = record(
+    4,
+    account.id,
+    4_000,
+  );
+  writeFileSync(
+    journalPath,
+    [first, stray, last, earlier]
+      .map((r, i) => `${i + 1}\t${typeof r === "string" ? r : JSON.stringify(r)}\n`)
+      .join(""),
+  );
 
   const meter = new LedgerMeter({
     store,
@@ -176,8 +187,9 @@ test("a journal line that is not a usage record is set aside; the gateway starts
   expect((await store.usage.find(first.requestId))?.costNanos).toBe(first.costNanos);
   expect((await store.usage.find(last.requestId))?.costNanos).toBe(last.costNanos);
   expect(await store.usage.find("req_journal_2")).toBeUndefined();
-  expect((await store.usage.balances()).get(account.id)).toBe((usd("100") - 4_000) as Nanos);
-  expect(await store.usage.journalSeq()).toBe(3);
+  expect((await store.usage.find(earlier.requestId))?.cacheWriteTokens).toBe(0);
+  expect((await store.usage.balances()).get(account.id)).toBe((usd("100") - 8_000) as Nanos);
+  expect(await store.usage.journalSeq()).toBe(4);
   expect(readFileSync(`${journalPath}.rejected`, "utf8")).toBe(`2\t${stray}\n`);
   await meter.close();
   await store.close();

@@ -8,7 +8,11 @@ import type { UsageSource } from "./record.ts";
 
 const finite = v.pipe(v.number(), v.finite());
 
-/** A record's fields as the stores write them; fields a later version adds pass unread. */
+/**
+ * A record's fields as the stores write them (usage/rows.ts): a field the row mapping gives a default
+ * may be absent, as in lines an earlier version wrote before the field existed; fields a later
+ * version adds pass unread.
+ */
 const JournalRecord = v.looseObject({
   requestId: v.pipe(v.string(), v.minLength(1)),
   clientRequestId: v.nullish(v.string()),
@@ -19,16 +23,18 @@ const JournalRecord = v.looseObject({
   stream: v.boolean(),
   status: finite,
   ...USAGE_COUNTS_FIELDS,
+  cacheWriteTokens: v.optional(finite),
+  cacheWrite1hTokens: v.optional(finite),
   costNanos: finite,
   usageSource: v.picklist(["reported", "counted", "estimated", "none"] satisfies UsageSource[]),
   channels: v.array(v.string()),
   latencyMs: finite,
-  ttfbMs: v.nullable(finite),
-  clientAddress: v.nullable(v.string()),
-  endUser: v.nullable(v.string()),
+  ttfbMs: v.nullish(finite),
+  clientAddress: v.nullish(v.string()),
+  endUser: v.nullish(v.string()),
   alias: v.optional(v.string()),
   cacheHit: v.optional(v.boolean()),
-  detail: v.nullable(v.record(v.string(), v.unknown())),
+  detail: v.nullish(v.record(v.string(), v.unknown())),
   createdAt: finite,
 });
 

@@ -75,13 +75,13 @@ export function toUsageRow(r: UsageRecord, id: string): NewUsageRow {
     usageSource: r.usageSource,
     channels: r.channels.join(","),
     latencyMs: r.latencyMs,
-    ttfbMs: r.ttfbMs,
-    clientAddress: r.clientAddress,
-    endUser: storableText(r.endUser),
+    ttfbMs: r.ttfbMs ?? null,
+    clientAddress: r.clientAddress ?? null,
+    endUser: storableText(r.endUser ?? null),
     // A journal line written before aliases existed has none.
     alias: r.alias ?? null,
     cacheHit: r.cacheHit ?? false,
-    detail: r.detail,
+    detail: r.detail ?? null,
     createdAt: r.createdAt,
   };
 }
