@@ -578,10 +578,15 @@ end
 -- Per key: spending today and reservations start from the ledger and the open tickets.
 local spentBefore, spentAfter, keys = 0, 0, {}
 for _, f in ipairs(redis.call('HKEYS', A)) do
-  local key = string.match(f, '^k:(.*):day$')
-  if key then keys[key] = true end
-  key = string.match(f, '^k:(.*):n$')
-  if key then keys[key] = true end
+  if string.find(f, '\\n', 1, true) then
+    -- Named after a ticket's whole record (its key and budgets), as seeds once read it: no key's.
+    redis.call('HDEL', A, f)
+  else
+    local key = string.match(f, '^k:(.*):day$')
+    if key then keys[key] = true end
+    key = string.match(f, '^k:(.*):n$')
+    if key then keys[key] = true end
+  end
 end
 for key in pairs(ledgerSpent) do keys[key] = true end
 for key in pairs(keyOwed) do keys[key] = true end
@@ -590,7 +595,8 @@ local tickets = redis.call('HGETALL', T)
 local res = 0
 for j = 1, #tickets, 2 do
   local sep = string.find(tickets[j + 1], '|', 1, true)
-  local r, key = tonumber(string.sub(tickets[j + 1], 1, sep - 1)), string.sub(tickets[j + 1], sep + 1)
+  -- The record's key is followed by its budgets' names (splitKey), as unhold reads it.
+  local r, key = tonumber(string.sub(tickets[j + 1], 1, sep - 1)), splitKey(string.sub(tickets[j + 1], sep + 1))
   res = res + r
   keyRes[key] = (keyRes[key] or 0) + r
   inFlight[key] = (inFlight[key] or 0) + 1

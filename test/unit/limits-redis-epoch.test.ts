@@ -1,12 +1,14 @@
 // The Redis limiter attached to a ledger (an in-memory stand-in for PostgreSQL's): a release counts
-// once whether the ledger held its record at the seed or not, however often it is sent; the
+// once whether the ledger held its record at the seed or not, however often it is sent, in every
+// figure it touches (balance, reservations, token windows, budgets), in its epoch or a new one; the
 // reconciliation puts a drifted account back to the ledger's figures and reports it; a copy of
 // another database is not trusted; and what a reconciliation of 1000 accounts costs.
 import { afterEach, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import type { AccountId } from "../../src/base/types.ts";
-import type { LedgerFigures, LimiterLedger } from "../../src/limits/limiter.ts";
+import type { BudgetSpec, LedgerFigures, LimiterLedger, Ticket } from "../../src/limits/limiter.ts";
+import type { RedisLimiter } from "../../src/limits/redis.ts";
 import { RedisKeys } from "../../src/limits/redis-keys.ts";
 import { acct, kid } from "../helpers/ids.ts";
 import { dropPrefix, limitRequest, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
@@ -176,5 +178,55 @@ describe("budgets across a loss of Redis's data", () => {
     // Rebuilt in a new epoch: the held ticket's 600 count again in the budget, so 600 more do not fit.
     expect(await limiter.acquire(request(600))).toMatchObject({ ok: false, refusal: "budget_exceeded" });
     expect((await limiter.acquire(request(400))).ok).toBe(true);
+  });
+});
+
+const MONTHLY: BudgetSpec = { name: "k:k1:monthly", period: "monthly", limit: nanos(1_000_000) };
+const DAILY: BudgetSpec = { name: "a:daily", period: "daily", limit: nanos(1_000_000) };
+
+/** An admission reserving 100 and holding 500 tokens in the key's and the account's windows, counted in two budgets. */
+async function admitIn(node: RedisLimiter): Promise<Ticket> {
+  const result = await node.acquire(
+    limitRequest(Date.now(), {
+      reserve: nanos(100),
+      tpm: 100_000,
+      accountTpm: 100_000,
+      tokens: 500,
+      budgets: [MONTHLY, DAILY],
+      seedBudget: async () => nanos(0),
+    }),
+  );
+  if (!result.ok) throw new Error(`refused: ${result.refusal}`);
+  return result.ticket;
+}
+
+describe("a reconciliation with tickets counted in budgets", () => {
+  test("a reconciliation while a ticket counted in budgets is in flight keeps its key's slot and reservation", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(acct(1), 1_000_000);
+    const node = await attached(ledger);
+    const t1 = await admitIn(node);
+    await node.rebase();
+    expect(await node.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
+      accountReserved: 100,
+      keyReserved: 100,
+      inFlight: 1,
+    });
+    // Every field of the account is the account's or one of its keys' (none named after a budget).
+    const client = new RedisClient(REDIS_URL);
+    try {
+      const fields = (await client.send("HKEYS", [
+        new RedisKeys(limiters.prefix).account(acct(1)).account,
+      ])) as string[];
+      expect(fields.filter((f) => f.includes("\n"))).toEqual([]);
+    } finally {
+      client.close();
+    }
+    await node.release(t1, nanos(60), Date.now(), 1, 200);
+    expect(await node.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
+      accountReserved: 0,
+      keyReserved: 0,
+      inFlight: 0,
+    });
   });
 });
