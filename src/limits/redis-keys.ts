@@ -59,6 +59,14 @@ export class RedisKeys {
     return `${this.prefix}:{acct:${accountId}}:b`;
   }
 
+  /**
+   * Sorted set: the numbered releases counted in the budgets ("<journal>|<seq>", scored by Redis ms),
+   * kept beside them (outside the epoch) so one sent again is not counted twice.
+   */
+  budgetReleases(accountId: AccountId): string {
+    return `${this.prefix}:{acct:${accountId}}:bc`;
+  }
+
   /** Hash: the generation (epoch) Redis's copy belongs to and the nodes that acknowledged it. */
   get epoch(): string {
     return `${this.prefix}:epoch`;

@@ -36,6 +36,11 @@
 //   B  hash  the budgets' periods: <budget>|s (the start of the period counted, ms) and <budget>|p
 //            (spent in it). Outside the generation (like W): a field missing is seeded from the
 //            store's usage records (SET_BUDGET) before the budget admits anything
+//   C  zset  "<journal>|<seq>" of every numbered release counted in B, scored by that time (Redis
+//            ms), kept `doneMs`. B outlives U (a seed prunes it, a new epoch drops it), so B
+//            remembers on its own which releases it counted: one sent again (a retry after a lost
+//            answer, the releases a node sends again in a new epoch) changes B once. C lives and
+//            is lost (or rolled back to a snapshot) with B
 // And one per prefix:
 //   G  hash  epoch, run (Redis's run_id when the epoch began), ledger (the store's id), since
 //            (Redis ms), ack:<node> (the epoch the node has re-registered its tickets in)
@@ -293,7 +298,7 @@ return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, k
 `;
 
 /**
- * KEYS A T L D U B [H...]; ARGV epoch dayOffsetMs doneMs journal n, then per release: ticketId
+ * KEYS A T L D U B C [H...]; ARGV epoch dayOffsetMs doneMs journal n, then per release: ticketId
  * keyId cost now seq tokens hashes budgets, then (name start end) per budget. Releases n tickets
  * of one account in one call (a node sends the releases settled in the same turn of its event loop
  * together: one round trip for them all), each exactly as if it were released alone, in order:
@@ -305,14 +310,18 @@ return {1, 0, count + 1, oldestLeavesIn(W, windowMs, now), bal, res + reserve, k
  *   normal path) once per journal|seq (U), and not at all when the ledger held the record at the
  *   last seed (seq <= A's j:<journal>: the seed's balance has it), while on an account not seeded
  *   yet it is only kept in U and the seed applies it; without a sequence once per ticket id (D);
- * - a release counted also counts its cost in each budget (B) in the period of the release.
+ * - the cost counts in each budget (B) in the period of the release once: without a sequence with
+ *   the debit (once per ticket id, D); with one once per journal|seq in C, which outlives U and the
+ *   epoch as B does. Its own record, not U's or the seed's: a replay after a seed pruned U, or in
+ *   a new epoch, is skipped by the debit (the seed's balance holds it) but B was never rebuilt
+ *   from that seed, and a first arrival after a seed that held its record is not in B yet.
  * A ticket whose lease expired is still debited (its reservation was already freed). An account of
  * an older epoch is started over in the caller's (the ledger rebuilds it). Returns -1, changing
  * nothing but the token windows, if the caller's epoch is older than the account's; else the
  * number of releases debited or kept for the seed (the others were already counted).
  */
 const RELEASE = `
-local A, T, L, D, U, B = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local A, T, L, D, U, B, C = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local epoch, offsetMs, doneMs, journal = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local n = tonumber(ARGV[5])
 -- Each release's first argument; the token windows are set first, whatever the epoch.
@@ -332,13 +341,19 @@ if g > 0 then enter(A, T, L, U, D, epoch) end
 local at = clock()
 local seeded = redis.call('HEXISTS', A, 'rev') == 1
 local held = tonumber(redis.call('HGET', A, 'j:' .. journal) or '0')
-local trim = false
+local trim, marked = false, false
 local function one(o)
   local id, key, cost, seq = ARGV[o], ARGV[o + 1], ARGV[o + 2], ARGV[o + 4]
   local now = pick(ARGV[o + 3], at)
   local day = dayOf(now, offsetMs)
   local nb = tonumber(ARGV[o + 7])
-  local function spendBudgets()
+  -- \`mark\`: the journal|seq of a numbered release, counted only if C does not hold it yet.
+  local function spendBudgets(mark)
+    if nb == 0 then return end
+    if mark then
+      if redis.call('ZADD', C, 'NX', at, mark) == 0 then return end
+      marked = true
+    end
     for i = 1, nb do
       local b = o + 8 + (i - 1) * 3
       spendIn(B, ARGV[b], tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2]), now, cost)
@@ -356,7 +371,8 @@ local function one(o)
   unhold(A, T, L, id)
   local field = journal .. '|' .. seq
   if redis.call('HEXISTS', U, field) == 1 then return 0 end
-  spendBudgets()
+  -- Before the ledger's skip below, which is about the balance only: C decides for the budgets.
+  spendBudgets(field)
   if seeded and tonumber(seq) <= held then return 0 end
   redis.call('HSET', U, field, cost .. '|' .. key .. '|' .. int(day))
   if seeded then debit(A, key, cost, day) end
@@ -365,6 +381,10 @@ end
 local counted = 0
 for r = 1, n do counted = counted + one(starts[r]) end
 if trim then redis.call('ZREMRANGEBYSCORE', D, '-inf', at - doneMs) end
+if marked then
+  redis.call('ZREMRANGEBYSCORE', C, '-inf', at - doneMs)
+  redis.call('PEXPIRE', C, doneMs)
+end
 return counted
 `;
 

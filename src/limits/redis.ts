@@ -556,6 +556,7 @@ export class RedisLimiter implements Limiter {
       keys.done,
       keys.unstored,
       this.#keys.budgets(accountId),
+      this.#keys.budgetReleases(accountId),
     ];
     const args = [String(epoch), this.#offsetMs, String(this.#doneMs), this.#ledger?.journal ?? "", "0"];
     const sent: Held[] = [];

@@ -8,7 +8,7 @@ import { nanos } from "../../src/base/money.ts";
 import type { AcquireRequest, BudgetSpec, Limiter } from "../../src/limits/limiter.ts";
 import { MemoryLimiter } from "../../src/limits/memory.ts";
 import { BudgetCalendar } from "../../src/limits/periods.ts";
-import { acct } from "../helpers/ids.ts";
+import { acct, kid } from "../helpers/ids.ts";
 import { limitRequest, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let redis = new RedisLimiters();
@@ -130,6 +130,21 @@ for (const [name, make] of Object.entries(FACTORIES)) {
       const figures = await limiter.budget?.(acct(1), monthly[0] as BudgetSpec, MAY_END);
       expect(figures).toMatchObject({ spent: 1_000, reserved: 0 });
       expect((await limiter.acquire(request(MAY_END, 1, monthly))).ok).toBe(false);
+    });
+
+    test("a release applied twice counts once in every budget, in its token windows and its balance", async () => {
+      const limiter = await make(UTC());
+      await limiter.setBalance(acct(1), nanos(1_000_000), 1);
+      const both = [budget("monthly", 1_000), budget("daily", 1_000, "a:daily")];
+      const admitted = await limiter.acquire({ ...request(MAY_END, 100, both), tpm: 10_000, tokens: 500 });
+      if (!admitted.ok) throw new Error("must pass");
+      await limiter.release(admitted.ticket, nanos(60), MAY_END, undefined, 200);
+      await limiter.release(admitted.ticket, nanos(60), MAY_END, undefined, 200);
+      for (const spec of both)
+        expect(await limiter.budget?.(acct(1), spec, MAY_END)).toMatchObject({ spent: 60, reserved: 0 });
+      expect((await limiter.snapshot(kid("k1"), acct(1), MAY_END)).balance).toBe(nanos(1_000_000 - 60));
+      const rate = await limiter.peek(kid("k1"), acct(1), null, MAY_END, { tpm: 10_000, accountTpm: null });
+      expect(rate.tokens).toMatchObject({ remaining: 10_000 - 200 });
     });
 
     test("months turn over on the configured reset day in the configured zone", async () => {

@@ -4,6 +4,9 @@
 // reconciliation puts a drifted account back to the ledger's figures and reports it; a copy of
 // another database is not trusted; and what a reconciliation of 1000 accounts costs.
 import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { RedisClient } from "bun";
 import { nanos } from "../../src/base/money.ts";
 import type { AccountId } from "../../src/base/types.ts";
@@ -11,7 +14,8 @@ import type { BudgetSpec, LedgerFigures, LimiterLedger, Ticket } from "../../src
 import type { RedisLimiter } from "../../src/limits/redis.ts";
 import { RedisKeys } from "../../src/limits/redis-keys.ts";
 import { acct, kid } from "../helpers/ids.ts";
-import { dropPrefix, limitRequest, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
+import { waitFor } from "../helpers/wait.ts";
+import { dropPrefix, limitRequest, PrivateRedis, REDIS_URL, RedisLimiters } from "./limits-redis-fixture.ts";
 
 let limiters = new RedisLimiters();
 afterEach(async () => {
@@ -181,6 +185,49 @@ describe("budgets across a loss of Redis's data", () => {
   });
 });
 
+/** Every figure a release touches, read back: the account's, the key's, both token windows, both budgets. */
+async function touched(node: RedisLimiter, prefix: string, url = REDIS_URL) {
+  const snap = await node.snapshot(kid("k1"), acct(1), Date.now());
+  const budget = async (spec: BudgetSpec) => {
+    const b = await node.budget(acct(1), spec, Date.now());
+    return b && { spent: Number(b.spent), reserved: Number(b.reserved) };
+  };
+  const keys = new RedisKeys(prefix);
+  const client = new RedisClient(url);
+  try {
+    const tokens = async (h: string) => Number(await client.send("HGET", [h, "sum"]));
+    return {
+      balance: Number(snap.balance),
+      accountReserved: Number(snap.accountReserved),
+      keyReserved: Number(snap.keyReserved),
+      inFlight: snap.inFlight,
+      spentToday: Number(snap.spentToday),
+      keyTokens: await tokens(keys.tokens(acct(1), kid("k1")).h),
+      accountTokens: await tokens(keys.tokens(acct(1)).h),
+      monthly: await budget(MONTHLY),
+      daily: await budget(DAILY),
+    };
+  } finally {
+    client.close();
+  }
+}
+
+/** The figures once releases costing `cost` and using `tokens` in all each counted once, nothing held (balance 1,000,000 before). */
+function countedOnce(cost: number, tokens: number) {
+  const budget = { spent: cost, reserved: 0 };
+  return {
+    balance: 1_000_000 - cost,
+    accountReserved: 0,
+    keyReserved: 0,
+    inFlight: 0,
+    spentToday: cost,
+    keyTokens: tokens,
+    accountTokens: tokens,
+    monthly: budget,
+    daily: budget,
+  };
+}
+
 const MONTHLY: BudgetSpec = { name: "k:k1:monthly", period: "monthly", limit: nanos(1_000_000) };
 const DAILY: BudgetSpec = { name: "a:daily", period: "daily", limit: nanos(1_000_000) };
 
@@ -199,6 +246,84 @@ async function admitIn(node: RedisLimiter): Promise<Ticket> {
   if (!result.ok) throw new Error(`refused: ${result.refusal}`);
   return result.ticket;
 }
+
+describe("a numbered release sent again changes every figure once", () => {
+  test("alone and batched, and again after a reconciliation took it out of U (budgets included)", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(acct(1), 1_000_000);
+    const node = await attached(ledger);
+    const [t1, t2, t3] = [await admitIn(node), await admitIn(node), await admitIn(node)];
+    if (!t1 || !t2 || !t3) throw new Error("three tickets");
+    const sendT1 = () => node.release(t1, nanos(60), Date.now(), 1, 200);
+    // t2 and t3 settle in one turn: one RELEASE script carries both.
+    const sendBatch = () =>
+      Promise.all([
+        node.release(t2, nanos(40), Date.now(), 2, 100),
+        node.release(t3, nanos(30), Date.now(), 3, 50),
+      ]);
+    const once = countedOnce(130, 350);
+    await sendT1();
+    await sendT1(); // a retry after a lost reply
+    await sendBatch();
+    await sendBatch(); // the batch retried
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+
+    // The ledger stores records 1-3 and a reconciliation seeds the account (U forgets them): sent
+    // again now, alone and batched, they still change nothing.
+    ledger.balances.set(acct(1), 999_870);
+    ledger.spent.push({ keyId: kid("k1"), accountId: acct(1), spent: nanos(130) });
+    ledger.stored = 3;
+    await node.rebase();
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+    await sendT1();
+    await sendBatch();
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+
+    // Record 4 reaches the ledger (and a seed) before its release reaches Redis: the balance and
+    // the day's spending have it from the seed, the budgets (seeded before it was stored) count it
+    // when it arrives, once however often it is sent.
+    const t4 = await admitIn(node);
+    ledger.balances.set(acct(1), 999_845);
+    ledger.spent[0] = { keyId: kid("k1"), accountId: acct(1), spent: nanos(155) };
+    ledger.stored = 4;
+    await node.rebase();
+    await node.release(t4, nanos(25), Date.now(), 4, 10);
+    await node.release(t4, nanos(25), Date.now(), 4, 10);
+    expect(await touched(node, limiters.prefix)).toEqual(countedOnce(155, 360));
+  });
+
+  test("after an epoch change: the releases the ledger lacks are sent again in the new epoch, counted once", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(acct(1), 1_000_000);
+    const node = await attached(ledger);
+    const t1 = await admitIn(node);
+    const t2 = await admitIn(node);
+    await node.release(t1, nanos(60), Date.now(), 1, 200);
+    await node.release(t2, nanos(40), Date.now(), 2, 100);
+    const once = countedOnce(100, 300);
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+
+    // Another node moved the ledger's epoch on (it found Redis restarted from its disk, the
+    // budgets and token windows kept): this node enters the new epoch and sends records 1 and 2
+    // again (the ledger does not hold them yet); the seed counts them from U.
+    ledger.epoch += 1;
+    await node.rebase();
+    expect(node.epoch).toBe(ledger.epoch);
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+    // A retry in the new epoch, then once more after the ledger stored them and a reseed.
+    await node.release(t1, nanos(60), Date.now(), 1, 200);
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+    ledger.balances.set(acct(1), 999_900);
+    ledger.spent.push({ keyId: kid("k1"), accountId: acct(1), spent: nanos(100) });
+    ledger.stored = 2;
+    await node.rebase();
+    await Promise.all([
+      node.release(t1, nanos(60), Date.now(), 1, 200),
+      node.release(t2, nanos(40), Date.now(), 2, 100),
+    ]);
+    expect(await touched(node, limiters.prefix)).toEqual(once);
+  });
+});
 
 describe("a reconciliation with tickets counted in budgets", () => {
   test("a reconciliation while a ticket counted in budgets is in flight keeps its key's slot and reservation", async () => {
@@ -228,5 +353,37 @@ describe("a reconciliation with tickets counted in budgets", () => {
       keyReserved: 0,
       inFlight: 0,
     });
+  });
+});
+
+describe("Redis restarted from its last snapshot", () => {
+  test("the releases sent again in the new epoch count once in the budgets the snapshot kept, and in those it lacked", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "modelgate-relbudget-"));
+    const redis = await PrivateRedis.start(undefined, { dir });
+    const node = await limiters.make({ url: redis.url, heartbeatMs: 3_600_000, epochWatchMs: 3_600_000 });
+    try {
+      const ledger = new FakeLedger();
+      ledger.balances.set(acct(1), 1_000_000);
+      node.attach(ledger);
+      await node.rebase();
+      const t1 = await admitIn(node);
+      const t2 = await admitIn(node);
+      await node.release(t1, nanos(60), Date.now(), 1, 200);
+      await redis.send("SAVE"); // the snapshot holds record 1 in the budgets, not record 2
+      await node.release(t2, nanos(40), Date.now(), 2, 100);
+      await redis.kill();
+      await redis.restart();
+      // Another run of Redis: a new epoch, where the node sends records 1 and 2 again (the ledger
+      // holds neither) and the seed rebuilds the balance from the ledger and them.
+      await waitFor("the node to rebuild Redis in a new epoch", async () => {
+        await node.rebase().catch(() => undefined);
+        return node.epoch > 1;
+      });
+      expect(await touched(node, limiters.prefix, redis.url)).toEqual(countedOnce(100, 300));
+    } finally {
+      await node.close();
+      await redis.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

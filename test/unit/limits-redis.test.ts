@@ -308,6 +308,7 @@ describe("releases and seeding", () => {
       balance: 10_000 - 615,
       inFlight: 0,
     });
+    expect(await node.budget(acct(1), weekly, Date.now())).toMatchObject({ spent: 100 + 102 + 104 });
   });
 
   test("three nodes reseeding after the data is lost converge exactly to the store's figures", async () => {
