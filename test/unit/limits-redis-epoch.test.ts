@@ -325,6 +325,55 @@ describe("a numbered release sent again changes every figure once", () => {
   });
 });
 
+describe("what Redis keeps to count a release once in the budgets", () => {
+  test("only numbered releases counted in a budget, each kept doneMs (pruned, and the set expires)", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(acct(1), 1_000_000);
+    const doneMs = 300;
+    const node = await limiters.make({ heartbeatMs: 3_600_000, epochWatchMs: 3_600_000, doneMs });
+    node.attach(ledger);
+    await node.rebase();
+    const C = new RedisKeys(limiters.prefix).budgetReleases(acct(1));
+    const client = new RedisClient(REDIS_URL);
+    try {
+      const members = async () => (await client.send("ZRANGE", [C, "0", "-1"])) as string[];
+      const plain = async () => {
+        const result = await node.acquire(limitRequest(Date.now(), { reserve: nanos(100) }));
+        if (!result.ok) throw new Error(`refused: ${result.refusal}`);
+        return result.ticket;
+      };
+      // In one script: a release in no budget, one in two budgets, one without a journal number.
+      const [t1, t2, t3] = [await plain(), await admitIn(node), await admitIn(node)];
+      await Promise.all([
+        node.release(t1, nanos(10), Date.now(), 1),
+        node.release(t2, nanos(20), Date.now(), 2),
+        node.release(t3, nanos(30), Date.now()),
+      ]);
+      expect(await members()).toEqual(["j1|2"]);
+      const ttl = Number(await client.send("PTTL", [C]));
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(doneMs);
+      for (const spec of [MONTHLY, DAILY])
+        expect(await node.budget(acct(1), spec, Date.now())).toMatchObject({ spent: 50, reserved: 0 });
+
+      // Kept past its expiry (as if releases kept coming), an entry older than doneMs goes with the next one.
+      await client.send("PERSIST", [C]);
+      const markedAt = Number(await client.send("ZSCORE", [C, "j1|2"]));
+      await waitFor("doneMs to pass on Redis's clock", async () => {
+        const [s, us] = (await client.send("TIME", [])) as string[];
+        return Number(s) * 1000 + Math.floor(Number(us) / 1000) > markedAt + doneMs;
+      });
+      await node.release(await admitIn(node), nanos(40), Date.now(), 3);
+      expect(await members()).toEqual(["j1|3"]);
+      await waitFor("the set to expire with no release counted in a budget", async () => {
+        return Number(await client.send("EXISTS", [C])) === 0;
+      });
+    } finally {
+      client.close();
+    }
+  });
+});
+
 describe("a reconciliation with tickets counted in budgets", () => {
   test("a reconciliation while a ticket counted in budgets is in flight keeps its key's slot and reservation", async () => {
     const ledger = new FakeLedger();
@@ -352,6 +401,40 @@ describe("a reconciliation with tickets counted in budgets", () => {
       accountReserved: 0,
       keyReserved: 0,
       inFlight: 0,
+    });
+  });
+
+  test("the fields an older seed named after a ticket's whole record are dropped by the next seed", async () => {
+    const ledger = new FakeLedger();
+    ledger.balances.set(acct(1), 1_000_000);
+    const node = await attached(ledger);
+    await admitIn(node);
+    const A = new RedisKeys(limiters.prefix).account(acct(1)).account;
+    const client = new RedisClient(REDIS_URL);
+    try {
+      // As a seed that took the ticket's key and budgets for its key wrote them.
+      const stale = `k:k1\n${MONTHLY.name}\n${DAILY.name}:`;
+      await client.send("HSET", [
+        A,
+        `${stale}day`,
+        "20000",
+        `${stale}spent`,
+        "0",
+        `${stale}res`,
+        "100",
+        `${stale}n`,
+        "1",
+      ]);
+      await node.rebase();
+      const fields = (await client.send("HKEYS", [A])) as string[];
+      expect(fields.filter((f) => f.includes("\n"))).toEqual([]);
+    } finally {
+      client.close();
+    }
+    expect(await node.snapshot(kid("k1"), acct(1), Date.now())).toMatchObject({
+      accountReserved: 100,
+      keyReserved: 100,
+      inFlight: 1,
     });
   });
 });
