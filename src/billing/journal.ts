@@ -175,6 +175,11 @@ export interface JournalSink<T> {
   commit(items: readonly T[], seq?: number): Promise<unknown>;
 }
 
+/** The lines of a file (none when it does not exist). */
+function linesIn(path: string): Set<string> {
+  return new Set(existsSync(path) ? readFileSync(path, "utf8").split("\n") : []);
+}
+
 /**
  * Stores the journal's entries the sink has not received, `batch` per transaction, then empties
  * the journal (numbering continues after the last stored number). Returns how many were stored.
@@ -187,10 +192,13 @@ export async function replayJournal<T>(
 ): Promise<number> {
   const stored = await sink.journalSeq();
   const missing = journal.entries().filter((entry) => entry.seq > stored);
+  let setAsideBefore: Set<string> | undefined;
   const readable = missing.filter((entry) => {
     const problem = problemOf(entry.item);
-    if (problem !== undefined) setAside(journal.path, entry, problem);
-    return problem === undefined;
+    if (problem === undefined) return true;
+    setAsideBefore ??= linesIn(`${journal.path}.rejected`);
+    setAside(journal.path, entry, problem, setAsideBefore);
+    return false;
   });
   for (let i = 0; i < readable.length; i += batch) {
     const chunk = readable.slice(i, i + batch);
@@ -205,11 +213,14 @@ export async function replayJournal<T>(
 
 /**
  * Keeps a journal line that is not a record (another version's shape, a hand edit) in
- * `JOURNAL.rejected` for the operator, instead of failing every replay and so every start.
+ * `JOURNAL.rejected` for the operator, instead of failing every replay and so every start. Once:
+ * a replay whose commit failed (and so the start) sets the same lines aside at the next start,
+ * and the operator must find each record there once, not store it twice.
  */
-function setAside<T>(path: string, entry: JournalEntry<T>, problem: string): void {
+function setAside<T>(path: string, entry: JournalEntry<T>, problem: string, before: Set<string>): void {
   const rejected = `${path}.rejected`;
-  appendFileSync(rejected, `${entry.seq}\t${JSON.stringify(entry.item)}\n`);
+  const line = `${entry.seq}\t${JSON.stringify(entry.item)}`;
+  if (!before.has(line)) appendFileSync(rejected, `${line}\n`);
   log("error", "usage journal: a line is not a usage record; it was set aside, not stored", {
     journal: path,
     seq: entry.seq,

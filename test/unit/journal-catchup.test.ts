@@ -83,3 +83,22 @@ test("a line that is not a record is set aside for the operator; the others are 
   expect(readFileSync(`${path}.rejected`, "utf8")).toBe('3\t"r3"\n');
   expect(await catchUpJournal(path, store, 2, notR3)).toBe(0);
 });
+
+test("a line set aside by a replay whose store commit failed is set aside once, however often it is replayed", async () => {
+  const path = crashedJournal(4);
+  const store = sink(0);
+  const commit = store.commit;
+  let down = true;
+  store.commit = async (items, last) => {
+    if (down) throw new Error("the store is down");
+    return commit(items, last);
+  };
+  const notR2 = (item: unknown) => (item === "r2" ? "r2 is not a record" : undefined);
+  // The start fails (the store is down) and is tried again, twice.
+  await expect(catchUpJournal(path, store, 10, notR2)).rejects.toThrow("the store is down");
+  await expect(catchUpJournal(path, store, 10, notR2)).rejects.toThrow("the store is down");
+  down = false;
+  expect(await catchUpJournal(path, store, 10, notR2)).toBe(3);
+  expect(store.items).toEqual(["r1", "r3", "r4"]);
+  expect(readFileSync(`${path}.rejected`, "utf8")).toBe('2\t"r2"\n');
+});
