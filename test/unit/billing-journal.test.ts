@@ -12,13 +12,13 @@ import { createKey } from "../../src/admin/keys.ts";
 import type { Nanos } from "../../src/base/types.ts";
 import { UsageFeed } from "../../src/billing/feed.ts";
 import { Journal } from "../../src/billing/journal.ts";
-import { LedgerMeter } from "../../src/billing/ledger.ts";
+import { LedgerMeter, STORE_BATCH, STORE_THREAD_BATCH } from "../../src/billing/ledger.ts";
 import { StoreThread } from "../../src/billing/store-thread.ts";
 import { BillingSchema } from "../../src/config/prices.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import type { UsageRecord } from "../../src/store/usage/record.ts";
 import { acct, kid, mid } from "../helpers/ids.ts";
-import { usd } from "./billing-fixture.ts";
+import { admitInput, principalOf, usage, usd } from "./billing-fixture.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -242,6 +242,70 @@ test("journal lines and plain records are committed on the thread, each batch on
   } finally {
     await thread.close();
     journal.close();
+    await store.close();
+  }
+});
+
+test("commits made on the event loop (the store thread not ready) keep to its batch size; the thread's are larger", async () => {
+  const dir = tempDir();
+  const dbPath = join(dir, "modelgate.db");
+  const store = openSqliteStore(dbPath);
+  await store.migrate();
+  const account = await store.createAccount("acme", usd("100"));
+  const here: number[] = [];
+  const commit = store.usage.commit.bind(store.usage);
+  store.usage.commit = (records, seq, batchId) => {
+    here.push(records.length);
+    return commit(records, seq, batchId);
+  };
+  // A thread that is not ready until the test says so, committing through the same store.
+  const onThread: number[] = [];
+  const thread = {
+    ready: false,
+    start() {},
+    commit(records: readonly UsageRecord[], seq?: number, _lines?: string, batchId?: string) {
+      onThread.push(records.length);
+      return commit(records, seq, batchId);
+    },
+    async close() {},
+  };
+  const meter = new LedgerMeter({
+    store,
+    feed: new UsageFeed(),
+    billing: v.parse(BillingSchema, {}),
+    pollMs: 0,
+    journalPath: join(dir, "usage.log"),
+    thread: thread as unknown as StoreThread,
+  });
+  await meter.start();
+  const principal = principalOf(account);
+  const settleMany = async (n: number) => {
+    const worst = { kind: "text", inputTokens: 10, maxOutputTokens: 10 } as const;
+    const admitted = await Promise.all(
+      Array.from({ length: n }, () => meter.admit(admitInput(principal, "modelx-5.4-mini", worst))),
+    );
+    await Promise.all(
+      admitted.map((a) =>
+        a.settle({
+          status: 200,
+          usage: usage({ inputTokens: 10, outputTokens: 10 }),
+          source: "reported",
+          channels: [],
+        }),
+      ),
+    );
+    await meter.flush();
+  };
+  try {
+    await settleMany(600);
+    expect(here.reduce((a, b) => a + b, 0)).toBe(600);
+    expect(Math.max(...here)).toBe(STORE_BATCH);
+    thread.ready = true;
+    await settleMany(1_200);
+    expect(onThread.reduce((a, b) => a + b, 0)).toBe(1_200);
+    expect(Math.max(...onThread)).toBe(STORE_THREAD_BATCH);
+  } finally {
+    await meter.close();
     await store.close();
   }
 });
