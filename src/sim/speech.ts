@@ -7,7 +7,7 @@
 // it does not encode (opus, aac, flac) are refused with a 400 naming the three it does. Served over
 // HTTP (`modelgate sim`) and in process by the `sim` channel kind.
 
-import { Mp3Encoder } from "@breezystack/lamejs";
+import type { Mp3Encoder } from "@breezystack/lamejs";
 import { findModel } from "../catalog/models.ts";
 import { countTokens } from "../catalog/tokenizer.ts";
 import { speech } from "../endpoints/speech/index.ts";
@@ -72,9 +72,13 @@ export function wavHeader(samples: number): Uint8Array {
 }
 
 /** The encoded audio, a quarter second at a time (the WAV header first, the MP3 flush last). */
-function* audioChunks(body: SpeechBody, seed: number): Generator<Uint8Array> {
+function* audioChunks(
+  body: SpeechBody,
+  seed: number,
+  mp3: typeof Mp3Encoder | undefined,
+): Generator<Uint8Array> {
   const total = speechSamples(characterCount(body.input), body.speed);
-  const encoder = body.response_format === "mp3" ? new Mp3Encoder(1, SIM_SPEECH_RATE, 48) : undefined;
+  const encoder = mp3 === undefined ? undefined : new mp3(1, SIM_SPEECH_RATE, 48);
   if (body.response_format === "wav") yield wavHeader(total);
   for (let start = 0; start < total; start += CHUNK_SAMPLES) {
     const samples = pcm(body.input, seed, total, start, Math.min(CHUNK_SAMPLES, total - start));
@@ -133,7 +137,9 @@ export async function simSpeech(request: Request, seed: number): Promise<Respons
       `simulator: response_format ${format} is not produced by the simulator; it produces ${PRODUCED.join(", ")}`,
     );
   }
-  const chunks = audioChunks(body, seed);
+  // The encoder (~250 KB of JavaScript) is loaded by the first mp3 request, not at start-up.
+  const mp3 = format === "mp3" ? (await import("@breezystack/lamejs")).Mp3Encoder : undefined;
+  const chunks = audioChunks(body, seed, mp3);
   if (body.stream_format === "sse") {
     const model = findModel(body.model)?.speech;
     if (model !== undefined && !model.sse)

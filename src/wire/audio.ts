@@ -2,7 +2,6 @@
 // name): one of the types OpenAI's speech-to-text reference lists (flac, mp3, mp4, mpeg, mpga,
 // m4a, ogg, wav, webm), its duration read from the container, and a file cut short refused. Each
 // problem is a 400 naming `file` and the fix.
-import { parseBuffer } from "music-metadata";
 import { GatewayError } from "./errors.ts";
 
 /** The audio types the reference accepts, as a refusal lists them. */
@@ -40,6 +39,9 @@ function bad(message: string): GatewayError {
 /** Recognises `bytes` as an accepted audio file with a duration; a 400 naming `file` otherwise. */
 export async function readAudio(bytes: Uint8Array): Promise<AudioFile> {
   if (bytes.byteLength === 0) throw bad(`file is empty; upload a ${AUDIO_TYPES} file`);
+  // music-metadata and its parsers (~200 KB of JavaScript) are loaded by the first upload, outside
+  // the try below: a chunk that failed to load is not a client's bad file.
+  const { parseBuffer } = await import("music-metadata");
   let container: string | undefined;
   let duration: number | undefined;
   let warnings: string[];
