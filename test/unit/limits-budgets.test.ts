@@ -182,4 +182,38 @@ describe("budget calendar", () => {
     expect(new Date(feb.end).toISOString()).toBe("2026-03-28T00:00:00.000Z");
     expect(utc.bounds("total", 5)).toEqual({ start: 0, end: Number.MAX_SAFE_INTEGER });
   });
+
+  test("UTC, read from Date without Intl, gives the bounds Intl gives for the same zone", () => {
+    // "Etc/UTC" is the same zone under another name, so it still goes through Intl.DateTimeFormat.
+    const options = [
+      { weekStart: "monday", monthResetDay: 1 },
+      { weekStart: "sunday", monthResetDay: 28 },
+      { weekStart: "thursday", monthResetDay: 15 },
+    ] as const;
+    // Instants around midnights, month and year ends, a leap day, and one every ~3.7 days over years.
+    const instants = [
+      "2024-02-29T23:59:59.999Z",
+      "2024-03-01T00:00:00.000Z",
+      "2025-12-31T23:59:59.999Z",
+      "2026-01-01T00:00:00.000Z",
+      "2026-03-28T00:00:00.000Z",
+    ].map(Date.parse);
+    for (
+      let t = Date.parse("2023-01-01T00:00:00Z");
+      t < Date.parse("2028-01-01T00:00:00Z");
+      t += 3.7 * 86_400_000
+    )
+      instants.push(Math.floor(t));
+    for (const option of options) {
+      const date = new BudgetCalendar({ timeZone: "UTC", ...option });
+      const intl = new BudgetCalendar({ timeZone: "Etc/UTC", ...option });
+      for (const at of instants) {
+        for (const period of ["daily", "weekly", "monthly"] as const) {
+          const viaDate = date.bounds(period, at);
+          const viaIntl = intl.bounds(period, at);
+          expect({ period, at, ...viaDate }).toEqual({ period, at, ...viaIntl });
+        }
+      }
+    }
+  });
 });
