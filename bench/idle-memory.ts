@@ -8,8 +8,16 @@
 // is measured again once that request has settled. The medians side by side with the load
 // average, so builds can be compared in one run.
 //
-//   bun bench/idle-memory.ts --bin PATH [--bin PATH ...] [--rounds N] [--settle-ms MS]
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// The executable's resident pages depend on how its file sits in the page cache, not only on what
+// the process touches: a fault maps the whole cached folio around it, and a file read whole (or
+// just written by the compiler) is cached in larger folios than one paged in by a fresh start. Two
+// builds of the same source measured 63.3 and 60.8 MB that way (2026-11-27). So before each start
+// the file's cached pages are dropped (`dd iflag=nocache`, after an fsync) and the process pages it
+// in as after a reboot; `--warm` leaves the cache as it is. `--floor` also measures, the same way
+// and in the same rounds, a compiled bare `Bun.serve` answering "ok": what any Bun server holds.
+//
+//   bun bench/idle-memory.ts --bin PATH [--bin PATH ...] [--rounds N] [--settle-ms MS] [--warm] [--floor]
+import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -24,6 +32,8 @@ const { values } = parseArgs({
     bin: { type: "string", multiple: true },
     rounds: { type: "string" },
     "settle-ms": { type: "string" },
+    warm: { type: "boolean" },
+    floor: { type: "boolean" },
   },
   strict: true,
 });
@@ -120,6 +130,18 @@ async function firstStreamTtfb(base: string, key: string): Promise<number> {
   }
 }
 
+/** Drops the file's pages from the page cache (written back first: dirty pages cannot be dropped). */
+async function dropCachedPages(file: string): Promise<void> {
+  const fd = openSync(file, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const dd = await runBounded(["dd", `if=${file}`, "iflag=nocache", "count=0", "status=none"], 10_000);
+  if (dd.code !== 0) throw new Error(`dd iflag=nocache ${file} failed: ${dd.stderr}`);
+}
+
 async function measureOnce(bin: string, dir: string, upstreamPort: number): Promise<Sample> {
   const port = freePort();
   const run = mkdtempSync(join(dir, "serve-"));
@@ -129,6 +151,8 @@ async function measureOnce(bin: string, dir: string, upstreamPort: number): Prom
     `[server]\nlisten = "127.0.0.1:${port}"\n\n[store]\nurl = "sqlite://${join(run, "modelgate.db")}"\n\n[bootstrap]\nenabled = false\n\n[[channels]]\nkind = "openai-chat"\nname = "idle"\nbase_url = "http://127.0.0.1:${upstreamPort}/v1"\nmodels = ["modelx-5.5"]\n`,
   );
   const key = await provisionBenchKey(bin, configFile);
+  const executable = (await runBounded(["readlink", "-f", bin], 5000)).stdout.trim();
+  if (!values.warm) await dropCachedPages(executable);
   const proc = spawnPinned({
     name: "serve",
     cmd: [bin, "serve", "--config", configFile],
@@ -139,11 +163,41 @@ async function measureOnce(bin: string, dir: string, upstreamPort: number): Prom
     const listening = () => readFileSync(proc.logFile, "utf8").includes('"msg":"modelgate listening"');
     await waitReady(proc, async () => listening());
     await Bun.sleep(settleMs);
-    const executable = (await runBounded(["readlink", "-f", bin], 5000)).stdout.trim();
     const idle = memorySplit(proc.pid, executable);
     const firstTtfbMs = await firstStreamTtfb(`http://127.0.0.1:${port}`, key);
     await Bun.sleep(settleMs);
     return { idle, firstTtfbMs, afterFirstMb: memorySplit(proc.pid, executable).rssMb };
+  } finally {
+    await proc.stop();
+  }
+}
+
+const FLOOR_SOURCE = `const server = Bun.serve({ hostname: "127.0.0.1", port: Number(process.argv[2]), fetch: () => new Response("ok") });
+console.log("listening on", server.port);
+`;
+
+/** Compiles the bare Bun.serve of `--floor` with the Bun running this script. */
+async function buildFloor(dir: string): Promise<string> {
+  const source = join(dir, "floor.ts");
+  const outfile = join(dir, "bun-serve-floor");
+  writeFileSync(source, FLOOR_SOURCE);
+  const build = await runBounded(
+    [process.execPath, "build", "--compile", "--minify", source, "--outfile", outfile],
+    120_000,
+  );
+  if (build.code !== 0) throw new Error(`compiling the floor failed: ${build.stderr}`);
+  return outfile;
+}
+
+/** The floor's idle memory, measured as a build's is (its first request is not measured). */
+async function measureFloor(floor: string, dir: string): Promise<MemorySplit> {
+  const port = freePort();
+  if (!values.warm) await dropCachedPages(floor);
+  const proc = spawnPinned({ name: "floor", cmd: [floor, String(port)], core: TARGET_CORE, dir });
+  try {
+    await waitReady(proc, async () => readFileSync(proc.logFile, "utf8").includes("listening on"));
+    await Bun.sleep(settleMs);
+    return memorySplit(proc.pid, floor);
   } finally {
     await proc.stop();
   }
@@ -157,10 +211,14 @@ const upstream = await startBenchUpstream(dir);
 try {
   const loadBefore = load();
   const samples: Sample[][] = bins.map(() => []);
-  for (let r = 0; r < rounds; r++)
+  const floor = values.floor ? await buildFloor(dir) : undefined;
+  const floorSamples: MemorySplit[] = [];
+  for (let r = 0; r < rounds; r++) {
     for (const [i, bin] of bins.entries()) samples[i]?.push(await measureOnce(bin, dir, upstream.port));
+    if (floor !== undefined) floorSamples.push(await measureFloor(floor, dir));
+  }
   console.log(
-    `idle memory of \`serve\`, ${settleMs} ms after listening; median of ${rounds} rounds, alternating`,
+    `idle memory of \`serve\`, ${settleMs} ms after listening; median of ${rounds} rounds, alternating; ${values.warm ? "page cache as it was" : "the executable's cached pages dropped before each start"}`,
   );
   console.log(`load average ${loadBefore} before, ${load()} after`);
   console.log(
@@ -175,6 +233,13 @@ try {
     const after = median(s.map((x) => x.afterFirstMb)).toFixed(1);
     console.log(
       `| ${bin} | ${m("rssMb")} | ${m("executableMb")} | ${m("executableCodeMb")} | ${m("executableRodataMb")} | ${m("executableRwMb")} | ${m("otherFilesMb")} | ${m("anonymousMb")} | ${m("brkHeapMb")} | ${each} | ${ttfb} | ${after} |`,
+    );
+  }
+  if (floorSamples.length > 0) {
+    const m = (key: keyof MemorySplit) => median(floorSamples.map((x) => x[key])).toFixed(1);
+    const each = floorSamples.map((x) => x.rssMb.toFixed(1)).join(", ");
+    console.log(
+      `| floor: a compiled bare Bun.serve | ${m("rssMb")} | ${m("executableMb")} | ${m("executableCodeMb")} | ${m("executableRodataMb")} | ${m("executableRwMb")} | ${m("otherFilesMb")} | ${m("anonymousMb")} | ${m("brkHeapMb")} | ${each} | – | – |`,
     );
   }
 } finally {
