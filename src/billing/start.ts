@@ -4,7 +4,6 @@
 import type { Config } from "../config/schema.ts";
 import { openLimiter } from "../limits/open.ts";
 import { calendarOf } from "../limits/periods.ts";
-import { RedisFeedRelay } from "../limits/redis-feed.ts";
 import { Notifier } from "../notify/notifier.ts";
 import { usageJournalPath } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
@@ -29,7 +28,10 @@ export async function startBilling(
 ): Promise<{ meter: LedgerMeter; feed: UsageFeed; notifier: Notifier; thread: StoreThread | undefined }> {
   const feed = new UsageFeed();
   // Nodes sharing a Redis show one another's requests on the admin event stream (closed at exit).
-  if (config.redis.url) new RedisFeedRelay(feed, config.redis.url, config.redis.prefix);
+  if (config.redis.url) {
+    const { RedisFeedRelay } = await import("../limits/redis-feed.ts");
+    new RedisFeedRelay(feed, config.redis.url, config.redis.prefix);
+  }
   const thread = openStoreThread(config.store.url, config.store.journal);
   const meter = new LedgerMeter({
     store,

@@ -14,9 +14,6 @@ export type { CachedAnswer } from "./entry.ts";
 /** The answer header that says what the cache did: `hit`, `miss` or `bypass`. */
 export const CACHE_HEADER = "x-modelgate-cache";
 
-import { RedisCache } from "./redis.ts";
-import { SqliteCache } from "./sqlite.ts";
-
 /** What the cache does for one request. */
 export interface CachePlan {
   key: string;
@@ -143,8 +140,14 @@ export async function openCacheBackend(config: Config, evenIfOff = false): Promi
   const { cache } = config;
   const off = Object.keys(cache.groups).length === 0 && Object.keys(cache.keys).length === 0;
   if (off && !evenIfOff) return undefined;
+  // Each backend is imported only when a cache is on (off by default: serve loads neither).
   if (config.redis.url !== undefined)
-    return RedisCache.connect(config.redis.url, config.redis.prefix, cache.max_bytes);
+    return (await import("./redis.ts")).RedisCache.connect(
+      config.redis.url,
+      config.redis.prefix,
+      cache.max_bytes,
+    );
+  const { SqliteCache } = await import("./sqlite.ts");
   return new SqliteCache(sqlitePath(config.store.url) ?? ":memory:", cache.max_bytes);
 }
 

@@ -6,12 +6,13 @@ import { ConfigError } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Limiter } from "./limiter.ts";
 import { calendarOf } from "./periods.ts";
-import { RedisLimiter } from "./redis.ts";
 
 /** The Redis limiter of `config.redis`, connected; undefined without a Redis URL. */
 export async function openLimiter(config: Config): Promise<Limiter | undefined> {
   const { url, prefix, lease_seconds, timeout_ms } = config.redis;
   if (url === undefined) return undefined;
+  // Imported only with a Redis URL: a single node never evaluates the Redis engine and its scripts.
+  const { RedisLimiter } = await import("./redis.ts");
   try {
     const limiter = await RedisLimiter.connect({
       url,
