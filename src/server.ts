@@ -16,7 +16,6 @@ import { createEmbeddings } from "./handlers/embeddings.ts";
 import { countMessageTokens } from "./handlers/messages.ts";
 import { getModel, listModels } from "./handlers/models.ts";
 import { healthz, readyz, root } from "./handlers/probes.ts";
-import { createSpeech } from "./handlers/speech.ts";
 import { textRow } from "./handlers/text.ts";
 import { unroutedEnded } from "./http/access-log.ts";
 import {
@@ -64,8 +63,16 @@ export const ROUTES: readonly Route[] = [
   ...ALL_PROTOCOLS.map((record): Route => ["POST", record.path, withBody(textBodyCap, textRow(record))]),
   ["POST", "/v1/messages/count_tokens", withBody(textBodyCap, countMessageTokens)],
   ["POST", embeddings.paths.embeddings, withBody(textBodyCap, createEmbeddings)],
-  ["POST", speech.paths.speech, withBody(textBodyCap, createSpeech)],
-  // Imported at their first request (with the multipart reader and the image checks).
+  // Imported at their first request (speech with its pipeline and the simulator's encoder; images
+  // with the multipart reader and the image checks).
+  [
+    "POST",
+    speech.paths.speech,
+    withBody(
+      textBodyCap,
+      loadedOnFirstCall(async () => (await import("./handlers/speech.ts")).createSpeech),
+    ),
+  ],
   [
     "POST",
     images.paths.generations,

@@ -3,10 +3,14 @@
 // jitter, a hang, 429/500/503 answers (first N calls, or by rate, from a seeded PRNG so runs
 // repeat), and a stream cut after N content events — and counts what it saw: calls, connections,
 // calls in flight (and the most at once), completions, cancellations by the client, disconnects.
-import type { FaultProfile } from "../config/channels.ts";
+import * as v from "valibot";
+import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
 import { Rng } from "./random.ts";
 import { simError } from "./text/errors.ts";
 import type { Timing } from "./text/pace.ts";
+
+/** The profile with every field at its default: no faults. */
+export const NO_FAULTS: FaultProfile = v.parse(FaultProfileSchema, {});
 
 export interface SimStats {
   calls: number;

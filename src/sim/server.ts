@@ -5,10 +5,10 @@
 import * as v from "valibot";
 import { describeIssues } from "../base/validation.ts";
 import { MODELS } from "../catalog/models.ts";
-import { type FaultProfile, FaultProfileSchema } from "../config/channels.ts";
+import { FaultProfileSchema } from "../config/channels.ts";
 import { openaiModelList } from "../wire/models.ts";
 import { SIM_EMBEDDING_ROUTES } from "./embeddings.ts";
-import { FaultInjector, type SimStats } from "./faults.ts";
+import { FaultInjector, NO_FAULTS, type SimStats } from "./faults.ts";
 import { SIM_IMAGE_ROUTES } from "./images/routes.ts";
 import type { SimRoute, SimServerOptions } from "./routes.ts";
 import { SIM_SPEECH_ROUTES } from "./speech.ts";
@@ -34,9 +34,6 @@ export interface SimServer {
   injector: FaultInjector;
   stop(): Promise<void>;
 }
-
-/** The profile with every field at its default: no faults. */
-export const NO_FAULTS: FaultProfile = v.parse(FaultProfileSchema, {});
 
 function notFound(request: Request, pathname: string): Response {
   const message = `simulator: unknown path ${request.method} ${pathname}`;

@@ -232,3 +232,45 @@ describe("one record per endpoint family", () => {
     expect(found).toEqual([]);
   });
 });
+
+// `serve` evaluates its static import graph before its first request; what only some requests or
+// some configurations need is imported at its first use (a dynamic import, its own chunk in the
+// executable), which keeps idle memory down (docs/benchmarks.md, "Idle memory").
+describe("what serve evaluates at start", () => {
+  const byFile = new Map(modules.map((m) => [m.file, m]));
+  const reached = new Set<string>();
+  const walk = (file: string): void => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const target of byFile.get(file)?.evaluated ?? []) {
+      if (byFile.has(target)) walk(target);
+      else reached.add(target);
+    }
+  };
+  walk("cli/serve.ts");
+
+  test("is read: the request path is in it", () => {
+    expect(reached).toContain("server.ts");
+    expect(reached).toContain("pipeline/text.ts");
+    expect(reached).toContain("elysia");
+  });
+
+  test("leaves out what only some requests or configurations use", () => {
+    const later = [
+      "@breezystack/lamejs", // the simulator's MP3 encoder: an mp3 speech request
+      "music-metadata", // the audio upload reader: a transcription
+      "handlers/speech.ts",
+      "handlers/images.ts",
+      "handlers/transcriptions.ts",
+      "sim/server.ts", // the simulator's HTTP server (`modelgate sim`); in process, its routes
+      "limits/redis.ts", // with a Redis URL only
+      "limits/redis-feed.ts",
+      "cache/redis.ts", // with a response cache on only
+      "cache/sqlite.ts",
+      "store/pg/store.ts", // on PostgreSQL only
+      "telemetry/otel.ts", // with [telemetry] on only
+      "cli/tui.ts",
+    ];
+    expect(later.filter((file) => reached.has(file))).toEqual([]);
+  });
+});

@@ -13,6 +13,11 @@ export interface ModuleImports {
   runtime: string[];
   /** Every module it names, type-only imports included. */
   all: string[];
+  /**
+   * What evaluating it evaluates first: its static runtime imports (no `import()`), modules as
+   * paths like `runtime`, packages by their specifier (`valibot`, `drizzle-orm/bun-sqlite`).
+   */
+  evaluated: string[];
 }
 
 const STATIC_SPECIFIER = /(?:^|[\n;])\s*(?:import|export)\b[^;'"]*?(?:\bfrom\s*)?["']([^"']+)["']/g;
@@ -33,14 +38,17 @@ export async function readImports(root: string): Promise<ModuleImports[]> {
   for (const file of files) {
     // A shebang line is not TypeScript; the transpiler refuses it.
     const source = (await Bun.file(resolve(root, file)).text()).replace(/^#!.*/, "");
-    const runtime = transpilers[file.endsWith(".tsx") ? "tsx" : "ts"]
-      .scanImports(source)
+    const scanned = transpilers[file.endsWith(".tsx") ? "tsx" : "ts"].scanImports(source);
+    const runtime = scanned
       .map((i) => resolved(root, file, i.path))
       .filter((p): p is string => p !== undefined);
+    const evaluated = scanned
+      .filter((i) => i.kind === "import-statement")
+      .map((i) => resolved(root, file, i.path) ?? i.path);
     const all = [...source.matchAll(STATIC_SPECIFIER)]
       .map((m) => resolved(root, file, m[1] ?? ""))
       .filter((p): p is string => p !== undefined);
-    modules.push({ file, runtime, all: [...new Set([...all, ...runtime])] });
+    modules.push({ file, runtime, all: [...new Set([...all, ...runtime])], evaluated });
   }
   return modules;
 }

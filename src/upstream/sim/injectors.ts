@@ -1,8 +1,9 @@
 // The fault injector of each in-process sim channel (its `profile`), one per channel name and
 // shared by every endpoint it serves (text, embeddings), whose counters tests and operators read
 // through simChannelStats().
-import { FaultInjector, type SimStats } from "../../sim/faults.ts";
-import { NO_FAULTS } from "../../sim/server.ts";
+// NO_FAULTS from faults.ts, not the simulator's HTTP server: importing that would evaluate every
+// simulated endpoint (images, speech, transcriptions) at start-up.
+import { FaultInjector, NO_FAULTS, type SimStats } from "../../sim/faults.ts";
 import type { Channel } from "../channels.ts";
 
 const injectors = new Map<string, FaultInjector>();
