@@ -4,7 +4,7 @@
 // text fields kept with every value of a repeated field (`timestamp_granularities[]`, `include[]`), then the file recognised by music-metadata
 // (src/wire/audio.ts).
 
-import { CappedBuffer } from "../request/capped.ts";
+import { CappedBuffer, declaredLength } from "../request/capped.ts";
 import { contentCodings } from "../request/encoding.ts";
 import { type AudioFile, readAudio } from "../wire/audio.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -93,7 +93,7 @@ export async function readAudioUpload(request: Request, path: string): Promise<A
   parser.on("filesLimit", () => fail(bad("send one file", "file")));
   parser.on("file", (_name, stream) => {
     inFile = true;
-    const buffer = new CappedBuffer(MAX_AUDIO_BYTES);
+    const buffer = new CappedBuffer(MAX_AUDIO_BYTES, 0, declaredLength(request, MAX_AUDIO_BYTES));
     stream.on("data", (chunk: Buffer) => {
       if (!stream.truncated) buffer.append(chunk);
     });

@@ -4,7 +4,7 @@
 // is recognised by its magic bytes and its header dimensions are checked before anything decodes it.
 import { Busboy, type BusboyFileStream, type BusboyInstance } from "@fastify/busboy";
 import { TimedReader } from "../request/body.ts";
-import { CappedBuffer } from "../request/capped.ts";
+import { CappedBuffer, declaredLength } from "../request/capped.ts";
 import { contentCodings } from "../request/encoding.ts";
 import type { UploadedImage } from "../upstream/image-job.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -100,6 +100,8 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
     );
   }
   const upload: ImageUpload = { fields: {}, images: [], mask: undefined };
+  // A file is never longer than the body it comes in: its buffer reserves no more (capped.ts).
+  const bodyLength = declaredLength(request, MAX_FILE_BYTES);
   let failure: GatewayError | undefined;
   const fail = (error: GatewayError) => {
     failure ??= error;
@@ -137,7 +139,7 @@ export async function readImageUpload(request: Request): Promise<ImageUpload> {
     stream.on("end", () => {
       inFile = undefined;
     });
-    collectFile(name, stream, upload, fail);
+    collectFile(name, stream, upload, fail, bodyLength);
   });
   await pump(request, request.body, parser, () => failure !== undefined);
   if (failure === undefined) await finished;
@@ -154,9 +156,10 @@ function collectFile(
   stream: BusboyFileStream,
   upload: ImageUpload,
   fail: (error: GatewayError) => void,
+  bodyLength: number,
 ): void {
   // busboy stops a file at the cap (`limit` below), so every append fits.
-  const file = new CappedBuffer(MAX_FILE_BYTES);
+  const file = new CappedBuffer(MAX_FILE_BYTES, 0, bodyLength);
   const field = name === "image[]" ? "image" : name;
   stream.on("data", (chunk: Buffer) => {
     if (!stream.truncated) file.append(chunk);

@@ -9,7 +9,7 @@ import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
-import { CappedBuffer, tooLarge } from "./capped.ts";
+import { CappedBuffer, declaredLength, tooLarge } from "./capped.ts";
 import { contentCodings, decodeBody } from "./encoding.ts";
 
 /** How long a body may take: the longest pause between two chunks and the whole read. */
@@ -161,7 +161,7 @@ async function readRawBody(request: Request, cap: number): Promise<Uint8Array> {
     return bytes;
   }
   if (request.body === null) return new Uint8Array(0);
-  const body = new CappedBuffer(cap, Number.isFinite(declared) ? declared : 0);
+  const body = new CappedBuffer(cap, Number.isFinite(declared) ? declared : 0, declaredLength(request, cap));
   const reader = new TimedReader(request, request.body);
   for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
     if (!body.append(chunk)) {
