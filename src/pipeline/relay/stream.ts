@@ -10,7 +10,7 @@
 import { createParser } from "eventsource-parser";
 import { log } from "../../base/log.ts";
 import { protocolOf } from "../../protocols/index.ts";
-import type { BodyReader } from "../../upstream/guard.ts";
+import type { BodyReader, SteppedReader } from "../../upstream/guard.ts";
 import { EventSplitter, eventSpan, KEEP_ALIVE, SseFeed } from "../../wire/sse.ts";
 import type { StreamTap } from "./tap.ts";
 
@@ -105,6 +105,7 @@ export function renameModel(bytes: Uint8Array, model: string, text = decoder.dec
 
 export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const reader = o.body instanceof ReadableStream ? o.body.getReader() : o.body;
+  const guarded = "took" in reader ? (reader as SteppedReader) : undefined;
   const splitter = new EventSplitter();
   /** Events parsed from the current run of whole events, and which one to leave out (-1: none). */
   let parsed = 0;
@@ -123,7 +124,14 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
   const maxEventBytes = o.maxEventBytes ?? MAX_EVENT_BYTES;
   let finished = false;
   let wrote = false;
-  let lastWrite = Date.now();
+  /**
+   * Writes so far, and since when the keep-alive timer has seen no new one: the timer's ticks (a
+   * quarter of the keep-alive interval) keep the silence, so a write reads no clock. A keep-alive
+   * goes out after keepaliveMs to keepaliveMs + a tick of silence, as when each write read the clock.
+   */
+  let writes = 0;
+  let seenWrites = 0;
+  let silentSince = Date.now();
   let timer: ReturnType<typeof setInterval> | undefined;
   let controller: ReadableStreamDirectController | undefined;
   /**
@@ -146,7 +154,7 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
     if (finished || controller === undefined || bytes.length === 0) return;
     const taken = controller.write(bytes);
     if (typeof taken !== "number") draining = taken;
-    lastWrite = Date.now();
+    writes++;
     if (!wrote) {
       wrote = true;
       o.onFirstByte();
@@ -261,9 +269,19 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
           draining = undefined;
           if (finished) return;
         }
-        const { value, done } = await reader.read();
-        if (done || finished) break;
-        if (!forward(value)) {
+        let step: Awaited<ReturnType<BodyReader["read"]>>;
+        // A byte stream's done read carries no value, as BodyReader says.
+        if (guarded === undefined) step = (await reader.read()) as typeof step;
+        else {
+          // The guarded body read without its async wrapper: one promise per chunk, the upstream's.
+          try {
+            step = guarded.took(await guarded.next());
+          } catch (thrown) {
+            throw guarded.failed(thrown);
+          }
+        }
+        if (step.done || finished) break;
+        if (!forward(step.value)) {
           await finish(
             "broken",
             `The upstream sent an event larger than ${maxEventBytes} bytes without ending it. Retry the request.`,
@@ -291,7 +309,15 @@ export function relayStream(o: StreamRelayOptions): ReadableStream<Uint8Array> {
       timer = setInterval(
         () => {
           // A client that is not reading needs no keep-alive (and its socket buffer must not grow).
-          if (Date.now() - lastWrite >= o.keepaliveMs && !backlogged()) write(KEEP_ALIVE);
+          const now = Date.now();
+          if (writes !== seenWrites) {
+            seenWrites = writes;
+            silentSince = now;
+          } else if (now - silentSince >= o.keepaliveMs && !backlogged()) {
+            write(KEEP_ALIVE);
+            seenWrites = writes;
+            silentSince = now;
+          }
         },
         Math.max(25, o.keepaliveMs / 4),
       );

@@ -8,7 +8,7 @@ import { createParser } from "eventsource-parser";
 import { protocolOf } from "../../protocols/index.ts";
 import { replyReader, replyWriter, tryTranslateAnswer } from "../../protocols/translate.ts";
 import type { StreamUsage } from "../../protocols/usage-reader.ts";
-import type { BodyReader } from "../../upstream/guard.ts";
+import type { BodyReader, SteppedReader } from "../../upstream/guard.ts";
 import { GatewayError } from "../../wire/errors.ts";
 import { SseFeed } from "../../wire/sse.ts";
 import type { IrEvent, TextProtocol } from "../../wire/text-form.ts";
@@ -115,6 +115,7 @@ export function translateReader(
   const writer = replyWriter(t.to, t.model, t.inputEstimate, t.request, t.includeUsage ?? true);
   const startCarriesAnswer = protocolOf(t.to).translate.startCarriesAnswer;
   const decoder = new TextDecoder();
+  const guarded = "took" in source ? (source as SteppedReader) : undefined;
   /** Written event bytes not yet read, oldest first, from `next` on. */
   let out: Uint8Array[] = [];
   let next = 0;
@@ -154,7 +155,16 @@ export function translateReader(
         const ready = take();
         if (ready !== undefined) return ready;
         if (ended) return { done: true };
-        const step = await source.read();
+        let step: ReadResult;
+        if (guarded === undefined) step = await source.read();
+        else {
+          // The guarded body read without its async wrapper (as the relay reads it).
+          try {
+            step = guarded.took(await guarded.next());
+          } catch (thrown) {
+            throw guarded.failed(thrown);
+          }
+        }
         if (step.done) {
           ended = true;
           const rest = decoder.decode();
