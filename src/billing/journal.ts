@@ -25,6 +25,7 @@ import {
   writeSync,
 } from "node:fs";
 import { log } from "../base/log.ts";
+import { timeline } from "../telemetry/timeline.ts";
 import type { DurableLog } from "./writer.ts";
 
 export interface JournalEntry<T> {
@@ -79,8 +80,10 @@ export class Journal<T> implements DurableLog<T> {
     let text = "";
     for (const item of items) text += `${++this.#seq}\t${JSON.stringify(item)}\n`;
     const bytes = Buffer.from(text);
+    const start = timeline === undefined ? 0 : performance.now();
     try {
       writeAll(this.#fd, bytes);
+      if (timeline !== undefined) timeline.span("journal_append", start, String(items.length));
       this.#size += bytes.length;
       this.#lines += items.length;
       this.#lastText = text;
@@ -100,7 +103,9 @@ export class Journal<T> implements DurableLog<T> {
   }
 
   clear(): void {
+    const start = timeline === undefined ? 0 : performance.now();
     ftruncateSync(this.#fd, 0);
+    if (timeline !== undefined) timeline.span("journal_clear", start, "clear");
     this.#size = 0;
     this.#lines = 0;
   }
@@ -108,6 +113,7 @@ export class Journal<T> implements DurableLog<T> {
   /** Once the file is large, replaces it by `unstored()`: its last `count` lines, which the store lacks. */
   compact(count: number, unstored: () => string): void {
     if (this.#size < COMPACT_BYTES || count * 4 > this.#lines) return;
+    const started = performance.now();
     const next = `${this.path}.next`;
     const bytes = Buffer.from(unstored());
     try {
@@ -131,6 +137,7 @@ export class Journal<T> implements DurableLog<T> {
     this.#fd = openSync(this.path, "a+");
     this.#size = bytes.length;
     this.#lines = count;
+    if (timeline !== undefined) timeline.span("journal_clear", started, "compact");
   }
 
   close(): void {

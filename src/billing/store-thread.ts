@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import { log } from "../base/log.ts";
 import type { KeyId } from "../base/types.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
+import { timeline } from "../telemetry/timeline.ts";
 
 /** What the main side asks of the worker. */
 export type ThreadRequest =
@@ -118,7 +119,12 @@ export class StoreThread {
     // an answer is awaited it must, or a process with nothing else to do would exit before it.
     worker.unref();
     this.#worker = worker;
-    worker.addEventListener("message", (event: MessageEvent<ThreadReply>) => this.#answer(event.data));
+    worker.addEventListener("message", (event: MessageEvent<ThreadReply>) => {
+      if (timeline === undefined) return this.#answer(event.data);
+      const start = performance.now();
+      this.#answer(event.data);
+      timeline.span("store_reply", start);
+    });
     worker.addEventListener("error", (event: ErrorEvent) => this.#stopped(worker, event.message));
     worker.addEventListener("close", () => this.#stopped(worker, "exited"));
     const opened = this.#ask({ kind: "open", url: this.#url, journal: this.#journal });
@@ -141,7 +147,9 @@ export class StoreThread {
     return new Promise<void>((resolve, reject) => {
       if (this.#waiting.size === 0) worker.ref();
       this.#waiting.set(id, { resolve, reject });
+      const start = timeline === undefined ? 0 : performance.now();
       worker.postMessage({ ...request, id });
+      if (timeline !== undefined) timeline.span("store_post", start, request.kind);
     });
   }
 

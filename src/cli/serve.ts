@@ -8,6 +8,7 @@ import { configWarnings } from "../config/warnings.ts";
 import { startGateway, VERSION } from "../gateway.ts";
 import { setAccessLog } from "../http/access-log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
+import { startTimeline } from "../telemetry/timeline.ts";
 import { type Options, parse } from "./flags.ts";
 import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
@@ -48,6 +49,7 @@ const FLAGS = {
   workers: { type: "string" },
   "log-format": { type: "string" },
   "log-level": { type: "string" },
+  "stage-trace": { type: "string" },
   "no-bootstrap": { type: "boolean" },
   seed: { type: "string" },
   "otlp-endpoint": { type: "string" },
@@ -66,6 +68,8 @@ export async function serveCommand(args: string[]): Promise<void> {
     return (await import("./cluster-worker.ts")).runWorker(config);
   for (const warning of configWarnings(config, process.env)) log("warn", "config", { problem: warning });
   if (config.server.workers > 1) return (await import("./cluster-primary.ts")).runPrimary(config);
+  // Before the gateway starts: its timers are created through the timeline's wrappers.
+  if (config.server.stage_trace !== undefined) startTimeline(config.server.stage_trace);
 
   const store = await openStore(config.store.url, config.store.journal, config.store.pool_size);
   await store.claimNode?.(config.redis.url !== undefined);

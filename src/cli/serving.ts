@@ -7,6 +7,7 @@ import { type Gateway, stopGateway } from "../gateway.ts";
 import { loggedMeter } from "../http/access-log.ts";
 import { type Listener, type ListenOptions, listen } from "../http/listener.ts";
 import { createApp } from "../server.ts";
+import { dumpTimeline } from "../telemetry/timeline.ts";
 
 /** The gateway's HTTP app (and the Responses WebSocket mode) on its listener. */
 export function serveHttp(config: Config, gateway: Gateway, options?: ListenOptions): Listener {
@@ -31,5 +32,6 @@ export async function drainAndStop(
   gateway.longLived.closeAll();
   const result = await listener.drain(deadlineMs);
   await stopGateway(gateway);
+  dumpTimeline();
   log("info", "stopped", { drained: result.drained, closed_in_flight: result.remaining });
 }

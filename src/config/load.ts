@@ -69,6 +69,7 @@ const SETTING_ROWS = {
   "server.workers": { env: "MODELGATE_WORKERS", flag: "workers", parse: numberish },
   "server.log_format": { env: "MODELGATE_LOG_FORMAT", flag: "log-format", parse: text },
   "server.log_level": { env: "MODELGATE_LOG_LEVEL", flag: "log-level", parse: text },
+  "server.stage_trace": { env: "MODELGATE_STAGE_TRACE", flag: "stage-trace", parse: text },
   "store.url": { env: "MODELGATE_DB", flag: "db", parse: text },
   "store.journal": { env: "MODELGATE_JOURNAL", flag: "journal", parse: text },
   "store.pool_size": { env: "MODELGATE_DB_POOL_SIZE", flag: "db-pool-size", parse: numberish },

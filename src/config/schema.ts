@@ -57,6 +57,11 @@ const ServerSchema = v.strictObject({
   ),
   /** One log line per request (src/http/access-log.ts). */
   access_log: v.optional(v.boolean(), true),
+  /**
+   * A file the stage timeline is written to when the process stops (src/telemetry/timeline.ts):
+   * every request's stages and what else ran on the event loop. Off when absent; for benchmarks.
+   */
+  stage_trace: v.optional(v.pipe(v.string(), v.minLength(1, "expected a file path"))),
 });
 
 const StoreSchema = v.strictObject({

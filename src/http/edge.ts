@@ -9,6 +9,7 @@
 import { log } from "../base/log.ts";
 import type { Gateway } from "../gateway.ts";
 import type { Metrics } from "../metrics/metrics.ts";
+import { timeline } from "../telemetry/timeline.ts";
 import { asGatewayError, describeAttempt, GatewayError } from "../wire/errors.ts";
 import { accessLogWrites, pathOf, requestEnded } from "./access-log.ts";
 import { buildContext, type RequestContext, stampIds } from "./context.ts";
@@ -55,6 +56,7 @@ export function begin(
   meter: EdgeMeter | undefined,
 ): RequestContext {
   const ctx = buildContext(request, peer, gateway.trustedProxies, protocolOfPath(route), route);
+  if (timeline !== undefined) timeline.received(ctx, ctx.startedAt);
   if (meter === undefined) return ctx;
   if (gateway.tracer !== undefined) ctx.trace = gateway.tracer.begin(request, route, ctx.requestId);
   meter.metrics.started();
@@ -80,6 +82,7 @@ export function finish(
       ctx.trace?.set("modelgate.attempts", failure.attempts.map(describeAttempt));
   }
   ctx.trace?.finish(response.status);
+  if (timeline !== undefined) timeline.finished(ctx);
   return response;
 }
 

@@ -15,6 +15,7 @@ import type { DecodedText, TextAdapter } from "../protocols/adapter.ts";
 import { protocolOf, type TextProtocol } from "../protocols/index.ts";
 import { clientTraceHeaders } from "../telemetry/propagate.ts";
 import { describeRequest } from "../telemetry/request.ts";
+import { timeline } from "../telemetry/timeline.ts";
 import type { Channel } from "../upstream/channels.ts";
 import type { TextCall } from "../upstream/text-call.ts";
 import { GatewayError } from "../wire/errors.ts";
@@ -126,6 +127,7 @@ export async function serveText(
   raw: Uint8Array,
 ): Promise<Response> {
   const principal = authenticate(ctx, gateway);
+  if (timeline !== undefined) timeline.stage(ctx, "authenticated");
   const parsed = parseJsonBody(raw);
   const decoded = endpoint.decode(parsed.json, ctx.request.headers);
   const { view } = decoded;
@@ -142,6 +144,7 @@ export async function serveText(
   });
   const { trace } = ctx;
   describeRequest(trace, view, principal);
+  if (timeline !== undefined) timeline.stage(ctx, "decoded");
   const outputCap = worstOutputTokens(view.maxOutputTokens, model, decoded.choices ?? 1);
   const admit = admitInput(ctx, {
     principal,
@@ -260,6 +263,7 @@ async function answerText(
   const { view } = decoded;
   const { trace } = ctx;
   let calledAt: number | undefined;
+  if (timeline !== undefined) timeline.stage(ctx, "admitted");
   try {
     const channels = textChannelsFor(gateway, model, view.protocol);
     const call = (channel: Channel): TextCall => {
@@ -274,6 +278,7 @@ async function answerText(
       };
     };
     calledAt = performance.now();
+    if (timeline !== undefined) timeline.stage(ctx, "upstream_sent");
     const answered = await callChannels(channels, call, upstreamEnv(gateway), tried, {
       traffic: gateway.traffic,
       trace,
@@ -281,6 +286,7 @@ async function answerText(
       stream: view.stream,
       model: model.id,
     });
+    if (timeline !== undefined) timeline.stage(ctx, "upstream_answered");
     const answer = respond({
       ctx,
       gateway,
@@ -293,6 +299,7 @@ async function answerText(
       keep: request.keep,
     });
     ctx.upstreamMs += upstreamWaitMs(answered, tried.length, calledAt);
+    if (timeline !== undefined) timeline.stage(ctx, "answered");
     return answer;
   } catch (thrown) {
     // No answer: the failover's time went to waiting on upstreams that failed.

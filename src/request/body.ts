@@ -7,6 +7,7 @@
 import type { Gateway } from "../gateway.ts";
 import type { RequestContext } from "../http/context.ts";
 import type { Handler } from "../http/edge.ts";
+import { timeline } from "../telemetry/timeline.ts";
 import { GatewayError } from "../wire/errors.ts";
 import { parseJson } from "../wire/json.ts";
 import { CappedBuffer, declaredLength, tooLarge } from "./capped.ts";
@@ -133,7 +134,11 @@ export type BodyHandler = (ctx: RequestContext, gateway: Gateway, raw: Uint8Arra
  * route's row runs and the row never comes back to the edge for it.
  */
 export function withBody(cap: (gateway: Gateway) => number, handler: BodyHandler): Handler {
-  return async (ctx, gateway) => handler(ctx, gateway, await readBody(ctx.request, cap(gateway)));
+  return async (ctx, gateway) => {
+    const raw = await readBody(ctx.request, cap(gateway));
+    if (timeline !== undefined) timeline.stage(ctx, "body");
+    return handler(ctx, gateway, raw);
+  };
 }
 
 /**

@@ -10,6 +10,7 @@
 //   first-byte timeout (src/upstream/guard.ts) keeps governing. A dead host is thus reported as a
 //   connect timeout within at most 2 × connectMs.
 // The caller's signal cancels the request and, after the headers, its body at once.
+import { timeline } from "../telemetry/timeline.ts";
 import { GatewayError } from "../wire/errors.ts";
 
 /** Raised when the upstream could not be reached or connected to in time (worth a failover). */
@@ -117,13 +118,16 @@ export async function postUpstream(request: UpstreamRequest): Promise<Response> 
     });
   }, request.connectMs);
   try {
-    return await fetch(request.url, {
+    if (timeline !== undefined) timeline.event("fetch_sent");
+    const response = await fetch(request.url, {
       method: "POST",
       headers: request.headers,
       body: request.body,
       signal: callSignal,
       decompress: false,
     });
+    if (timeline !== undefined) timeline.event("fetch_headers");
+    return response;
   } catch (error) {
     if (connectFailure) throw connectFailure;
     if (signal.aborted) throw signal.reason ?? error;
