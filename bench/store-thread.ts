@@ -6,13 +6,14 @@
 // the thread) shows against the per-record cost. The process runs on the target core.
 //
 //   bun bench/store-thread.ts [--delay 100,250,500] [--per-second 1000] [--rounds 5]
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { nanos } from "../src/base/money.ts";
 import { toKeyId, toModelId } from "../src/base/types.ts";
 import { StoreThread } from "../src/billing/store-thread.ts";
+import type { LogRange } from "../src/billing/writer.ts";
 import { openStore } from "../src/store/open.ts";
 import type { UsageRecord } from "../src/store/usage/record.ts";
 import { loadAverage, pinSelf, TARGET_CORE } from "./procs.ts";
@@ -36,6 +37,7 @@ if (delays.some((d) => !(d > 0)) || !(perSecond > 0) || !(rounds > 0))
 pinSelf(TARGET_CORE);
 const dir = mkdtempSync(join(tmpdir(), "modelgate-store-thread-"));
 const url = `sqlite://${join(dir, "bench.db")}`;
+const journalFile = join(dir, "usage.log");
 const store = await openStore(url);
 const account = await store.createAccount("bench", nanos(1_000_000_000_000_000));
 await store.close();
@@ -54,7 +56,7 @@ function threadNs(): number {
 let n = 0;
 let seq = 0;
 /** One batch as the writer sends it: the records' journal lines, numbered. */
-function batch(size: number): { records: UsageRecord[]; lines: string } {
+function batch(size: number): { records: UsageRecord[]; lines: LogRange } {
   const records: UsageRecord[] = [];
   let lines = "";
   for (let i = 0; i < size; i++) {
@@ -88,7 +90,10 @@ function batch(size: number): { records: UsageRecord[]; lines: string } {
     records.push(record);
     lines += `${++seq}\t${JSON.stringify(record)}\n`;
   }
-  return { records, lines };
+  // The thread reads a batch's lines from the journal file, as when serving.
+  writeFileSync(journalFile, lines);
+  const range: LogRange = { path: journalFile, from: 0, to: Buffer.byteLength(lines) };
+  return { records, lines: range };
 }
 
 const perRecord = new Map<number, number[]>(delays.map((d) => [d, []]));

@@ -19,6 +19,7 @@ import {
   ftruncateSync,
   openSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   unlinkSync,
@@ -26,7 +27,7 @@ import {
 } from "node:fs";
 import { log } from "../base/log.ts";
 import { timeline } from "../telemetry/timeline.ts";
-import type { DurableLog } from "./writer.ts";
+import type { DurableLog, LogRange } from "./writer.ts";
 
 export interface JournalEntry<T> {
   seq: number;
@@ -48,7 +49,7 @@ export class Journal<T> implements DurableLog<T> {
   #size: number;
   /** Lines appended since the file was last emptied or compacted. */
   #lines = 0;
-  #lastText = "";
+  #lastRange: LogRange | undefined;
 
   private constructor(path: string, lockPath: string, fd: number) {
     this.path = path;
@@ -84,9 +85,9 @@ export class Journal<T> implements DurableLog<T> {
     try {
       writeAll(this.#fd, bytes);
       if (timeline !== undefined) timeline.span("journal_append", start, String(items.length));
+      this.#lastRange = { path: this.path, from: this.#size, to: this.#size + bytes.length };
       this.#size += bytes.length;
       this.#lines += items.length;
-      this.#lastText = text;
     } catch (error) {
       // Nothing of a failed append stays: no half line for the next append to be glued to, and
       // no numbers used, so the batch can be committed elsewhere and never come back in a replay.
@@ -97,9 +98,12 @@ export class Journal<T> implements DurableLog<T> {
     return this.#seq;
   }
 
-  /** The lines the last append wrote, for a store commit that ships them as text. */
-  get lastText(): string {
-    return this.#lastText;
+  /**
+   * Where the last append's lines lie in the file: a store commit names the bytes (the store
+   * thread reads them itself) instead of copying their text across threads.
+   */
+  get lastRange(): LogRange | undefined {
+    return this.#lastRange;
   }
 
   clear(): void {
@@ -110,12 +114,15 @@ export class Journal<T> implements DurableLog<T> {
     this.#lines = 0;
   }
 
-  /** Once the file is large, replaces it by `unstored()`: its last `count` lines, which the store lacks. */
-  compact(count: number, unstored: () => string): void {
-    if (this.#size < COMPACT_BYTES || count * 4 > this.#lines) return;
+  /**
+   * Once the file is large, replaces it by its bytes from `from` on: its last `count` lines, which
+   * the store lacks (they then start at 0). Whether it did.
+   */
+  compact(count: number, from: number): boolean {
+    if (this.#size < COMPACT_BYTES || count * 4 > this.#lines) return false;
     const started = performance.now();
     const next = `${this.path}.next`;
-    const bytes = Buffer.from(unstored());
+    const bytes = readBytes(this.#fd, from, this.#size);
     try {
       const fd = openSync(next, "w");
       try {
@@ -131,13 +138,14 @@ export class Journal<T> implements DurableLog<T> {
         journal: this.path,
         error: error instanceof Error ? error.message : String(error),
       });
-      return;
+      return false;
     }
     closeSync(this.#fd);
     this.#fd = openSync(this.path, "a+");
     this.#size = bytes.length;
     this.#lines = count;
     if (timeline !== undefined) timeline.span("journal_clear", started, "compact");
+    return true;
   }
 
   close(): void {
@@ -168,6 +176,26 @@ export function parseJournalLines<T>(text: string, source: string): JournalEntry
     }
   }
   return entries;
+}
+
+/** The text of a run of journal lines (read by the store thread: the event loop sends only where they are). */
+export function readLines(range: LogRange): string {
+  const fd = openSync(range.path, "r");
+  try {
+    return readBytes(fd, range.from, range.to).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function readBytes(fd: number, from: number, to: number): Buffer {
+  const bytes = Buffer.allocUnsafe(to - from);
+  for (let got = 0; got < bytes.length; ) {
+    const read = readSync(fd, bytes, got, bytes.length - got, from + got);
+    if (read === 0) throw new Error(`the journal ends before byte ${from + got} of ${to}`);
+    got += read;
+  }
+  return bytes;
 }
 
 function writeAll(fd: number, bytes: Buffer): void {

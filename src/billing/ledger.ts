@@ -143,10 +143,10 @@ export class LedgerMeter implements Meter {
     // committed here, so the first records reach the store (and `modelgate usage`) as soon as later ones.
     // A retry after the thread died comes here too, with the batch's name: stored once either way.
     const commit: Commit<UsageRecord> = thread
-      ? (batch, upTo, lines, batchId) => {
-          if (thread.ready) return thread.commit(batch, upTo, lines, batchId);
+      ? (batch, upTo, range, batchId) => {
+          if (thread.ready) return thread.commit(batch, upTo, range, batchId);
           thread.start();
-          return here(batch, upTo, lines, batchId);
+          return here(batch, upTo, range, batchId);
         }
       : here;
     this.#writer = new GroupCommitWriter(commit, {

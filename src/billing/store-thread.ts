@@ -17,6 +17,7 @@ import { log } from "../base/log.ts";
 import type { KeyId } from "../base/types.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
 import { timeline } from "../telemetry/timeline.ts";
+import type { LogRange } from "./writer.ts";
 
 /** What the main side asks of the worker. */
 export type ThreadRequest =
@@ -25,7 +26,7 @@ export type ThreadRequest =
       id: number;
       kind: "commit";
       upTo: number | undefined;
-      lines: string | undefined;
+      range: LogRange | undefined;
       records: string | undefined;
       batchId: string | undefined;
     }
@@ -77,22 +78,23 @@ export class StoreThread {
   }
 
   /**
-   * Commits the records (store.usage.commit) on the thread; `lines` is their journal text, sent
-   * instead of the records when present. `batchId` names the batch for its retries: one sent
-   * after this thread died (here, restarted, or on the main thread) is not stored twice.
+   * Commits the records (store.usage.commit) on the thread; `range` is where their journal lines
+   * lie, sent instead of the records when present (the thread reads the lines from the file: the
+   * event loop sends a few numbers, not a batch's text). `batchId` names the batch for its retries:
+   * one sent after this thread died (here, restarted, or on the main thread) is not stored twice.
    */
   async commit(
     records: readonly UsageRecord[],
     upTo?: number,
-    lines?: string,
+    range?: LogRange,
     batchId?: string,
   ): Promise<void> {
     await this.#start();
     await this.#ask({
       kind: "commit",
       upTo,
-      lines,
-      records: lines === undefined ? JSON.stringify(records) : undefined,
+      range,
+      records: range === undefined ? JSON.stringify(records) : undefined,
       batchId,
     });
   }

@@ -7,7 +7,7 @@ import { lowerThreadPriority } from "../base/thread.ts";
 import { openStore } from "../store/open.ts";
 import type { Store } from "../store/store.ts";
 import type { UsageRecord } from "../store/usage/record.ts";
-import { parseJournalLines } from "./journal.ts";
+import { parseJournalLines, readLines } from "./journal.ts";
 import type { ThreadReply, ThreadRequest } from "./store-thread.ts";
 
 declare const self: Worker;
@@ -57,8 +57,8 @@ async function handle(request: ThreadRequest): Promise<void> {
     case "commit": {
       if (!store) throw new Error("the store thread has no store open");
       const records =
-        request.lines !== undefined
-          ? parseJournalLines<UsageRecord>(request.lines, "usage batch").map((entry) => entry.item)
+        request.range !== undefined
+          ? parseJournalLines<UsageRecord>(readLines(request.range), "usage batch").map((entry) => entry.item)
           : (JSON.parse(request.records ?? "[]") as UsageRecord[]);
       await store.usage.commit(records, request.upTo, request.batchId);
       if (TEST_EXIT_AFTER_COMMIT) process.exit(1);

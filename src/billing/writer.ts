@@ -18,21 +18,32 @@
 // without a log, whose sequence numbers otherwise tell the store what it holds.
 import { log } from "../base/log.ts";
 
+/** Where a run of a log's lines lies: bytes `from` to `to` (exclusive) of the file at `path`. */
+export interface LogRange {
+  path: string;
+  from: number;
+  to: number;
+}
+
 /** An append-only log that makes items durable before the store has them. */
 export interface DurableLog<T> {
   /** Makes the items durable with one write; returns the sequence number given to the last one. */
   append(items: readonly T[]): number;
-  /** The lines the last append wrote, one per item, when the log keeps text (shipped to the store as is). */
-  readonly lastText?: string;
+  /** Where the last append's lines lie, one per item, when the log is a file (the store reads them there). */
+  readonly lastRange?: LogRange | undefined;
   /** Everything appended is in the store: the log may start over. */
   clear(): void;
-  /** The store has everything but the last `count` items, whose lines `unstored()` gives: the log may shrink to them. */
-  compact?(count: number, unstored: () => string): void;
+  /**
+   * The store has everything but the last `count` items, whose lines start at byte `from`: the log
+   * may shrink to them (they then start at 0). Whether it did.
+   */
+  compact?(count: number, from: number): boolean;
 }
 
 /**
  * Commits a batch to the store; when logged, `upTo` is the log sequence number of its last item
- * and `lines` the log's text of the batch (when the log keeps text). `batchId` names the batch,
+ * and `range` where the log's lines of the batch lie (when the log is a file): a store thread
+ * reads them there, so the event loop neither joins the batch's text nor copies it to the thread. `batchId` names the batch,
  * the same on every try of it: a try whose commit landed but whose answer was lost (the store
  * thread died before replying) has its retry recognised by the store, which does not store the
  * batch again (src/store/usage/batches.ts).
@@ -40,7 +51,7 @@ export interface DurableLog<T> {
 export type Commit<T> = (
   batch: T[],
   upTo: number | undefined,
-  lines: string | undefined,
+  range: LogRange | undefined,
   batchId: string,
 ) => Promise<unknown>;
 
@@ -77,7 +88,7 @@ interface Pending<T> {
 interface Batch<T> {
   items: T[];
   upTo: number | undefined;
-  lines: string | undefined;
+  range: LogRange | undefined;
   /** The same on every try of this batch (Commit). */
   id: string;
 }
@@ -86,8 +97,8 @@ interface Logged<T> {
   items: T[];
   /** The log sequence number of the last item. */
   upTo: number;
-  /** The log's lines of these items, when it keeps text. */
-  text: string | undefined;
+  /** Where the log's lines of these items lie, when the log is a file. */
+  range: LogRange | undefined;
 }
 
 export class GroupCommitWriter<T> {
@@ -287,7 +298,7 @@ export class GroupCommitWriter<T> {
       });
       return false;
     }
-    this.#logged.push({ items, upTo, text: this.#log.lastText });
+    this.#logged.push({ items, upTo, range: this.#log.lastRange });
     this.#loggedCount += items.length;
     // An append numbers its items consecutively, ending at upTo.
     for (const [i, p] of batch.entries()) p.resolve(upTo - (batch.length - 1 - i));
@@ -319,41 +330,42 @@ export class GroupCommitWriter<T> {
     }
   }
 
-  /** Commits up to `storeBatch` logged items; false when the store keeps failing (they stay logged). */
+  /**
+   * Commits the oldest logged appends, up to `storeBatch` items; false when the store keeps
+   * failing (they stay logged). An append is not split, so a batch's lines are one range of the
+   * log, unless it alone is larger than `storeBatch` (never with a store thread, whose batch is
+   * the largest append): its parts then go as records.
+   */
   async #storeLogged(): Promise<boolean> {
-    // The oldest logged items, at most storeBatch; an append's sequence numbers are consecutive,
-    // so a split one keeps exact numbers on both sides. They stay in #logged (and in queued())
-    // until the store has them; appends made meanwhile join the end of #logged.
+    // They stay in #logged (and in queued()) until the store has them; appends made meanwhile
+    // join the end of #logged. A split append's sequence numbers are consecutive, so each part
+    // keeps exact numbers.
     const taken: Logged<T>[] = [];
     let count = 0;
-    let whole = 0;
     let rest: Logged<T> | undefined;
     const most = this.#storeBatch();
     for (const next of this.#logged) {
-      const room = most - count;
-      if (room <= 0) break;
-      if (next.items.length <= room) {
+      if (count + next.items.length <= most) {
         taken.push(next);
-        whole++;
         count += next.items.length;
-      } else {
-        const left = next.items.length - room;
-        const [head, tail] = splitLines(next.text, room);
-        taken.push({ items: next.items.slice(0, room), upTo: next.upTo - left, text: head });
-        rest = { items: next.items.slice(room), upTo: next.upTo, text: tail };
-        count += room;
-        break;
+        continue;
       }
+      if (count === 0) {
+        const left = next.items.length - most;
+        taken.push({ items: next.items.slice(0, most), upTo: next.upTo - left, range: undefined });
+        rest = { items: next.items.slice(most), upTo: next.upTo, range: undefined };
+      }
+      break;
     }
-    const items = taken.flatMap((l) => l.items);
+    const items = taken.length === 1 ? (taken[0] as Logged<T>).items : taken.flatMap((l) => l.items);
     const upTo = (taken.at(-1) as Logged<T>).upTo;
-    const lines = taken.every((l) => l.text !== undefined) ? taken.map((l) => l.text).join("") : undefined;
+    const range = joinedRange(taken);
     // One attempt per turn while serving: the records are durable in the log already, and
     // retrying here would only delay the next batch. Closing tries harder.
     const attempts = this.#closed ? this.#attempts : 1;
     // A batch formed again after a failure may hold more items, so it gets a new name: the log
     // sequence numbers tell the store which of them it has.
-    const failed = await this.#commitWithRetries({ items, upTo, lines, id: crypto.randomUUID() }, attempts);
+    const failed = await this.#commitWithRetries({ items, upTo, range, id: crypto.randomUUID() }, attempts);
     if (failed !== undefined) {
       // Still durable in the log: kept for a later commit, or the replay at the next start.
       this.#storeFailures++;
@@ -364,17 +376,28 @@ export class GroupCommitWriter<T> {
     }
     this.#storeFailures = 0;
     this.#onStored?.(upTo);
-    this.#logged.splice(0, whole);
     if (rest !== undefined) this.#logged[0] = rest;
+    else this.#logged.splice(0, taken.length);
     this.#loggedCount -= items.length;
     if (this.#loggedCount === 0) this.#log?.clear();
-    else this.#log?.compact?.(this.#loggedCount, () => this.#logged.map((l) => l.text ?? "").join(""));
+    else this.#compact();
     // Items logged meanwhile wait for their own delay, unless a full batch, a flush or a close waits.
     this.#storeDue = this.#closed || this.#flushes > 0 || this.#loggedCount >= this.#storeBatch();
     if (!this.#storeDue && this.#loggedCount > 0) {
       this.#storeTimer ??= setTimeout(() => this.#retryStore(), this.#storeDelayMs);
     }
     return true;
+  }
+
+  /** Lets the log shrink to the lines still unstored, and moves their ranges to where they then lie. */
+  #compact(): void {
+    const first = this.#logged[0]?.range;
+    if (first === undefined || !this.#log?.compact?.(this.#loggedCount, first.from)) return;
+    for (const logged of this.#logged) {
+      const { range } = logged;
+      if (range !== undefined)
+        logged.range = { ...range, from: range.from - first.from, to: range.to - first.from };
+    }
   }
 
   #retryStore(): void {
@@ -386,7 +409,7 @@ export class GroupCommitWriter<T> {
   async #commitBatch(batch: Pending<T>[]): Promise<void> {
     const items = batch.map((p) => p.item);
     const failed = await this.#commitWithRetries(
-      { items, upTo: undefined, lines: undefined, id: crypto.randomUUID() },
+      { items, upTo: undefined, range: undefined, id: crypto.randomUUID() },
       this.#attempts,
     );
     for (const p of batch) {
@@ -397,10 +420,10 @@ export class GroupCommitWriter<T> {
 
   /** Commits, retrying with growing pauses under the batch's one name; the last error when all failed. */
   async #commitWithRetries(batch: Batch<T>, attempts: number): Promise<{ error: unknown } | undefined> {
-    const { items, upTo, lines, id } = batch;
+    const { items, upTo, range, id } = batch;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#commit(items, upTo, lines, id);
+        await this.#commit(items, upTo, range, id);
         return undefined;
       } catch (error) {
         log(attempt < attempts || upTo !== undefined ? "warn" : "error", "usage commit failed", {
@@ -416,10 +439,14 @@ export class GroupCommitWriter<T> {
   }
 }
 
-/** The first `n` lines of `text` and the rest (each item is one newline-ended line). */
-function splitLines(text: string | undefined, n: number): [string | undefined, string | undefined] {
-  if (text === undefined) return [undefined, undefined];
-  let at = 0;
-  for (let i = 0; i < n; i++) at = text.indexOf("\n", at) + 1;
-  return [text.slice(0, at), text.slice(at)];
+/** The range of consecutive appends' lines, when each has one and they follow one another in one file. */
+function joinedRange<T>(appends: readonly Logged<T>[]): LogRange | undefined {
+  const first = appends[0]?.range;
+  if (first === undefined) return undefined;
+  let to = first.from;
+  for (const { range } of appends) {
+    if (range === undefined || range.path !== first.path || range.from !== to) return undefined;
+    to = range.to;
+  }
+  return { path: first.path, from: first.from, to };
 }

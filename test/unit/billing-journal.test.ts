@@ -82,15 +82,16 @@ test("a large journal is compacted to the lines the store lacks, and numbering g
   if (!journal) throw new Error("journal not opened");
   // Small: compaction waits (the file is emptied when the store catches up).
   journal.append([record(0, 1, 10)]);
-  journal.compact(1, () => journal.lastText);
+  expect(journal.compact(1, journal.lastRange?.from ?? 0)).toBe(false);
   expect(journal.entries().length).toBe(1);
   for (let i = 1; i <= 3_000; i++) journal.append([record(i, 1, 10)]);
   const last = journal.append([record(3_001, 1, 10), record(3_002, 1, 10)]);
   expect(readFileSync(path).length).toBeGreaterThan(1 << 20);
   // A store far behind (most lines unstored) is not made to rewrite them.
-  journal.compact(2_000, () => "never built");
+  expect(journal.compact(2_000, 0)).toBe(false);
   expect(journal.entries().length).toBe(3_003);
-  journal.compact(2, () => journal.lastText);
+  const unstored = journal.lastRange?.from ?? 0;
+  expect(journal.compact(2, unstored)).toBe(true);
   expect(journal.entries().map((e) => e.seq)).toEqual([last - 1, last]);
   expect(journal.append([record(3_003, 1, 10)])).toBe(last + 1);
   expect(journal.entries().map((e) => e.item.requestId)).toEqual([
@@ -207,9 +208,9 @@ test("journal lines and plain records are committed on the thread, each batch on
   try {
     const logged = [record(0, account.id, 1_000), record(1, account.id, 2_000)];
     const upTo = journal.append(logged);
-    await thread.commit(logged, upTo, journal.lastText);
+    await thread.commit(logged, upTo, journal.lastRange);
     // The same lines again (a retry after a lost answer): the journal number makes it a no-op.
-    await thread.commit(logged, upTo, journal.lastText);
+    await thread.commit(logged, upTo, journal.lastRange);
     await thread.commit([record(2, account.id, 3_000)]);
     for (const r of [...logged, record(2, account.id, 3_000)]) {
       expect(await store.usage.find(r.requestId)).toEqual(r);

@@ -2,7 +2,7 @@
 // exclusive work runs between batches, failures are retried (a batch keeps its name through its
 // retries), close flushes everything.
 import { describe, expect, test } from "bun:test";
-import { GroupCommitWriter } from "../../src/billing/writer.ts";
+import { GroupCommitWriter, type LogRange } from "../../src/billing/writer.ts";
 
 describe("group-commit writer", () => {
   test("writes in one window share one commit and resolve after it", async () => {
@@ -279,36 +279,65 @@ describe("group-commit writer with a durable log", () => {
     ]);
   });
 
-  test("appends go on while a store commit runs; the log keeps only the lines still unstored", async () => {
-    const log = new TextLog();
+  test("appends go on while a store commit runs; each commit names where its lines lie, and the log keeps only the unstored ones", async () => {
+    const log = new RangeLog();
     let release: () => void = () => undefined;
-    const commits: { batch: number[]; lines: string | undefined }[] = [];
+    const commits: { batch: number[]; range: LogRange | undefined }[] = [];
     const writer = new GroupCommitWriter<number>(
-      async (batch, _upTo, lines) => {
-        commits.push({ batch: [...batch], lines });
+      async (batch, _upTo, range) => {
+        commits.push({ batch: [...batch], range });
         if (commits.length === 1) await new Promise<void>((resolve) => (release = resolve));
       },
       { log, storeDelayMs: 60_000, storeBatch: 2 },
     );
     await Promise.all([writer.write(1), writer.write(2)]);
-    // The first commit hangs; later writes still resolve once logged.
-    expect(commits).toEqual([{ batch: [1, 2], lines: "1\n2\n" }]);
+    // The first commit hangs; later writes still resolve once logged. The append of two lines
+    // (2 bytes each) lie in one range: the commit carries where, not their text.
+    expect(commits).toEqual([{ batch: [1, 2], range: { path: "log", from: 0, to: 4 } }]);
     await writer.write(3);
     expect(log.appended).toEqual([[1, 2], [3]]);
     release();
     await writer.flush();
+    // After the first commit only item 3 was unstored: the log shrank to its line, from byte 4,
+    // and the next commit names it where it then lies.
+    expect(log.compactions).toEqual(["1 from 4"]);
     expect(commits).toEqual([
-      { batch: [1, 2], lines: "1\n2\n" },
-      { batch: [3], lines: "3\n" },
+      { batch: [1, 2], range: { path: "log", from: 0, to: 4 } },
+      { batch: [3], range: { path: "log", from: 0, to: 2 } },
     ]);
-    // After the first commit only item 3 was unstored: the log was offered just its line.
-    expect(log.compactions).toEqual(["1: 3\n"]);
     expect(log.clears).toBe(1);
     await writer.close();
   });
 
+  test("appends are not split between commits (a batch is one range of the log) unless one alone is larger than the batch", async () => {
+    const log = new RangeLog();
+    const commits: { batch: number[]; range: LogRange | undefined }[] = [];
+    const writer = new GroupCommitWriter<number>(
+      async (batch, _upTo, range) => {
+        commits.push({ batch: [...batch], range });
+      },
+      { log, storeDelayMs: 60_000, storeBatch: 3 },
+    );
+    await Promise.all([writer.write(1), writer.write(2)]);
+    await Promise.all([writer.write(3), writer.write(4)]);
+    await writer.flush();
+    // [1, 2] and [3, 4] are two appends; the second does not fit beside the first.
+    expect(commits).toEqual([
+      { batch: [1, 2], range: { path: "log", from: 0, to: 4 } },
+      { batch: [3, 4], range: { path: "log", from: 0, to: 4 } },
+    ]);
+    // One append of five, more than the batch of 3: split, its parts as records.
+    await Promise.all([5, 6, 7, 8, 9].map((i) => writer.write(i)));
+    await writer.flush();
+    expect(commits.slice(2)).toEqual([
+      { batch: [5, 6, 7], range: undefined },
+      { batch: [8, 9], range: undefined },
+    ]);
+    await writer.close();
+  });
+
   test("exclusive work waits for the store commit in flight and holds the next one", async () => {
-    const log = new TextLog();
+    const log = new RangeLog();
     let inCommit = false;
     const writer = new GroupCommitWriter<number>(
       async () => {
@@ -332,23 +361,28 @@ describe("group-commit writer with a durable log", () => {
   });
 });
 
-/** A log that keeps each item's text, as the journal does, and records what it is told to keep. */
-class TextLog {
+/** A log that lays each item out as a 2-byte line of a file named "log", and records what it is told to keep. */
+class RangeLog {
   appended: number[][] = [];
   compactions: string[] = [];
   clears = 0;
   seq = 0;
-  lastText = "";
+  size = 0;
+  lastRange: LogRange | undefined;
   append(items: readonly number[]): number {
     this.appended.push([...items]);
-    this.lastText = items.map((i) => `${i}\n`).join("");
+    this.lastRange = { path: "log", from: this.size, to: this.size + 2 * items.length };
+    this.size += 2 * items.length;
     this.seq += items.length;
     return this.seq;
   }
   clear(): void {
     this.clears++;
+    this.size = 0;
   }
-  compact(count: number, unstored: () => string): void {
-    this.compactions.push(`${count}: ${unstored()}`);
+  compact(count: number, from: number): boolean {
+    this.compactions.push(`${count} from ${from}`);
+    this.size -= from;
+    return true;
   }
 }
