@@ -71,3 +71,21 @@ export async function closedLoopC1(
   await promise;
   return latencies;
 }
+
+/**
+ * The latencies as wrk 4's summary counts them: after the run it "corrects" its histogram for
+ * coordinated omission (stats_correct), adding for each latency L of at least twice the mean cycle
+ * E the samples L − E, L − 2E, … down to E, as if requests had been due every E. At one connection
+ * a pause of P ms thus counts about P ÷ E times instead of once, which is why wrk's p99 at c=1 sits
+ * far above the p99 of the requests actually sent when rare pauses are long against the cycle.
+ * `expectedMs` is wrk's E: the run's length ÷ its requests.
+ */
+export function coCorrected(latencies: readonly number[], expectedMs: number): number[] {
+  const out = [...latencies];
+  if (expectedMs <= 0) return out;
+  for (const latency of latencies) {
+    if (latency < 2 * expectedMs) continue;
+    for (let m = latency - expectedMs; m > expectedMs; m -= expectedMs) out.push(m);
+  }
+  return out;
+}
