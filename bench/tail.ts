@@ -229,13 +229,18 @@ async function main(): Promise<void> {
         );
         const request = { url: server.base + CHAT_PATH, headers: server.headers, bodyFile };
         const loadBefore = loadAverage();
-        await wrk(request, { connections: 4, seconds: warmup, rate: 0 });
-        await wrk(request, { connections: 1, seconds: 1, rate: 0 });
-        const latencies = await closedLoopC1(request.url, request.headers, body, seconds);
-        // The stop writes the timeline (up to a few seconds for a large one).
-        server.proc.sub.kill("SIGTERM");
-        await Promise.race([server.proc.sub.exited, Bun.sleep(60_000)]);
-        if (server.proc.sub.exitCode === null) server.proc.sub.kill("SIGKILL");
+        let latencies: number[];
+        try {
+          await wrk(request, { connections: 4, seconds: warmup, rate: 0 });
+          await wrk(request, { connections: 1, seconds: 1, rate: 0 });
+          latencies = await closedLoopC1(request.url, request.headers, body, seconds);
+        } finally {
+          // The stop writes the timeline (up to a few seconds for a large one); a failed run's
+          // server is stopped too.
+          server.proc.sub.kill("SIGTERM");
+          await Promise.race([server.proc.sub.exited, Bun.sleep(60_000)]);
+          if (server.proc.sub.exitCode === null) server.proc.sub.kill("SIGKILL");
+        }
         const stamps = readFileSync(traceFile, "utf8")
           .split("\n")
           .filter((l) => l !== "")
