@@ -10,7 +10,7 @@ import { Supervisor } from "../cluster/supervisor.ts";
 import { ConfigError } from "../config/load.ts";
 import { type Config, splitListen } from "../config/schema.ts";
 import { openStore, storeLabel } from "../store/open.ts";
-import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
+import { announceBootstrap, bootstrapIfEnabled, shedStartUp, stopOnSignal } from "./lifecycle.ts";
 
 /** How long beyond the workers' own shutdown deadline the primary waits before killing them. */
 const STOP_GRACE_MS = 10_000;
@@ -65,6 +65,7 @@ export async function runPrimary(config: Config): Promise<void> {
     await shutdown("SIGTERM");
     throw error;
   }
+  shedStartUp();
   if (bootstrapped) announceBootstrap(bootstrapped, url);
   log("info", "modelgate listening", {
     url,

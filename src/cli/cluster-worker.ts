@@ -18,7 +18,7 @@ import { Notifier } from "../notify/notifier.ts";
 import { sqlitePathOf } from "../store/open.ts";
 import { openSqliteStore } from "../store/sqlite/store.ts";
 import type { Store } from "../store/store.ts";
-import { stopOnSignal } from "./lifecycle.ts";
+import { shedStartUp, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -103,6 +103,7 @@ export async function runWorker(base: Config): Promise<void> {
   });
   gateway.keys.onRefused = (refusal) => link.post({ t: "key-refused", refusal });
   const listener = serveHttp(config, gateway, { reusePort: true });
+  shedStartUp();
   link.post({ t: "ready", url: listener.url });
   stopOnSignal((signal) => drainAndStop(config, listener, gateway, signal));
 }

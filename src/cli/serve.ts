@@ -10,7 +10,7 @@ import { setAccessLog } from "../http/access-log.ts";
 import { openStore, storeLabel } from "../store/open.ts";
 import { startTimeline } from "../telemetry/timeline.ts";
 import { type Options, parse } from "./flags.ts";
-import { announceBootstrap, bootstrapIfEnabled, stopOnSignal } from "./lifecycle.ts";
+import { announceBootstrap, bootstrapIfEnabled, shedStartUp, stopOnSignal } from "./lifecycle.ts";
 import { drainAndStop, serveHttp } from "./serving.ts";
 import { UsageError } from "./usage-error.ts";
 
@@ -79,12 +79,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   // Before the line that tells a supervisor (or a test) it may send signals: a SIGTERM sent as
   // soon as the line is read must find the handler (without it the process dies undrained, 143).
   stopOnSignal((signal) => drainAndStop(config, listener, gateway, signal));
-  // Before the first request, start-up's leftovers go: a full collection frees its garbage (module
-  // evaluation, the config's parse, migrations, bootstrap), then Bun.shrink() drops the code
-  // compiled for start-up, which runs once (the request path is compiled again as it runs, before
-  // the first request nothing of it is). ~20-30 ms once; idle RSS -4 MB (docs/benchmarks.md).
-  Bun.gc(true);
-  Bun.shrink();
+  shedStartUp();
   if (bootstrapped) announceBootstrap(bootstrapped, listener.url);
   log("info", "modelgate listening", {
     url: listener.url,
