@@ -38,6 +38,8 @@ describe("bench --smoke", () => {
           [process.execPath, join(ROOT, "bench/run.ts"), "--smoke", "--bin", binary(), "--out", out],
           {
             cwd: ROOT,
+            // The suite's own variable is not the gateway's: serve refuses an unknown MODELGATE_*.
+            env: { ...process.env, MODELGATE_TEST_BIN: undefined },
             stdin: "ignore",
             stdout: "pipe",
             stderr: "pipe",
