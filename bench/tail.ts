@@ -16,7 +16,7 @@
 //                     [--rounds 1] [--keep DIR] [--no-trace]
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { STAGES, type Stamp } from "../src/telemetry/timeline.ts";
 import { closedLoopC1, coCorrected } from "./c1-loop.ts";
@@ -190,7 +190,8 @@ async function main(): Promise<void> {
   const warmup = wholeOption("warmup-seconds", values["warmup-seconds"], 5);
   const percent = Number(values["slow-percent"] ?? 1);
   const rounds = wholeOption("rounds", values.rounds, 1);
-  const bins = values.bin ?? [];
+  // Absolute: each server runs in a folder of its own.
+  const bins = (values.bin ?? []).map((bin) => resolve(bin));
   if (bins.length === 0) throw new Error("--bin: give at least one modelgate executable (npm run build)");
   pinSelf(LOAD_CORE);
   const dir = mkdtempSync(join(tmpdir(), "modelgate-tail-"));
