@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { STAGES, type Stamp } from "../src/telemetry/timeline.ts";
+import { EVENTS, STAGES, type Stamp } from "../src/telemetry/timeline.ts";
 import { closedLoopC1, coCorrected } from "./c1-loop.ts";
 import { wholeOption } from "./options.ts";
 import { LOAD_CORE, loadAverage, pinSelf } from "./procs.ts";
@@ -78,17 +78,10 @@ export interface Attributed {
   segment: string;
 }
 
-const EVENT_KINDS = new Set([
-  "timer",
-  "interval",
-  "immediate",
-  "store_post",
-  "store_reply",
-  "journal_append",
-  "journal_clear",
-  "gc",
-  "stall",
-]);
+/** The timeline's events that run on the event loop (the upstream's fetch stamps are stages' detail). */
+const EVENT_KINDS = new Set<string>(
+  EVENTS.filter((kind) => kind !== "fetch_sent" && kind !== "fetch_headers"),
+);
 
 /** A callback that ran this long is a cause. */
 const CALLBACK_MS = 0.1;

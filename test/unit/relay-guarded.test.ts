@@ -8,29 +8,11 @@ import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream
 import { type StreamTap, UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateReader } from "../../src/pipeline/relay/translated.ts";
 import { streamUsage } from "../../src/protocols/usage.ts";
-import type { Channel, Lease } from "../../src/upstream/channels.ts";
 import { AttemptGuard, type BodyReader, type ResolvedTimeouts } from "../../src/upstream/guard.ts";
+import { LONG_TIMEOUTS, recordingLease } from "../helpers/attempt-guard.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const LONG: ResolvedTimeouts = {
-  connect_ms: 60_000,
-  first_byte_ms: 60_000,
-  idle_ms: 60_000,
-  total_ms: 60_000,
-};
 const encoder = new TextEncoder();
-
-function lease(): Lease & { outcomes: string[] } {
-  const outcomes: string[] = [];
-  return {
-    channel: {} as Channel,
-    credential: undefined,
-    outcomes,
-    release(outcome) {
-      outcomes.push(outcome);
-    },
-  };
-}
 
 const chunk = (content: string) =>
   `data: {"id":"c1","object":"chat.completion.chunk","model":"m","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
@@ -63,7 +45,7 @@ async function relayed(
   timeouts: ResolvedTimeouts,
   options: { keepaliveMs?: number; translate?: boolean } = {},
 ) {
-  const l = lease();
+  const l = recordingLease();
   const guard = new AttemptGuard("up", timeouts, new AbortController().signal);
   const body = await guard.openBody(response, l);
   if (body === undefined) throw new Error("no body");
@@ -100,7 +82,7 @@ describe("the relay over a guarded body", () => {
   test("a whole stream is relayed, billed its final usage, and the lease released once as a success", async () => {
     const r = await relayed(
       upstream([chunk("a"), chunk("b"), FINISH, USAGE, "data: [DONE]\n\n"], 0, false),
-      LONG,
+      LONG_TIMEOUTS,
     );
     expect(r.outcome).toBe("complete");
     expect(r.text).toContain("[DONE]");
@@ -115,7 +97,7 @@ describe("the relay over a guarded body", () => {
     test(`silence past idle_ms mid-stream ends it with the idle timeout's error, billed what was delivered (${translate ? "translated" : "native"})`, async () => {
       const r = await relayed(
         upstream([chunk("hello there"), chunk(" general")], 5, true),
-        { ...LONG, idle_ms: 60 },
+        { ...LONG_TIMEOUTS, idle_ms: 60 },
         { translate },
       );
       expect(r.guard.fired).toBe("idle");
@@ -131,7 +113,7 @@ describe("the relay over a guarded body", () => {
 
   test("chunks that keep coming under idle_ms do not trip it; the total timeout still ends the stream", async () => {
     const events = Array.from({ length: 200 }, (_, i) => chunk(`t${i}`));
-    const r = await relayed(upstream(events, 10, true), { ...LONG, idle_ms: 400, total_ms: 600 });
+    const r = await relayed(upstream(events, 10, true), { ...LONG_TIMEOUTS, idle_ms: 400, total_ms: 600 });
     expect(r.guard.fired).toBe("total");
     expect(r.outcome).toBe("broken");
     expect(r.text).toContain("total timeout");
@@ -139,15 +121,19 @@ describe("the relay over a guarded body", () => {
   });
 
   test("no first byte within first_byte_ms fails the attempt before the relay starts", async () => {
-    const guard = new AttemptGuard("up", { ...LONG, first_byte_ms: 30 }, new AbortController().signal);
-    const thrown = await guard.openBody(upstream([], 0, true), lease()).catch((e: unknown) => e);
+    const guard = new AttemptGuard(
+      "up",
+      { ...LONG_TIMEOUTS, first_byte_ms: 30 },
+      new AbortController().signal,
+    );
+    const thrown = await guard.openBody(upstream([], 0, true), recordingLease()).catch((e: unknown) => e);
     expect(String(thrown)).toContain("first-byte timeout");
     expect(guard.fired).toBe("first_byte");
   });
 
   test("a silent upstream gets keep-alives, again after each keep-alive interval", async () => {
-    const l = lease();
-    const guard = new AttemptGuard("up", LONG, new AbortController().signal);
+    const l = recordingLease();
+    const guard = new AttemptGuard("up", LONG_TIMEOUTS, new AbortController().signal);
     let release: () => void = () => undefined;
     const held = new Promise<void>((r) => {
       release = r;

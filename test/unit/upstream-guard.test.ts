@@ -3,29 +3,11 @@
 // signal aborts it, a finished attempt's timers never fire, and the channel lease is released
 // once with the outcome.
 import { describe, expect, test } from "bun:test";
-import type { Channel, Lease } from "../../src/upstream/channels.ts";
-import { AttemptGuard, type ResolvedTimeouts } from "../../src/upstream/guard.ts";
+import { AttemptGuard } from "../../src/upstream/guard.ts";
 import { GatewayError } from "../../src/wire/errors.ts";
+import { LONG_TIMEOUTS, recordingLease } from "../helpers/attempt-guard.ts";
 
-const LONG: ResolvedTimeouts = {
-  connect_ms: 60_000,
-  first_byte_ms: 60_000,
-  idle_ms: 60_000,
-  total_ms: 60_000,
-};
 const bytes = (text: string) => new TextEncoder().encode(text);
-
-function lease(): Lease & { outcomes: string[] } {
-  const outcomes: string[] = [];
-  return {
-    channel: {} as Channel,
-    credential: undefined,
-    outcomes,
-    release(outcome) {
-      outcomes.push(outcome);
-    },
-  };
-}
 
 /** A body that sends `chunks` at the given delays (ms after the previous one) and then ends or hangs. */
 function body(chunks: [number, string][], end: "close" | "hang" = "close"): Response {
@@ -56,8 +38,8 @@ function codeOf(error: unknown): string | undefined {
 
 describe("attempt guard", () => {
   test("a body that finishes in time is relayed whole; the lease is released once as a success", async () => {
-    const l = lease();
-    const guard = new AttemptGuard("up", LONG, new AbortController().signal);
+    const l = recordingLease();
+    const guard = new AttemptGuard("up", LONG_TIMEOUTS, new AbortController().signal);
     const opened = await guard.open(
       body([
         [0, "a"],
@@ -72,8 +54,12 @@ describe("attempt guard", () => {
   });
 
   test("no first byte within first_byte_ms fails the attempt with upstream_first_byte_timeout", async () => {
-    const guard = new AttemptGuard("up", { ...LONG, first_byte_ms: 30 }, new AbortController().signal);
-    const thrown = await guard.open(body([], "hang"), lease()).catch((e: unknown) => e);
+    const guard = new AttemptGuard(
+      "up",
+      { ...LONG_TIMEOUTS, first_byte_ms: 30 },
+      new AbortController().signal,
+    );
+    const thrown = await guard.open(body([], "hang"), recordingLease()).catch((e: unknown) => e);
     expect(codeOf(thrown)).toBe("upstream_first_byte_timeout");
     expect(guard.fired).toBe("first_byte");
     expect(guard.signal.aborted).toBe(true);
@@ -81,8 +67,8 @@ describe("attempt guard", () => {
   });
 
   test("silence longer than idle_ms after the first byte breaks the relayed body with the idle timeout", async () => {
-    const l = lease();
-    const guard = new AttemptGuard("up", { ...LONG, idle_ms: 40 }, new AbortController().signal);
+    const l = recordingLease();
+    const guard = new AttemptGuard("up", { ...LONG_TIMEOUTS, idle_ms: 40 }, new AbortController().signal);
     const opened = await guard.open(body([[0, "a"]], "hang"), l);
     const thrown = await drain(opened).catch((e: unknown) => e);
     expect(String(thrown)).toContain("idle timeout");
@@ -93,19 +79,19 @@ describe("attempt guard", () => {
   test("chunks that keep coming do not trip the idle timeout, but the total timeout ends the exchange", async () => {
     const guard = new AttemptGuard(
       "up",
-      { ...LONG, idle_ms: 250, total_ms: 400 },
+      { ...LONG_TIMEOUTS, idle_ms: 250, total_ms: 400 },
       new AbortController().signal,
     );
     const chunks: [number, string][] = Array.from({ length: 100 }, () => [10, "x"]);
-    const opened = await guard.open(body(chunks, "hang"), lease());
+    const opened = await guard.open(body(chunks, "hang"), recordingLease());
     const thrown = await drain(opened).catch((e: unknown) => e);
     expect(String(thrown)).toContain("total timeout");
     expect(guard.fired).toBe("total");
   });
 
   test("readAll reads a whole answer under the same timeouts and releases the lease", async () => {
-    const l = lease();
-    const guard = new AttemptGuard("up", LONG, new AbortController().signal);
+    const l = recordingLease();
+    const guard = new AttemptGuard("up", LONG_TIMEOUTS, new AbortController().signal);
     const read = await guard.readAll(
       body([
         [0, '{"a":'],
@@ -116,8 +102,8 @@ describe("attempt guard", () => {
     expect(new TextDecoder().decode(read)).toBe('{"a":1}');
     expect(l.outcomes).toEqual(["success"]);
 
-    const idle = new AttemptGuard("up", { ...LONG, idle_ms: 30 }, new AbortController().signal);
-    const thrown = await idle.readAll(body([[0, "{"]], "hang"), lease()).catch((e: unknown) => e);
+    const idle = new AttemptGuard("up", { ...LONG_TIMEOUTS, idle_ms: 30 }, new AbortController().signal);
+    const thrown = await idle.readAll(body([[0, "{"]], "hang"), recordingLease()).catch((e: unknown) => e);
     expect(codeOf(thrown)).toBe("upstream_idle_timeout");
     idle.dispose();
   });
@@ -140,17 +126,21 @@ describe("attempt guard", () => {
     const url = `http://127.0.0.1:${server.port}`;
     try {
       // A gap longer than idle_ms inside a declared body: no idle timeout, it is read as one piece.
-      const l = lease();
-      const guard = new AttemptGuard("up", { ...LONG, idle_ms: 20 }, new AbortController().signal);
+      const l = recordingLease();
+      const guard = new AttemptGuard("up", { ...LONG_TIMEOUTS, idle_ms: 20 }, new AbortController().signal);
       const read = await guard.readAll(await fetch(`${url}/slow`, { signal: guard.signal }), l);
       expect(new TextDecoder().decode(read)).toBe('{"a":1}');
       expect(guard.timing.firstByteAt).toBeDefined();
       expect(l.outcomes).toEqual(["success"]);
 
       // A declared body that stops short fails with the first-byte timeout.
-      const hung = new AttemptGuard("up", { ...LONG, first_byte_ms: 80 }, new AbortController().signal);
+      const hung = new AttemptGuard(
+        "up",
+        { ...LONG_TIMEOUTS, first_byte_ms: 80 },
+        new AbortController().signal,
+      );
       const response = await fetch(`${url}/hang`, { signal: hung.signal });
-      const thrown = await hung.readAll(response, lease()).catch((e: unknown) => e);
+      const thrown = await hung.readAll(response, recordingLease()).catch((e: unknown) => e);
       expect(codeOf(thrown)).toBe("upstream_first_byte_timeout");
       hung.dispose();
     } finally {
@@ -160,8 +150,8 @@ describe("attempt guard", () => {
 
   test("the client's signal aborts the attempt and ends a pending read", async () => {
     const client = new AbortController();
-    const guard = new AttemptGuard("up", LONG, client.signal);
-    const pending = guard.open(body([], "hang"), lease()).catch((e: unknown) => e);
+    const guard = new AttemptGuard("up", LONG_TIMEOUTS, client.signal);
+    const pending = guard.open(body([], "hang"), recordingLease()).catch((e: unknown) => e);
     await Bun.sleep(5);
     client.abort(new Error("client gone"));
     await pending;
