@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { cpuSecondsPrecise, LOAD_CORE, loadAverage, pinSelf, TARGET_CORE } from "./procs.ts";
 import { percentile } from "./stats.ts";
-import { type BenchContext, CHAT_PATH, MODEL, startBenchUpstream, startModelgateServer } from "./targets.ts";
+import { CHAT_PATH, MODEL, modelgateContext, startBenchUpstream, startModelgateServer } from "./targets.ts";
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -49,14 +49,7 @@ async function serial(url: string, headers: Record<string, string>, bodies: stri
 pinSelf(LOAD_CORE);
 const dir = mkdtempSync(join(tmpdir(), "modelgate-cache-bench-"));
 const upstream = await startBenchUpstream(dir);
-const ctx: BenchContext = {
-  dir,
-  upstream: upstream.proc,
-  upstreamPort: upstream.port,
-  modelgateBin: bin,
-  peersDir: "",
-  fileLimit: 1024,
-};
+const ctx = modelgateContext(dir, upstream, bin);
 const server = await startModelgateServer(ctx, {
   label: "modelgate-cache",
   workers: 1,

@@ -27,8 +27,8 @@ import { LOAD_CORE, loadAverage, type Proc, pinSelf, threadTimes } from "./procs
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
 import {
-  type BenchContext,
   CHAT_PATH,
+  modelgateContext,
   startBenchUpstream,
   startBunProxy,
   startModelgateServer,
@@ -115,14 +115,7 @@ const dir = mkdtempSync(join(tmpdir(), "modelgate-cpu-ab-"));
 const upstream = await startBenchUpstream(dir);
 const targets: Target[] = [];
 try {
-  const ctx: BenchContext = {
-    dir,
-    upstream: upstream.proc,
-    upstreamPort: upstream.port,
-    modelgateBin: "",
-    peersDir: "",
-    fileLimit: 1024,
-  };
+  const ctx = modelgateContext(dir, upstream);
   const bins = [
     ...(before === undefined ? [] : [{ spec: before, beforeAccessLog: true }]),
     ...(values.bin ?? []).map((spec) => ({ spec, beforeAccessLog: false })),

@@ -23,8 +23,8 @@ import { cpuSecondsPrecise, LOAD_CORE, loadAverage, type Proc, pinSelf } from ".
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
 import {
-  type BenchContext,
   CHAT_PATH,
+  modelgateContext,
   startBenchUpstream,
   startBunProxy,
   startModelgateServer,
@@ -204,14 +204,7 @@ if (Bun.which("wrk") === null)
 const dir = mkdtempSync(join(tmpdir(), "modelgate-gc-"));
 const upstream = await startBenchUpstream(dir);
 try {
-  const ctx: BenchContext = {
-    dir,
-    upstream: upstream.proc,
-    upstreamPort: upstream.port,
-    modelgateBin: "",
-    peersDir: "",
-    fileLimit: 1024,
-  };
+  const ctx = modelgateContext(dir, upstream);
   const bodyFile = writeBodyFile(dir);
   const proxies = new Map<string, Record<string, string>>(values["no-bun-proxy"] ? [] : [["bun-proxy", {}]]);
   for (const n of (values["proxy-functions"] ?? "").split(",").filter((x) => x !== ""))

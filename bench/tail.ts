@@ -24,7 +24,13 @@ import { wholeOption } from "./options.ts";
 import { LOAD_CORE, loadAverage, pinSelf } from "./procs.ts";
 import { writeBodyFile } from "./requests.ts";
 import { percentile } from "./stats.ts";
-import { type BenchContext, CHAT_PATH, startBenchUpstream, startModelgateServer } from "./targets.ts";
+import {
+  type BenchContext,
+  CHAT_PATH,
+  modelgateContext,
+  startBenchUpstream,
+  startModelgateServer,
+} from "./targets.ts";
 import { wrk } from "./wrk.ts";
 
 /** Segments of a cycle: from each stage to the next, and from `finished` to the next `received`. */
@@ -190,14 +196,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "modelgate-tail-"));
   const upstream = await startBenchUpstream(dir);
   try {
-    const ctx: BenchContext = {
-      dir,
-      upstream: upstream.proc,
-      upstreamPort: upstream.port,
-      modelgateBin: "",
-      peersDir: "",
-      fileLimit: 1024,
-    };
+    const ctx = modelgateContext(dir, upstream);
     const bodyFile = writeBodyFile(dir);
     const body = readFileSync(bodyFile, "utf8");
     const untraced = new Map<string, { p50: number; p99: number; p999: number; wrkP99: number }[]>(

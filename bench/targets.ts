@@ -64,6 +64,22 @@ export interface RunningTarget {
   owned: Proc[];
 }
 
+/** The context of a bench that starts only modelgate servers (no peers) against `upstream`. */
+export function modelgateContext(
+  dir: string,
+  upstream: { proc: Proc; port: number },
+  modelgateBin = "",
+): BenchContext {
+  return {
+    dir,
+    upstream: upstream.proc,
+    upstreamPort: upstream.port,
+    modelgateBin,
+    peersDir: "",
+    fileLimit: 1024,
+  };
+}
+
 /** The bench upstream (upstream.ts) as its own process on the load core. */
 export async function startBenchUpstream(dir: string): Promise<{ proc: Proc; port: number }> {
   const port = freePort();
