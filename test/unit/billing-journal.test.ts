@@ -31,6 +31,16 @@ function tempDir(): string {
   return dir;
 }
 
+/** A migrated SQLite store in a fresh folder with one account holding `balance` USD, and its paths. */
+async function storeWithAccount(balance: string) {
+  const dir = tempDir();
+  const dbPath = join(dir, "modelgate.db");
+  const store = openSqliteStore(dbPath);
+  await store.migrate();
+  const account = await store.createAccount("acme", usd(balance));
+  return { dir, dbPath, journalPath: `${dbPath}-usage.log`, store, account };
+}
+
 function record(i: number, accountId: number, cost: number): UsageRecord {
   return {
     requestId: `req_journal_${i}`,
@@ -119,12 +129,7 @@ test("a journal is owned by one running process; a lock left by a process that i
 });
 
 test("a restart stores exactly the journal records the store had not received, with their debits", async () => {
-  const dir = tempDir();
-  const dbPath = join(dir, "modelgate.db");
-  const journalPath = `${dbPath}-usage.log`;
-  const store = openSqliteStore(dbPath);
-  await store.migrate();
-  const account = await store.createAccount("acme", usd("100"));
+  const { journalPath, store, account } = await storeWithAccount("100");
   const records = Array.from({ length: 10 }, (_, i) => record(i, account.id, 1_000 * (i + 1)));
 
   // The crashed process: all ten logged, the first four already stored with their number.
@@ -155,12 +160,7 @@ test("a restart stores exactly the journal records the store had not received, w
 });
 
 test("a journal line that is not a usage record is set aside; the gateway starts and stores the others", async () => {
-  const dir = tempDir();
-  const dbPath = join(dir, "modelgate.db");
-  const journalPath = `${dbPath}-usage.log`;
-  const store = openSqliteStore(dbPath);
-  await store.migrate();
-  const account = await store.createAccount("acme", usd("100"));
+  const { journalPath, store, account } = await storeWithAccount("100");
   const [first, last] = [record(1, account.id, 1_000), record(3, account.id, 3_000)];
   // Another version's line, or a hand edit: JSON, but not a record (a failed replay stopped every start).
   const stray = JSON.stringify({ requestId: "req_journal_2", costNanos: 2_000 });
@@ -197,11 +197,7 @@ test("a journal line that is not a usage record is set aside; the gateway starts
 });
 
 test("journal lines and plain records are committed on the thread, each batch once, with its number", async () => {
-  const dir = tempDir();
-  const dbPath = join(dir, "modelgate.db");
-  const store = openSqliteStore(dbPath);
-  await store.migrate();
-  const account = await store.createAccount("acme", usd("1"));
+  const { dir, dbPath, store, account } = await storeWithAccount("1");
   const journal = Journal.open<UsageRecord>(join(dir, "usage.log"));
   if (!journal) throw new Error("journal not opened");
   const thread = await StoreThread.open(`sqlite://${dbPath}`);
@@ -248,11 +244,7 @@ test("journal lines and plain records are committed on the thread, each batch on
 });
 
 test("commits made on the event loop (the store thread not ready) keep to its batch size; the thread's are larger", async () => {
-  const dir = tempDir();
-  const dbPath = join(dir, "modelgate.db");
-  const store = openSqliteStore(dbPath);
-  await store.migrate();
-  const account = await store.createAccount("acme", usd("100"));
+  const { dir, store, account } = await storeWithAccount("100");
   const here: number[] = [];
   const commit = store.usage.commit.bind(store.usage);
   store.usage.commit = (records, seq, batchId) => {
