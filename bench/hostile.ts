@@ -4,9 +4,13 @@
 // cap, gzip bombs), sent by a process of its own. Reports the normal traffic's p99 in both phases,
 // the gateway's RSS at the start, its peak and every 5 s for 20 s of normal traffic after the
 // hostile phase, and its CPU in each phase.
-// `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--rounds N] [--only KIND]`
-// (N: each phase's length, default 20; the whole run takes about 80 s). `--cpu N` instead measures
-// the gateway's CPU per hostile request of each kind, by thread.
+// `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--rounds N] [--only KIND]
+// [--served]` (N: each phase's length, default 20; the whole run takes about 80 s). `--cpu N` instead
+// measures the gateway's CPU per hostile request of each kind, by thread. `--served`: the normal
+// traffic also uses, once a second each and within their limits, the endpoints and body paths the
+// hostile kinds reach (an edit of a 512x512 PNG, a chat of ~100 KB of prose, a gzip-encoded chat),
+// so the RSS start already holds the code those paths compile on first use; only the chats'
+// latencies are the measure.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -26,6 +30,7 @@ const { values } = parseArgs({
     hostile: { type: "string" },
     rounds: { type: "string" },
     cpu: { type: "string" },
+    served: { type: "boolean" },
     // The hostile sender's role (a child process of the run): the gateway's address and key.
     sender: { type: "boolean" },
     url: { type: "string" },
@@ -92,7 +97,53 @@ function rssParts(pid: number): string {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
 
-/** Sends normal chats at `rate` per second for `seconds`; their latencies in ms. */
+/**
+ * The legitimate requests `--served` adds to the normal traffic: one each of the endpoints and body
+ * paths the hostile kinds reach, within every limit (each answered 200).
+ */
+function servedRequests(url: string, key: string): (() => Promise<number>)[] {
+  const auth = { authorization: `Bearer ${key}` };
+  const status = async (r: Response) => {
+    await r.arrayBuffer();
+    return r.status;
+  };
+  const png = new PNG({ width: 512, height: 512 });
+  for (let i = 0; i < png.data.length; i++) png.data[i] = (i * 7) & 0xff;
+  const image = new Uint8Array(PNG.sync.write(png));
+  const words = ["the", "gateway", "bills", "every", "answer", "once", "and", "exactly"];
+  const prose = Array.from({ length: 16_000 }, (_, i) => words[(i * 5) % words.length]).join(" ");
+  const chat = (content: string) =>
+    JSON.stringify({ model: "modelx-5.5", max_tokens: 5, messages: [{ role: "user", content }] });
+  const json = { ...auth, "content-type": "application/json" };
+  const zipped = new Uint8Array(gzipSync(chat("Summarise this in one line.")));
+  return [
+    () => {
+      const form = new FormData();
+      form.append("model", "modelx-image-2");
+      form.append("prompt", "hat");
+      form.append("size", "256x256");
+      form.append("quality", "low");
+      form.append("image", new Blob([image], { type: "image/png" }), "a.png");
+      return fetch(`${url}/v1/images/edits`, { method: "POST", headers: auth, body: form }).then(status);
+    },
+    () =>
+      fetch(`${url}/v1/chat/completions`, { method: "POST", headers: json, body: chat(prose) }).then(status),
+    () =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { ...json, "content-encoding": "gzip" },
+        body: zipped,
+      }).then(status),
+  ];
+}
+
+/** `--served`'s requests (sent by normalTraffic), and how many of them were not answered 200. */
+const served = { send: [] as (() => Promise<number>)[], sent: 0, failed: 0 };
+
+/**
+ * Sends normal chats at `rate` per second for `seconds`; their latencies in ms. With `--served`,
+ * each second also sends one of each of `served.send` (their latencies are not counted).
+ */
 async function normalTraffic(
   url: string,
   key: string,
@@ -112,6 +163,20 @@ async function normalTraffic(
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await Bun.sleep(wait);
+    if (i % rate === 0)
+      for (const send of served.send) {
+        served.sent++;
+        pending.push(
+          send().then(
+            (code) => {
+              if (code !== 200) served.failed++;
+            },
+            () => {
+              served.failed++;
+            },
+          ),
+        );
+      }
     const sent = performance.now();
     pending.push(
       fetch(`${url}/v1/chat/completions`, {
@@ -348,6 +413,7 @@ async function soak(): Promise<void> {
     const bin = await binary(dir);
     const gw = await start(bin, dir);
     const hostileSender = await startSender(gw.url, gw.key);
+    if (values.served) served.send = servedRequests(gw.url, gw.key);
     // Warm-up: the JIT compiles the request path over the first thousands of requests, CPU a
     // clean window would otherwise be charged.
     await normalTraffic(gw.url, gw.key, 10, NORMAL_RATE);
@@ -421,6 +487,10 @@ async function soak(): Promise<void> {
       `p99 ratio ${(percentile(mixed.latencies, 0.99) / percentile(clean.latencies, 0.99)).toFixed(2)}`,
     );
     console.log(`hostile requests by kind and status: ${JSON.stringify(hostile)}`);
+    if (values.served)
+      console.log(
+        `served requests beside the chats (an edit, a ~100 KB prompt, a gzip body, once a second each): ${served.sent} sent, ${served.failed} not answered 200`,
+      );
     // The gateway's CPU (all its threads) in the clean and hostile windows: the hostile windows'
     // excess, per hostile request, is what a hostile request costs, a figure other load barely moves.
     const sent = Object.values(hostile).reduce(
