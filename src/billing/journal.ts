@@ -80,7 +80,7 @@ export class Journal<T> implements DurableLog<T> {
     const before = this.#seq;
     let text = "";
     for (const item of items) text += `${++this.#seq}\t${JSON.stringify(item)}\n`;
-    const bytes = Buffer.from(text);
+    const bytes = encoded(text);
     const start = timeline === undefined ? 0 : performance.now();
     try {
       writeAll(this.#fd, bytes);
@@ -198,8 +198,23 @@ function readBytes(fd: number, from: number, to: number): Buffer {
   return bytes;
 }
 
-function writeAll(fd: number, bytes: Buffer): void {
+function writeAll(fd: number, bytes: Uint8Array): void {
   for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+}
+
+const encoder = new TextEncoder();
+/** The largest append encoded in the reused buffer; a larger one gets a buffer of its own. */
+const SCRATCH_MAX_BYTES = 1 << 20;
+/** Where appends are encoded: reused, so an append allocates no buffer (Buffer.from did, per batch). */
+let scratch: Uint8Array | undefined;
+
+/** `text` as UTF-8, in the reused buffer when it fits: valid until the next call. */
+function encoded(text: string): Uint8Array {
+  // At most 3 bytes per UTF-16 unit (a surrogate pair is 4 bytes for 2 units).
+  const most = text.length * 3;
+  if (most > SCRATCH_MAX_BYTES) return Buffer.from(text);
+  if (scratch === undefined || most > scratch.length) scratch = new Uint8Array(Math.max(most, 64 * 1024));
+  return scratch.subarray(0, encoder.encodeInto(text, scratch).written);
 }
 
 /** Where replayed records go: the usage store's commit with the journal number, and that number. */

@@ -86,6 +86,29 @@ test("entries round-trip with their sequence numbers; a torn last line is skippe
   journal.close();
 });
 
+test("appends encode as UTF-8 whatever their size: each line's bytes and its range in the file agree", () => {
+  const path = join(tempDir(), "usage.log");
+  const journal = Journal.open<UsageRecord>(path);
+  if (!journal) throw new Error("journal not opened");
+  // Two-, three- and four-byte characters, then a batch too large for the reused buffer (over
+  // 1 MiB as UTF-16 units times 3), then a small one again in the reused buffer.
+  const wide = { ...record(1, 1, 10), user: "é漢字😀".repeat(50) };
+  const huge = { ...record(2, 1, 20), user: "ü".repeat(400_000) };
+  const small = record(3, 1, 30);
+  const sizes: number[] = [];
+  for (const item of [wide, huge, small]) {
+    const before = readFileSync(path).length;
+    journal.append([item]);
+    const range = journal.lastRange;
+    expect(range).toEqual({ path, from: before, to: readFileSync(path).length });
+    sizes.push((range?.to ?? 0) - (range?.from ?? 0));
+  }
+  expect(sizes).toEqual(
+    [wide, huge, small].map((item, i) => Buffer.byteLength(`${i + 1}\t${JSON.stringify(item)}\n`)),
+  );
+  expect(journal.entries().map((e) => e.item)).toEqual([wide, huge, small]);
+});
+
 test("a large journal is compacted to the lines the store lacks, and numbering goes on", () => {
   const path = join(tempDir(), "usage.log");
   const journal = Journal.open<UsageRecord>(path);
