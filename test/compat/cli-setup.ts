@@ -1,7 +1,7 @@
 // Shared set-up for the coding-CLI compatibility tests: the translation rig (Responses, Chat and
 // Messages upstreams over HTTP to the simulator), a private HOME per run, and an environment that
 // keeps the CLIs on 127.0.0.1 (no telemetry, update checks or other nonessential traffic).
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -17,12 +17,19 @@ export interface Sandbox {
 export function sandbox(prefix: string): Sandbox {
   const home = mkdtempSync(join(tmpdir(), `${prefix}-home-`));
   const work = mkdtempSync(join(tmpdir(), `${prefix}-work-`));
+  // The CLIs' own temporary folders (Claude Code's claude-0 and cc-socks, Codex's daemon and
+  // sandbox folders) go under TMPDIR: inside HOME, so dispose() removes them with it.
+  mkdirSync(join(home, "tmp"));
+  // Codex makes its daemon folder in /tmp whatever TMPDIR says: removed when this run made it.
+  const daemonDir = join("/tmp", `codex-daemon-${process.getuid?.() ?? 0}`);
+  const daemonDirWasThere = existsSync(daemonDir);
   return {
     home,
     work,
     dispose() {
       rmSync(home, { recursive: true, force: true });
       rmSync(work, { recursive: true, force: true });
+      if (!daemonDirWasThere) rmSync(daemonDir, { recursive: true, force: true });
     },
   };
 }
@@ -32,7 +39,7 @@ export function baseEnv(home: string): Record<string, string> {
   return {
     PATH: process.env.PATH ?? "/usr/bin:/bin",
     HOME: home,
-    TMPDIR: tmpdir(),
+    TMPDIR: join(home, "tmp"),
     NO_PROXY: "127.0.0.1,localhost",
     LANG: "C.UTF-8",
   };
