@@ -194,9 +194,14 @@ export function rssBytes(root: number): number {
   return kb * 1024;
 }
 
-/** Pins this process (the orchestrator and its in-process clients) to the load core. */
+/**
+ * Pins this process (the orchestrator and its in-process clients) to the load core: every thread
+ * (`-a`). Without it only the main thread moved, and the runtime's threads made before (its GC
+ * helpers, JIT, thread pool, scavenger, and the HTTP client once a fetch had run) stayed free to
+ * run on the target's core.
+ */
 export function pinSelf(core: number): void {
-  Bun.spawnSync(["taskset", "-pc", String(core), String(process.pid)], {
+  Bun.spawnSync(["taskset", "-apc", String(core), String(process.pid)], {
     stdout: "ignore",
     stderr: "ignore",
   });
