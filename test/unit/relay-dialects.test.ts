@@ -4,12 +4,13 @@
 // ever dropped — recognized by its parsed shape, whatever the framing.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
+import { relayStream } from "../../src/pipeline/relay/stream.ts";
 import { UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateStream } from "../../src/pipeline/relay/translated.ts";
 import { streamUsage } from "../../src/protocols/usage.ts";
 import { EventSplitter } from "../../src/wire/sse.ts";
 import type { TextProtocol } from "../../src/wire/text-form.ts";
+import { relayToEnd } from "../helpers/relay.ts";
 import {
   BASE,
   chatStream,
@@ -38,7 +39,6 @@ function cut(bytes: Uint8Array, at: number[]): Uint8Array[] {
 
 async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChunk = false) {
   const tap = new UsageTap(protocol, streamUsage(protocol));
-  let outcome: StreamOutcome | undefined;
   let i = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(c) {
@@ -47,19 +47,8 @@ async function relay(protocol: TextProtocol, chunks: Uint8Array[], dropUsageChun
       else c.enqueue(next);
     },
   });
-  const out = relayStream({
-    body,
-    tap,
-    abort: () => undefined,
-    keepaliveMs: 60_000,
-    dropUsageChunk,
-    onFirstByte: () => undefined,
-    onEnd: async (o) => {
-      outcome = o;
-    },
-  });
-  const bytes = new Uint8Array(await new Response(out).arrayBuffer());
-  return { tap, outcome, text: new TextDecoder().decode(bytes) };
+  const { text, outcome } = await relayToEnd({ body, tap, dropUsageChunk });
+  return { tap, outcome, text };
 }
 
 function expectExact(tap: UsageTap) {
@@ -212,22 +201,14 @@ describe("an event that never ends", () => {
         cancelled = true;
       },
     });
-    let outcome: StreamOutcome | undefined;
-    const out = relayStream({
+    const { text, outcome } = await relayToEnd({
       body,
       tap: new UsageTap("responses", streamUsage("responses")),
       abort: () => {
         aborted = true;
       },
-      keepaliveMs: 60_000,
-      dropUsageChunk: false,
       maxEventBytes: 8 * 1024,
-      onFirstByte: () => undefined,
-      onEnd: async (o) => {
-        outcome = o;
-      },
     });
-    const text = await new Response(out).text();
     expect(outcome).toBe("broken");
     expect(aborted).toBe(true);
     expect(cancelled).toBe(true);

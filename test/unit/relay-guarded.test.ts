@@ -4,12 +4,13 @@
 // once with the outcome, a cut stream is billed what was delivered and a whole one its final usage;
 // and the keep-alive, kept without a clock read per write, still goes out while the upstream is silent.
 import { describe, expect, test } from "bun:test";
-import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
+import { relayStream } from "../../src/pipeline/relay/stream.ts";
 import { type StreamTap, UsageTap } from "../../src/pipeline/relay/tap.ts";
 import { translateReader } from "../../src/pipeline/relay/translated.ts";
 import { streamUsage } from "../../src/protocols/usage.ts";
 import { AttemptGuard, type BodyReader, type ResolvedTimeouts } from "../../src/upstream/guard.ts";
 import { LONG_TIMEOUTS, recordingLease } from "../helpers/attempt-guard.ts";
+import { relayToEnd } from "../helpers/relay.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const encoder = new TextEncoder();
@@ -61,20 +62,12 @@ async function relayed(
     source = t.body;
     tap = t.tap;
   }
-  let outcome: StreamOutcome | undefined;
-  const out = relayStream({
+  const { text, outcome } = await relayToEnd({
     body: source,
     tap,
     abort: guard.stop,
     keepaliveMs: options.keepaliveMs ?? 60_000,
-    dropUsageChunk: false,
-    onFirstByte: () => undefined,
-    onEnd: async (o) => {
-      outcome = o;
-      return undefined;
-    },
   });
-  const text = await new Response(out).text();
   return { text, outcome, guard, lease: l, tap };
 }
 

@@ -2,9 +2,9 @@
 // relay does not parse the translator's output, which counts the events it hands out itself, so a
 // broken stream's failure events still continue the client's own numbering.
 import { describe, expect, test } from "bun:test";
-import { relayStream, type StreamOutcome } from "../../src/pipeline/relay/stream.ts";
 import { translateReader } from "../../src/pipeline/relay/translated.ts";
 import { streamUsage } from "../../src/protocols/usage.ts";
+import { relayToEnd } from "../helpers/relay.ts";
 
 const encoder = new TextEncoder();
 
@@ -35,20 +35,7 @@ function upstream(events: string[]) {
 async function relayed(events: string[]) {
   const t = { from: "chat", to: "responses", model: "m", inputEstimate: 3, request: { model: "m" } } as const;
   const { body, tap } = translateReader(t, upstream(events), streamUsage("chat"));
-  let outcome: StreamOutcome | undefined;
-  const out = relayStream({
-    body,
-    tap,
-    abort: () => undefined,
-    keepaliveMs: 60_000,
-    dropUsageChunk: false,
-    onFirstByte: () => undefined,
-    onEnd: async (o) => {
-      outcome = o;
-      return undefined;
-    },
-  });
-  const text = await new Response(out).text();
+  const { text, outcome } = await relayToEnd({ body, tap });
   const payloads = text
     .split("\n\n")
     .filter((e) => e.includes("data: "))
