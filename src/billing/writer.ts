@@ -43,8 +43,8 @@ export interface DurableLog<T> {
 /**
  * Commits a batch to the store; when logged, `upTo` is the log sequence number of its last item
  * and `range` where the log's lines of the batch lie (when the log is a file): a store thread
- * reads them there, so the event loop neither joins the batch's text nor copies it to the thread. `batchId` names the batch,
- * the same on every try of it: a try whose commit landed but whose answer was lost (the store
+ * reads them there, so the event loop neither joins the batch's text nor copies it to the thread.
+ * `batchId` names the batch, the same on every try of it: a try whose commit landed but whose answer was lost (the store
  * thread died before replying) has its retry recognised by the store, which does not store the
  * batch again (src/store/usage/batches.ts).
  */

@@ -21,7 +21,6 @@ export async function bootstrapIfEnabled(config: Config, store: Store): Promise<
   return created && { ...created, balance: balance.value };
 }
 
-/** Runs `stop` once on the first SIGINT or SIGTERM, then exits 0. */
 /**
  * Called once a serving process is up, before its first request: a full collection frees
  * start-up's garbage (module evaluation, the config's parse, migrations, bootstrap), then
@@ -34,6 +33,7 @@ export function shedStartUp(): void {
   Bun.shrink();
 }
 
+/** Runs `stop` once on the first SIGINT or SIGTERM, then exits 0. */
 export function stopOnSignal(stop: (signal: string) => Promise<void>): void {
   let stopping = false;
   const once = async (signal: string) => {

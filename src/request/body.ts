@@ -153,20 +153,22 @@ export async function readBody(request: Request, cap: number): Promise<Uint8Arra
 
 /** The body's bytes as sent, refusing it as soon as it passes `cap` bytes or a body timeout. */
 async function readRawBody(request: Request, cap: number): Promise<Uint8Array> {
-  const declared = Number(request.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > cap) throw tooLarge(cap);
+  // NaN when the request declares no length (or one that is not a length).
+  const declared = declaredLength(request, Number.NaN);
+  const known = Number.isFinite(declared);
+  if (known && declared > cap) throw tooLarge(cap);
   // A small declared length within the cap: the server frames the body by it, so it is read in one
   // native step (no stream reader and promise per chunk; `request.body` is not even touched, which
   // would make a stream). Only the total deadline applies there: a native read shows no progress.
   // Larger bodies are read chunk by chunk under both deadlines. Checked again in case the
   // declaration was wrong.
-  if (Number.isFinite(declared) && declared > 0 && declared <= NATIVE_READ_BYTES) {
+  if (known && declared > 0 && declared <= NATIVE_READ_BYTES) {
     const bytes = await readWhole(request);
     if (bytes.byteLength > cap) throw tooLarge(cap);
     return bytes;
   }
   if (request.body === null) return new Uint8Array(0);
-  const body = new CappedBuffer(cap, Number.isFinite(declared) ? declared : 0, declaredLength(request, cap));
+  const body = known ? new CappedBuffer(cap, declared, declared) : new CappedBuffer(cap);
   const reader = new TimedReader(request, request.body);
   for (let chunk = await reader.next(); chunk !== undefined; chunk = await reader.next()) {
     if (!body.append(chunk)) {
