@@ -2,15 +2,16 @@
 // clean phase), then with 1,000 hostile requests of the kinds that used to stall the gateway mixed
 // in (long unbroken prompts, image uploads over the simulator's budget, bodies declared over the
 // cap, gzip bombs), sent by a process of its own. Reports the normal traffic's p99 in both phases,
-// the gateway's RSS at the start, its peak and every 5 s for 20 s of normal traffic after the
-// hostile phase, and its CPU in each phase.
+// the gateway's RSS (the median of 250 ms samples through the first clean window, and through each
+// 5 s of normal traffic after the hostile phase; its peak), and its CPU in each phase.
 // `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--rounds N] [--only KIND]
-// [--served]` (N: each phase's length, default 20; the whole run takes about 80 s). `--cpu N` instead
+// [--served] [--settle N]` (N: each phase's length, default 20; the whole run takes about 80 s). `--cpu N` instead
 // measures the gateway's CPU per hostile request of each kind, by thread. `--served`: the normal
 // traffic also uses, once a second each and within their limits, the endpoints and body paths the
 // hostile kinds reach (an edit of a 512x512 PNG, a chat of ~100 KB of prose, a gzip-encoded chat),
-// so the RSS start already holds the code those paths compile on first use; only the chats'
-// latencies are the measure.
+// ten a second each during the warm-up, so the RSS start already holds the code those paths
+// compile; only the chats' latencies are the measure. `--settle N`: N steps of 5 s after the
+// hostile phase (default 4).
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -31,6 +32,7 @@ const { values } = parseArgs({
     rounds: { type: "string" },
     cpu: { type: "string" },
     served: { type: "boolean" },
+    settle: { type: "string" },
     // The hostile sender's role (a child process of the run): the gateway's address and key.
     sender: { type: "boolean" },
     url: { type: "string" },
@@ -44,7 +46,7 @@ const HOSTILE = Number(values.hostile ?? 1000);
  * shared machine's load drifting over the run falls on both alike. */
 const ROUNDS = Number(values.rounds ?? 2);
 /** How many 5 s steps of normal traffic follow the hostile phase, RSS read after each. */
-const SETTLE_STEPS = 4;
+const SETTLE_STEPS = Number(values.settle ?? 4);
 
 async function binary(dir: string): Promise<string> {
   if (values.bin !== undefined) return values.bin;
@@ -92,6 +94,21 @@ function rssParts(pid: number): string {
   const mb = (field: string) =>
     (Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) / 1024).toFixed(0);
   return `anonymous ${mb("RssAnon")} MB, file ${mb("RssFile")} MB`;
+}
+
+/**
+ * The gateway's RSS sampled every 250 ms while `work` runs, and the median of the samples: one
+ * reading can land on either side of a collection (a legitimate edit's garbage alone moves it by
+ * several MB), the median of a window does not.
+ */
+async function medianRss<T>(pid: number, work: Promise<T>): Promise<{ result: T; rss: number }> {
+  const samples = [rssBytes(pid)];
+  const sampler = setInterval(() => samples.push(rssBytes(pid)), 250);
+  const result = await work;
+  clearInterval(sampler);
+  samples.push(rssBytes(pid));
+  samples.sort((a, b) => a - b);
+  return { result, rss: samples[Math.floor(samples.length / 2)] ?? 0 };
 }
 
 const percentile = (sorted: number[], p: number) =>
@@ -142,13 +159,15 @@ const served = { send: [] as (() => Promise<number>)[], sent: 0, failed: 0 };
 
 /**
  * Sends normal chats at `rate` per second for `seconds`; their latencies in ms. With `--served`,
- * each second also sends one of each of `served.send` (their latencies are not counted).
+ * every `servedEvery` chats (once a second by default) also sends one of each of `served.send`
+ * (their latencies are not counted).
  */
 async function normalTraffic(
   url: string,
   key: string,
   seconds: number,
   rate: number,
+  servedEvery = rate,
 ): Promise<{ latencies: number[]; errors: number }> {
   const body = JSON.stringify({
     model: "modelx-5.5",
@@ -163,7 +182,7 @@ async function normalTraffic(
     const due = started + (i * 1000) / rate;
     const wait = due - performance.now();
     if (wait > 0) await Bun.sleep(wait);
-    if (i % rate === 0)
+    if (i % servedEvery === 0)
       for (const send of served.send) {
         served.sent++;
         pending.push(
@@ -415,8 +434,13 @@ async function soak(): Promise<void> {
     const hostileSender = await startSender(gw.url, gw.key);
     if (values.served) served.send = servedRequests(gw.url, gw.key);
     // Warm-up: the JIT compiles the request path over the first thousands of requests, CPU a
-    // clean window would otherwise be charged.
-    await normalTraffic(gw.url, gw.key, 10, NORMAL_RATE);
+    // clean window would otherwise be charged. With `--served`, the served requests go ten times a
+    // second here, so their paths are compiled before the start is read, as on a gateway that has
+    // been serving them.
+    await normalTraffic(gw.url, gw.key, 10, NORMAL_RATE, Math.max(1, Math.round(NORMAL_RATE / 10)));
+    // Then 10 s at the normal rate, so the start is read on a steady gateway and not while the
+    // heavier warm-up's garbage is still being collected (it moved the start by ~10 MB run to run).
+    if (values.served) await normalTraffic(gw.url, gw.key, 10, NORMAL_RATE);
     const rssBefore = rssBytes(gw.proc.pid);
     const loadBefore = loadAverage();
     const clean = { latencies: [] as number[], errors: 0 };
@@ -424,16 +448,19 @@ async function soak(): Promise<void> {
     const hostile: Record<string, Record<number, number>> = {};
     let cpuClean = 0;
     let cpuMixed = 0;
-    let rssStart = 0; // at the first hostile window's start
+    let rssStart = 0; // the median through the first clean window
     let partsStart = "";
     let peak = 0;
     const window = PHASE_SECONDS / ROUNDS;
     for (let round = 0; round < ROUNDS; round++) {
       let cpu = cpuSeconds(gw.proc.pid);
-      const calm = await normalTraffic(gw.url, gw.key, window, NORMAL_RATE);
+      const { result: calm, rss } = await medianRss(
+        gw.proc.pid,
+        normalTraffic(gw.url, gw.key, window, NORMAL_RATE),
+      );
       cpuClean += cpuSeconds(gw.proc.pid) - cpu;
       if (round === 0) {
-        rssStart = rssBytes(gw.proc.pid);
+        rssStart = rss;
         partsStart = rssParts(gw.proc.pid);
       }
       peak = Math.max(peak, rssBytes(gw.proc.pid));
@@ -465,13 +492,11 @@ async function soak(): Promise<void> {
     clean.latencies.sort((a, b) => a - b);
     mixed.latencies.sort((a, b) => a - b);
     const loadAfter = loadAverage();
-    // The gateway settles under normal traffic: RSS after each 5 s of it (the garbage of the hostile
-    // phase goes at the heaps' next collections, which allocation and JSC's timers bring).
+    // The gateway settles under normal traffic: RSS through each 5 s of it, the median (the garbage
+    // of the hostile phase goes at the heaps' next collections, which allocation and JSC's timers bring).
     const settled: number[] = [];
-    for (let i = 0; i < SETTLE_STEPS; i++) {
-      await normalTraffic(gw.url, gw.key, 5, NORMAL_RATE);
-      settled.push(rssBytes(gw.proc.pid));
-    }
+    for (let i = 0; i < SETTLE_STEPS; i++)
+      settled.push((await medianRss(gw.proc.pid, normalTraffic(gw.url, gw.key, 5, NORMAL_RATE))).rss);
     const p99 = (l: number[]) => percentile(l, 0.99).toFixed(1);
     const p50 = (l: number[]) => percentile(l, 0.5).toFixed(1);
     console.log(
@@ -503,9 +528,9 @@ async function soak(): Promise<void> {
     console.log(`load average: before ${loadBefore}, after the hostile phase ${loadAfter}`);
     const growth = (rss: number) => `${(((rss - rssStart) / rssStart) * 100).toFixed(0)} %`;
     console.log(
-      `RSS before the first clean window ${(rssBefore / 2 ** 20).toFixed(0)} MB, at the first hostile window (start) ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB; after the last hostile window: ` +
+      `RSS before the first clean window ${(rssBefore / 2 ** 20).toFixed(0)} MB; medians of 250 ms samples: through the first clean window (start) ${(rssStart / 2 ** 20).toFixed(0)} MB, peak ${(peak / 2 ** 20).toFixed(0)} MB; through each 5 s after the last hostile window: ` +
         settled
-          .map((rss, i) => `${5 * (i + 1)} s ${(rss / 2 ** 20).toFixed(0)} MB (${growth(rss)})`)
+          .map((rss, i) => `${5 * i}–${5 * (i + 1)} s ${(rss / 2 ** 20).toFixed(0)} MB (${growth(rss)})`)
           .join(", "),
     );
     console.log(`RSS at the start: ${partsStart}; at the end: ${rssParts(gw.proc.pid)}`);
