@@ -5,7 +5,7 @@
 // the gateway's RSS (the median of 250 ms samples through the first clean window, and through each
 // 5 s of normal traffic after the hostile phase; its peak), and its CPU in each phase.
 // `bun bench/hostile.ts [--bin PATH] [--seconds N] [--rate R] [--hostile N] [--rounds N] [--only KIND]
-// [--served] [--settle N] [--warmup N]` (N: each phase's length, default 20; the whole run takes about 80 s). `--cpu N` instead
+// [--served] [--settle N] [--warmup N]` (N: each phase's length, default 20; the whole run takes about 100 s). `--cpu N` instead
 // measures the gateway's CPU per hostile request of each kind, by thread. `--served`: the normal
 // traffic also uses, once a second each and within their limits, the endpoints and body paths the
 // hostile kinds reach (an edit of a 512x512 PNG, a chat of ~100 KB of prose, a gzip-encoded chat),
@@ -46,7 +46,7 @@ const HOSTILE = Number(values.hostile ?? 1000);
 /** Clean and hostile windows alternate this many times (each PHASE_SECONDS / ROUNDS long), so a
  * shared machine's load drifting over the run falls on both alike. */
 const ROUNDS = Number(values.rounds ?? 2);
-/** How many 5 s steps of normal traffic follow the hostile phase, RSS read after each. */
+/** How many 5 s steps of normal traffic follow the hostile phase, RSS read through each (`--settle N`). */
 const SETTLE_STEPS = Number(values.settle ?? 4);
 /** Chats of the warm-up's closed loop, before anything is measured (`--warmup N`). */
 const WARMUP_REQUESTS = Number(values.warmup ?? 20_000);
@@ -179,7 +179,6 @@ async function normalTraffic(
   rate: number,
   servedEvery = rate,
 ): Promise<{ latencies: number[]; errors: number }> {
-  const body = NORMAL_CHAT;
   const latencies: number[] = [];
   let errors = 0;
   const pending: Promise<void>[] = [];
@@ -207,7 +206,7 @@ async function normalTraffic(
       fetch(`${url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body,
+        body: NORMAL_CHAT,
       })
         .then(async (r) => {
           await r.arrayBuffer();
@@ -457,9 +456,10 @@ async function soak(): Promise<void> {
     // requests, and the SQLite page caches and the allocator's arenas fill meanwhile. Started
     // after 500 chats, a run without a single hostile request grew 7-9 % (anonymous memory after
     // a full collection +6 to +8 MB, the JS heap flat): growth the soak would have put on the
-    // hostile requests. Then at the normal rate, where CPU a clean window would otherwise be
-    // charged settles; with `--served`, the served requests go ten times a second here, so their
-    // paths are compiled before the start is read, as on a gateway that has been serving them.
+    // hostile requests. Then 10 s at the normal rate, so the closed loop's CPU and garbage are not
+    // charged to the first clean window; with `--served`, the served requests go ten times a
+    // second there, so their paths are compiled before the start is read, as on a gateway that
+    // has been serving them.
     await closedLoopChats(gw.url, gw.key, WARMUP_REQUESTS, 8);
     await normalTraffic(gw.url, gw.key, 10, NORMAL_RATE, Math.max(1, Math.round(NORMAL_RATE / 10)));
     // Then 10 s at the normal rate, so the start is read on a steady gateway and not while the

@@ -18,7 +18,8 @@ let rig: TranslateRig;
 let box: Sandbox;
 beforeAll(async () => {
   rig = await startTranslateRig();
-  box = sandbox("codex");
+  // Codex makes its daemon folder in /tmp whatever TMPDIR says.
+  box = sandbox("codex", [join("/tmp", `codex-daemon-${process.getuid?.() ?? 0}`)]);
 }, 30_000);
 afterAll(async () => {
   await rig?.stop();

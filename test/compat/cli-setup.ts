@@ -14,22 +14,26 @@ export interface Sandbox {
   dispose(): void;
 }
 
-export function sandbox(prefix: string): Sandbox {
+/**
+ * A private HOME and working folder. `strays`: folders outside them that the CLI makes whatever
+ * TMPDIR says; each is removed by dispose() when it was not there before. Only the sandbox of the
+ * CLI that makes a folder names it: the test files run in parallel, and another CLI's sandbox
+ * removing it would pull it from under a running CLI.
+ */
+export function sandbox(prefix: string, strays: readonly string[] = []): Sandbox {
   const home = mkdtempSync(join(tmpdir(), `${prefix}-home-`));
   const work = mkdtempSync(join(tmpdir(), `${prefix}-work-`));
-  // The CLIs' own temporary folders (Claude Code's claude-0 and cc-socks, Codex's daemon and
-  // sandbox folders) go under TMPDIR: inside HOME, so dispose() removes them with it.
+  // The CLIs' own temporary folders (Claude Code's claude-0 and cc-socks, Codex's sandbox
+  // folders) go under TMPDIR: inside HOME, so dispose() removes them with it.
   mkdirSync(join(home, "tmp"));
-  // Codex makes its daemon folder in /tmp whatever TMPDIR says: removed when this run made it.
-  const daemonDir = join("/tmp", `codex-daemon-${process.getuid?.() ?? 0}`);
-  const daemonDirWasThere = existsSync(daemonDir);
+  const made = strays.filter((dir) => !existsSync(dir));
   return {
     home,
     work,
     dispose() {
       rmSync(home, { recursive: true, force: true });
       rmSync(work, { recursive: true, force: true });
-      if (!daemonDirWasThere) rmSync(daemonDir, { recursive: true, force: true });
+      for (const dir of made) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
